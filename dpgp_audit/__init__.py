@@ -1,0 +1,37 @@
+"""dpgp_audit: differentially private Gaussian processes, with empirical privacy auditors.
+
+Layers (one direction): ``privacy`` (calibration, claims, primitive noise) and
+``gp`` (models) are pure maths; ``methods`` composes them into the papers'
+mechanisms; ``audit`` checks any mechanism through the protocols of
+:mod:`dpgp_audit.contract`; ``viz`` draws.
+"""
+
+from dpgp_audit.contract import GaussianRelease, Mechanism, SensitivityQuery
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.claims import (
+    ZCDP,
+    ApproxDP,
+    GaussianDP,
+    Neighbour,
+    NeighbourRelation,
+    PureDP,
+    outputs_only,
+    whole_rows,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ZCDP",
+    "ApproxDP",
+    "Dataset",
+    "GaussianDP",
+    "GaussianRelease",
+    "Mechanism",
+    "Neighbour",
+    "NeighbourRelation",
+    "PureDP",
+    "SensitivityQuery",
+    "outputs_only",
+    "whole_rows",
+]

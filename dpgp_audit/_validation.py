@@ -1,0 +1,42 @@
+"""Input checks shared by every layer: bad input raises, it never releases."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["as_finite_array", "check_positive_int", "check_rng"]
+
+
+def check_rng(rng: object) -> np.random.Generator:
+    """Return ``rng`` if it is a ``numpy.random.Generator``; raise ``TypeError`` otherwise.
+
+    The kit never falls back to a global or fixed-seed generator: every random
+    function takes its generator explicitly.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            "rng must be a numpy.random.Generator (e.g. np.random.default_rng(seed)), "
+            f"got {type(rng).__name__}"
+        )
+    return rng
+
+
+def as_finite_array(name: str, value: object, *, ndim: int | tuple[int, ...] | None = None,
+                    dtype: type = float) -> np.ndarray:
+    """Convert to an array of ``dtype`` and refuse NaN/inf or a wrong number of dimensions."""
+    arr = np.asarray(value, dtype=dtype)
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else ndim
+        if arr.ndim not in allowed:
+            raise ValueError(f"{name} must have ndim in {allowed}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf)")
+    return arr
+
+
+def check_positive_int(name: str, value: object) -> int:
+    """Return ``value`` as an int ≥ 1, raising ``ValueError`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

@@ -1,0 +1,68 @@
+"""The mechanism contract that ties the kit together (catalogue A.1–A.6).
+
+Anything that touches private data and releases something implements
+:class:`Mechanism`: a privacy claim and a vectorised ``sample``. Two optional
+interfaces unlock stronger audits:
+
+* :class:`GaussianRelease` — the output given a dataset is N(mean, cov); the
+  white-box auditor (A.2) then computes the exact privacy profile of a pair.
+* :class:`SensitivityQuery` — the noise-free query, the norm its proof bounds
+  and the bound itself; the sensitivity checker (A.4) searches for a violation.
+
+The auditors depend only on these protocols and on ``privacy/``, never on the
+GP models or the papers' methods, so a user's own mechanism is audited exactly
+like the kit's.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.norms import Norm
+from dpgp_audit.privacy.claims import Claim
+
+__all__ = ["GaussianRelease", "Mechanism", "SensitivityQuery"]
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """A randomised release with a privacy claim.
+
+    ``sample(data, n, rng)`` returns ``n`` independent releases stacked along the
+    first axis, shape ``(n, *output_shape)``. It must be vectorised and cache the
+    expensive data-independent parts (factorisations), so that a million-sample
+    audit costs one factorisation.
+    """
+
+    @property
+    def claim(self) -> Claim: ...
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray: ...
+
+
+@runtime_checkable
+class GaussianRelease(Protocol):
+    """Optional white-box interface: the release given ``data`` is N(mean(data), cov(data))."""
+
+    def mean(self, data: Dataset) -> np.ndarray: ...
+
+    def cov(self, data: Dataset) -> np.ndarray: ...
+
+
+@runtime_checkable
+class SensitivityQuery(Protocol):
+    """Optional sensitivity interface: what the privacy proof bounds.
+
+    ``norm(query(D) − query(D′)) <= sensitivity_bound()`` for every pair of
+    neighbours under the mechanism's relation.
+    """
+
+    @property
+    def norm(self) -> Norm: ...
+
+    def query(self, data: Dataset) -> np.ndarray: ...
+
+    def sensitivity_bound(self) -> float: ...

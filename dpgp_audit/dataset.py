@@ -1,0 +1,117 @@
+"""The dataset that flows through a release: inputs X, targets y.
+
+A :class:`Dataset` is immutable (its arrays are read-only copies), validated on
+construction (finite values, matching lengths) and offers the two edits that
+define neighbouring datasets: replacing a target (outputs-only relation) or a
+whole row (whole-rows relation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpgp_audit._validation import as_finite_array
+
+__all__ = ["ClipReport", "Dataset", "clip_targets"]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Inputs ``X`` of shape (n, D) and targets ``y`` of shape (n,).
+
+    One-dimensional ``X`` is promoted to shape (n, 1). NaN or inf in either
+    array raises ``ValueError``.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        X = as_finite_array("X", self.X, ndim=(1, 2))
+        if X.ndim == 1:
+            X = X[:, None]
+        y = as_finite_array("y", self.y, ndim=1)
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
+        X = X.copy()
+        y = y.copy()
+        X.setflags(write=False)
+        y.setflags(write=False)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", y)
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.y.shape[0])
+
+    @property
+    def dim(self) -> int:
+        """Input dimension D."""
+        return int(self.X.shape[1])
+
+    def with_target(self, i: int, y_new: float) -> Dataset:
+        """The outputs-only neighbour: target ``i`` replaced by ``y_new``."""
+        y = np.array(self.y)
+        y[i] = y_new
+        return Dataset(self.X, y, self.name)
+
+    def with_row(self, i: int, x_new: np.ndarray, y_new: float) -> Dataset:
+        """The whole-rows neighbour: row ``i`` replaced by ``(x_new, y_new)``."""
+        X = np.array(self.X)
+        X[i] = np.asarray(x_new, dtype=float).reshape(self.dim)
+        y = np.array(self.y)
+        y[i] = y_new
+        return Dataset(X, y, self.name)
+
+    def same_inputs(self, other: Dataset) -> bool:
+        """True when both datasets have identical inputs (outputs-only neighbours)."""
+        return self.X.shape == other.X.shape and bool(np.array_equal(self.X, other.X))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Dataset):
+            return NotImplemented
+        return self.same_inputs(other) and bool(np.array_equal(self.y, other.y))
+
+    def __hash__(self) -> int:
+        return hash((self.X.tobytes(), self.y.tobytes()))
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return f"Dataset{label}(n={self.n}, dim={self.dim})"
+
+
+@dataclass(frozen=True)
+class ClipReport:
+    """What an explicit clip did: the bound and how many targets it moved."""
+
+    bound: float
+    n_clipped: int
+
+
+def clip_targets(y: np.ndarray, bound: float, *, clip: bool) -> tuple[np.ndarray, ClipReport]:
+    """Enforce ``|y| <= bound``.
+
+    Parameters
+    ----------
+    y
+        Targets.
+    bound
+        The declared bound (part of the mechanism's claim).
+    clip
+        ``False``: raise ``ValueError`` if any target is outside the bound.
+        ``True``: clip into ``[-bound, bound]`` and report how many moved.
+    """
+    y = as_finite_array("y", y)
+    outside = np.abs(y) > bound
+    n_out = int(np.count_nonzero(outside))
+    if n_out and not clip:
+        raise ValueError(
+            f"{n_out} target(s) lie outside the declared bound |y| <= {bound:g} "
+            f"(max |y| = {float(np.max(np.abs(y))):g}); pass clip=True to clip them "
+            "explicitly (recorded in the claim) or widen the bound"
+        )
+    return np.clip(y, -bound, bound), ClipReport(float(bound), n_out)

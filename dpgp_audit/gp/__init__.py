@@ -1,0 +1,1 @@
+"""dpgp_audit.gp"""

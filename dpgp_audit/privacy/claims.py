@@ -1,0 +1,228 @@
+"""Privacy claims as data (catalogue P.1–P.6).
+
+A *claim* is what a mechanism promises: a privacy level, the neighbour relation
+it protects, and whether the promise rests on a proof that covers the chosen
+parameters. Claims are small frozen dataclasses in the style of dp-accounting's
+``DpEvent`` records: they validate on construction and are cheap to pass around,
+print and serialise.
+
+The two neighbour relations of the five papers are
+
+* **outputs only** (S18, S21): the inputs ``X`` are public; neighbouring datasets
+  differ in one target, ``|y_i - y_i'| <= d``;
+* **whole rows** (H, R): one pair ``(x_i, y_i)`` is substituted by any other pair
+  from the declared domain (targets clipped to ``|y| <= d``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from enum import Enum
+
+__all__ = [
+    "ApproxDP",
+    "Claim",
+    "GaussianDP",
+    "Neighbour",
+    "NeighbourRelation",
+    "PureDP",
+    "ZCDP",
+    "check_delta",
+    "check_epsilon",
+    "outputs_only",
+    "whole_rows",
+]
+
+
+def _finite(name: str, value: float) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float, raising ``ValueError`` unless ``0 < epsilon < inf``."""
+    epsilon = _finite(name, epsilon)
+    if epsilon <= 0:
+        raise ValueError(f"{name} must be > 0, got {epsilon!r}")
+    return epsilon
+
+
+def check_delta(delta: float, name: str = "delta", *, allow_zero: bool = False) -> float:
+    """Return ``delta`` as a float, raising ``ValueError`` unless it lies in (0, 1).
+
+    With ``allow_zero=True`` the interval is [0, 1) (pure DP).
+    """
+    delta = _finite(name, delta)
+    low_ok = delta >= 0 if allow_zero else delta > 0
+    if not (low_ok and delta < 1):
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise ValueError(f"{name} must lie in {interval}, got {delta!r}")
+    return delta
+
+
+class Neighbour(str, Enum):
+    """Which change between two datasets the guarantee covers."""
+
+    OUTPUTS = "outputs-only"
+    """Inputs X are public; one target y_i moves by at most ``d``."""
+    ROWS = "whole-rows"
+    """One row (x_i, y_i) is substituted; targets are clipped to ``|y| <= d``."""
+
+
+@dataclass(frozen=True)
+class NeighbourRelation:
+    """A neighbour relation with its bound.
+
+    Parameters
+    ----------
+    kind
+        :class:`Neighbour.OUTPUTS` or :class:`Neighbour.ROWS`.
+    d
+        Outputs only: the largest change of one target, ``|y_i - y_i'| <= d``.
+        Whole rows: the bound on every target, ``|y_i| <= d`` (so one
+        substitution moves a target by at most ``2 d``).
+    """
+
+    kind: Neighbour
+    d: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", Neighbour(self.kind))
+        d = _finite("d", self.d)
+        if d <= 0:
+            raise ValueError(f"d (the neighbour bound on y) must be > 0, got {d!r}")
+        object.__setattr__(self, "d", d)
+
+    @property
+    def max_target_change(self) -> float:
+        """Largest possible change of one target between neighbours."""
+        return self.d if self.kind is Neighbour.OUTPUTS else 2.0 * self.d
+
+    def describe(self) -> str:
+        """One line of prose for reports."""
+        if self.kind is Neighbour.OUTPUTS:
+            return f"outputs only: X public, one |y_i - y_i'| <= {self.d:g}"
+        return f"whole rows: one (x_i, y_i) substituted, |y| <= {self.d:g}"
+
+
+def outputs_only(d: float) -> NeighbourRelation:
+    """Outputs-only neighbours (S18, S21): X public, one target moves by at most ``d``."""
+    return NeighbourRelation(Neighbour.OUTPUTS, d)
+
+
+def whole_rows(y_bound: float) -> NeighbourRelation:
+    """Whole-row neighbours (H, R): one (x, y) substituted, ``|y| <= y_bound``."""
+    return NeighbourRelation(Neighbour.ROWS, y_bound)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ClaimBase:
+    relation: NeighbourRelation
+    proven: bool = True
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        """A JSON-ready dictionary of the claim."""
+        out = asdict(self)
+        out["type"] = type(self).__name__
+        out["relation"] = {"kind": self.relation.kind.value, "d": self.relation.d}
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApproxDP(_ClaimBase):
+    """(ε, δ)-differential privacy.
+
+    ``proven=False`` marks a claim produced by a calibration used outside the
+    range its proof covers (for example the classical Gaussian formula at
+    ε > 1); reports print it as *unproven*.
+    """
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=True))
+
+    def describe(self) -> str:
+        """One line of prose for reports."""
+        tag = "" if self.proven else " [UNPROVEN: calibration used outside its proof]"
+        return f"({self.epsilon:g}, {self.delta:g})-DP, {self.relation.describe()}{tag}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PureDP(ApproxDP):
+    """ε-differential privacy (δ = 0)."""
+
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.delta != 0.0:
+            raise ValueError("PureDP has delta = 0")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GaussianDP(_ClaimBase):
+    """μ-Gaussian differential privacy (Dong, Roth & Su; R §2, eq. 5)."""
+
+    mu: float
+
+    def __post_init__(self) -> None:
+        mu = _finite("mu", self.mu)
+        if mu <= 0:
+            raise ValueError(f"mu must be > 0, got {mu!r}")
+        object.__setattr__(self, "mu", mu)
+
+    def delta_at(self, epsilon: float) -> float:
+        """δ(ε) of this claim (R eq. 5)."""
+        from dpgp_audit.privacy.gdp import gdp_delta
+
+        return gdp_delta(epsilon, self.mu)
+
+    def epsilon_at(self, delta: float) -> float:
+        """ε(δ) of this claim."""
+        from dpgp_audit.privacy.gdp import gdp_epsilon
+
+        return gdp_epsilon(delta, self.mu)
+
+    def to_approx(self, delta: float) -> ApproxDP:
+        """The (ε, δ)-DP claim implied at ``delta`` (exact for GDP)."""
+        return ApproxDP(relation=self.relation, proven=self.proven, note=self.note,
+                        epsilon=self.epsilon_at(delta), delta=delta)
+
+    def describe(self) -> str:
+        """One line of prose for reports."""
+        return f"{self.mu:g}-GDP, {self.relation.describe()}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZCDP(_ClaimBase):
+    """ρ-zero-concentrated differential privacy (Bun & Steinke; H eq. 19)."""
+
+    rho: float
+
+    def __post_init__(self) -> None:
+        rho = _finite("rho", self.rho)
+        if rho <= 0:
+            raise ValueError(f"rho must be > 0, got {rho!r}")
+        object.__setattr__(self, "rho", rho)
+
+    def to_approx(self, delta: float) -> ApproxDP:
+        """The (ε, δ)-DP claim implied by H eq. (19): ε = ρ + 2 sqrt(ρ ln(1/δ))."""
+        from dpgp_audit.privacy.conversions import zcdp_to_epsilon
+
+        return ApproxDP(relation=self.relation, proven=self.proven, note=self.note,
+                        epsilon=zcdp_to_epsilon(self.rho, delta), delta=delta)
+
+    def describe(self) -> str:
+        """One line of prose for reports."""
+        return f"{self.rho:g}-zCDP, {self.relation.describe()}"
+
+
+Claim = ApproxDP | GaussianDP | ZCDP
+"""Any privacy claim a mechanism may carry."""
