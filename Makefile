@@ -49,7 +49,7 @@ test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow tests
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check dpgp_audit tests benchmarks
+	$(VENV)/bin/ruff check .
 	$(PY) -m dpgp_audit.devtools.check_notebooks notebooks/*.ipynb
 
 lab: $(STAMP)
