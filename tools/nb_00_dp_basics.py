@@ -237,7 +237,7 @@ CELLS = [
     from dpgp_audit.privacy.calibration_table import privacy_profile
     from dpgp_audit.viz.calibration_plots import plot_privacy_profiles
 
-    eps_lin = np.linspace(0.0, 8.0, p["n_grid"])
+    eps_lin = np.linspace(0.0, 6.0, p["n_grid"])
     profiles = {f"mu = {mu:g}": privacy_profile(eps_lin, mu) for mu in (0.25, 0.5, 1.0, 2.0)}
     mu_target = 1.0 / calibrate_gaussian(p["epsilon"], p["delta"], 1.0).sigma
     profiles[f"analytic at target (mu = {mu_target:.3f})"] = privacy_profile(eps_lin, mu_target)

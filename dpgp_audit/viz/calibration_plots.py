@@ -59,15 +59,20 @@ def plot_calibrations(epsilons: Sequence[float], sigmas: Mapping[str, np.ndarray
 
 def plot_privacy_profiles(epsilons: Sequence[float], profiles: Mapping[str, np.ndarray], *,
                           targets: Mapping[str, tuple[float, float]] | None = None,
+                          ylim: tuple[float, float] = (1e-12, 1.5),
                           ax: Axes | None = None) -> Figure:
-    """Privacy profiles δ(ε) (log scale), optionally with marked target points (ε, δ)."""
+    """Privacy profiles δ(ε) (log scale), optionally with marked target points (ε, δ).
+
+    ``ylim`` crops the tiny δ far out in the tails (they reach 1e-200 and would
+    squash the interesting range).
+    """
     fig, ax = _axes(ax)
     for label, deltas in profiles.items():
         ax.plot(epsilons, deltas, label=label, linewidth=2)
     for label, (e, d) in (targets or {}).items():
         ax.plot([e], [d], marker="o", color="k", linestyle="none")
         ax.annotate(label, (e, d), textcoords="offset points", xytext=(6, 6))
-    ax.set(yscale="log", xlabel="ε", ylabel="δ(ε)", title="Privacy profiles")
+    ax.set(yscale="log", ylim=ylim, xlabel="ε", ylabel="δ(ε)", title="Privacy profiles")
     ax.legend(frameon=False)
     return fig
 
@@ -151,7 +156,7 @@ def calibration_explorer(epsilon: float, delta: float, sensitivity: float = 1.0)
             left.text(i, s, f"{s:.3g}", ha="center", va="bottom")
     left.set_xticks(range(len(names)), names)
     left.set(ylabel="σ", title=f"σ at ε = {epsilon:.3g}, δ = {delta:.1e}, Δ = {sensitivity:g}")
-    grid = np.linspace(0.0, max(4.0 * epsilon, 1.0), 200)
+    grid = np.linspace(0.0, max(2.5 * epsilon, 1.0), 200)
     for m in names:
         if not np.isnan(sigmas[m]):
             right.plot(grid, privacy_profile(grid, sensitivity / sigmas[m]), label=m,
