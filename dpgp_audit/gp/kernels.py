@@ -124,7 +124,11 @@ class Kernel(ABC):
     """Abstract covariance function k(x, x').
 
     Subclasses implement :meth:`_K` (on validated 2-D inputs; ``Y is None``
-    means K(X, X)) and :meth:`_diag`.
+    means K(X, X)) and :meth:`_diag`, validate their parameters in
+    ``__post_init__`` and are declared ``@dataclass(frozen=True, eq=False)``:
+    ``eq=False`` keeps the parameter-based ``==`` / ``hash`` defined here (which
+    handles array parameters; the dataclass-generated ones do not). New
+    kernels join the invariant tests through :func:`register_kernel_example`.
     """
 
     def __call__(self, X: object, Y: object | None = None) -> np.ndarray:
