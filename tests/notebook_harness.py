@@ -51,6 +51,7 @@ BUILD = ROOT / "build" / "ci"
 KERNEL = "python3"
 CELL_TIMEOUT = 300  # seconds per cell; CI notebooks should take seconds in total
 STARTUP_TIMEOUT = 120  # kernel start on a loaded 2-core machine
+NOTEBOOK_TIMEOUT = 900  # whole nbval run of one notebook (guards against kernel hangs)
 
 
 def _rel(path: Path) -> str:
@@ -209,8 +210,14 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
             )
         target = out_dir / f"{notebook.stem}.ref.ipynb"
         shutil.copyfile(ref, target)
-    proc = subprocess.run(nbval_command(target, strict=strict), cwd=out_dir,
-                          env=kernel_env(), capture_output=True, text=True, check=False)
+    try:
+        proc = subprocess.run(nbval_command(target, strict=strict), cwd=out_dir,
+                              env=kernel_env(), capture_output=True, text=True, check=False,
+                              timeout=NOTEBOOK_TIMEOUT)
+    except subprocess.TimeoutExpired as err:
+        out = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
+        return False, "strict" if strict else "lax", (
+            f"{out}\nnbval did not finish within {NOTEBOOK_TIMEOUT} s (kernel hang?)")
     log = proc.stdout + proc.stderr
     if strict and proc.returncode != 0:
         log += (f"\n(outputs are compared with {_rel(ref)}; if the change is "
