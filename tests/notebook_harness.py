@@ -155,12 +155,16 @@ def prepare(notebook: Path, params: dict, out_dir: Path = BUILD) -> Path:
     return out
 
 
-def _code(nb) -> list[tuple[str, str]]:
-    return [(c.cell_type, c.source) for c in nb.cells]
+def _code(nb) -> list[str]:
+    return [c.source for c in nb.cells if c.cell_type == "code"]
 
 
 def ref_is_current(prepared: Path, ref: Path) -> bool:
-    """True when the reference holds exactly the prepared notebook's cells."""
+    """True when the reference holds exactly the prepared notebook's code cells.
+
+    Markdown is not compared: nbval executes the reference's code, so prose edits
+    need no new reference.
+    """
     import nbformat
 
     return _code(nbformat.read(prepared, as_version=4)) == _code(
@@ -204,7 +208,7 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
     if strict:
         if not ref_is_current(prepared, ref):
             return False, "strict", (
-                f"{_rel(ref)} is stale: its cells differ from {notebook.name} "
+                f"{_rel(ref)} is stale: its code differs from {notebook.name} "
                 "with the CI parameters. Run `make refs` (python -m tests.notebook_harness "
                 "--write-refs), review the output diff, and commit it."
             )

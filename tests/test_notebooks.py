@@ -153,3 +153,13 @@ def test_harness_runs_kernel_on_this_checkout_and_fails_on_errors(tmp_path, monk
     assert not passed and mode == "lax"
     # cells: parameters, injected parameters, check -> pass; the raising cell -> fail
     assert "1 failed, 3 passed" in log and "boom boom" in log, log
+
+
+def test_reference_staleness_compares_code_only(tmp_path):
+    from dpgp_audit.devtools.nbbuild import code, md, write_notebook
+
+    a = write_notebook(tmp_path / "a" / "00_x.ipynb", [md("# one"), code("x = 1")])
+    b = write_notebook(tmp_path / "b" / "00_x.ipynb", [md("# prose edited"), code("x = 1")])
+    c = write_notebook(tmp_path / "c" / "00_x.ipynb", [md("# one"), code("x = 2")])
+    assert nh.ref_is_current(a, b)
+    assert not nh.ref_is_current(a, c)

@@ -92,8 +92,9 @@ CELLS = [
     """),
     md(r"""
     **Sensitivity.** Take the query "mean of the targets", $f(D) = \frac1n\sum_i y_i$.
-    One neighbour changes one target by at most `max_target_change`, so
-    $\Delta f = \texttt{max\_target\_change} / n$ under either norm (the query is a
+    One neighbour changes one target by at most `max_target_change` (1 for outputs
+    only, 2 for whole rows here), so the mean moves by at most `max_target_change` / n:
+    that is the sensitivity $\Delta f$ (the same in every norm, since the query is a
     scalar). We check the bound on the two neighbours above.
     """),
     code("""
