@@ -22,6 +22,8 @@ help:
 	@echo "make audit     audit every registered mechanism on the embedded default data"
 	@echo "               (or one: make audit MECH=P.1/analytic-gaussian EPS=1 DELTA=1e-5)"
 	@echo "make test      set up .venv and run the test suite (unit, property, audit, notebooks)"
+	@echo "make test-notebooks  only the notebook tests (papermill + nbval, tiny CI parameters)"
+	@echo "make refs      rewrite tests/notebook_refs/ (strict nbval references) after a change"
 	@echo "make lab       JupyterLab on notebooks/"
 	@echo "make notebooks papermill every notebook with full-scale parameters into build/"
 	@echo "make lint      ruff (incl. numpy legacy-random rule) + notebooks stored without outputs"
@@ -45,11 +47,14 @@ audit: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests
 
+test-notebooks: $(STAMP)
+	$(PY) -m pytest -q -m notebooks tests
+
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow tests
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check dpgp_audit tests benchmarks
+	$(VENV)/bin/ruff check .
 	$(PY) -m dpgp_audit.devtools.check_notebooks notebooks/*.ipynb
 
 lab: $(STAMP)
