@@ -200,11 +200,13 @@ def _extra_line(r: AuditResult) -> str:
     d = r.details
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
-        return (f"eps ceiling at n={d.get('n_cert', '?')}/side: {ceiling}; "
+        return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "
+                f"{ceiling}; "
                 f"pairs confirmed: {d.get('pairs_confirmed', 1)} (Bonferroni)")
     if r.auditor == "sensitivity":
-        return (f"local at D: {d.get('local_sensitivity')}; searched: {d.get('global_searched')}; "
-                f"{d.get('evaluations')} queries")
+        loc, glob = (_fmt(float(d.get(k, math.nan))) for k in ("local_sensitivity",
+                                                               "global_searched"))
+        return f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
     if r.auditor == "whitebox" and "mu" in d:
         return f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs"
     if r.auditor == "gdp-fit":

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["claimed_tradeoff", "plot_report"]
+__all__ = ["claimed_tradeoff", "plot_planted_catch", "plot_power", "plot_report"]
 
 
 def claimed_tradeoff(alpha: np.ndarray, claim: dict) -> np.ndarray | None:
@@ -82,4 +82,75 @@ def plot_report(report: object, path: str | None = None, ax: object = None) -> o
     ax.legend(fontsize=7, loc="upper right")
     if path is not None:
         fig.savefig(path, dpi=110, bbox_inches="tight")
+    return fig
+
+
+_AUDITOR_COLOURS = {"sensitivity": "#16a085", "whitebox": "#2980b9", "blackbox": "#e67e22",
+                    "gdp-fit": "#8e44ad"}
+
+
+def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
+    """Bar chart: samples per side each planted bug needed, coloured by the auditor that caught it.
+
+    Deterministic auditors (sensitivity search, white-box) need no samples and are
+    drawn at the left edge; a hatched bar marks a bug *not* flagged at its n.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(rows) + 1.2))
+    else:
+        fig = ax.figure
+    labels, widths, colours, hatches = [], [], [], []
+    for r in rows:
+        labels.append(r["id"].replace("planted/", ""))
+        widths.append(np.log10(max(r["n"], 1)) if r["n"] else 0.15)
+        colours.append(_AUDITOR_COLOURS.get(r["auditor"], "grey"))
+        hatches.append("" if r["verdict"] == "VIOLATION" else "//")
+    y = np.arange(len(rows))
+    bars = ax.barh(y, widths, color=colours, edgecolor="k", linewidth=0.5)
+    for bar, h in zip(bars, hatches, strict=True):
+        bar.set_hatch(h)
+    for yi, r in zip(y, rows, strict=True):
+        tag = "0 samples" if not r["n"] else f"n = {r['n']:,}/side"
+        ax.text(max(widths) * 0.02 + (widths[yi] if r["n"] else 0.15), yi,
+                f"{tag}  {r['verdict']}", va="center", fontsize=7)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("log10(samples per side needed)")
+    ax.set_xlim(0, max(widths) * 1.6 + 0.5)
+    ax.legend(handles=[Patch(color=c, label=a) for a, c in _AUDITOR_COLOURS.items()],
+              fontsize=7, loc="lower right")
+    ax.set_title("Planted bugs: the cheapest auditor that caught each", fontsize=10)
+    return fig
+
+
+def plot_power(curves: list[dict], predicted: dict | None = None, ax: object = None) -> object:
+    """Detection rate against samples per side, with Clopper–Pearson bars.
+
+    ``curves`` are :func:`~dpgp_audit.audit.lab.detection_rate` results;
+    ``predicted`` maps a label to ``(sizes, power)`` from the sample-size planner.
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    else:
+        fig = ax.figure
+    for c in curves:
+        s = np.asarray(c["sizes"], float)
+        rate = np.asarray(c["rate"])
+        err = np.vstack([rate - np.asarray(c["rate_lo"]), np.asarray(c["rate_hi"]) - rate])
+        ax.errorbar(s, rate, yerr=err, marker="o", capsize=3,
+                    color=_AUDITOR_COLOURS.get(c["auditor"]),
+                    label=f"{c['auditor']}: observed ({c['reps']} audits per n)")
+    for label, (sizes, power) in (predicted or {}).items():
+        ax.plot(sizes, power, ls="--", color="grey", label=label)
+    ax.set_xscale("log")
+    ax.set_ylim(-0.03, 1.03)
+    ax.axhline(0.8, color="k", lw=0.5, ls=":")
+    ax.set_xlabel("samples per side")
+    ax.set_ylabel("share of audits that flag the bug")
+    ax.legend(fontsize=7)
     return fig
