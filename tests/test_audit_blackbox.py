@@ -375,3 +375,32 @@ def test_input_validation(rng):
         audit_blackbox(mech, D0, D1, n=100, rng=rng, executor=object())
     with pytest.raises(ValueError, match="lr-gaussian"):
         audit_blackbox(ScalarGaussian(SIGMA, CLAIM), D0, D1, n=100, rng=rng, score="lr-gaussian")
+
+
+# ----------------------------------------------------------------------------- trade-off plot
+
+
+def test_tradeoff_plot_and_claim_roundtrip(rng):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dpgp_audit.audit.whitebox import audit_whitebox
+    from dpgp_audit.viz.tradeoff import claim_from_dict, claimed_tradeoff, plot_tradeoff
+
+    bug = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
+    results = [audit_blackbox(bug, D0, D1, n=4000, rng=rng),
+               audit_gdp_fit(bug, D0, D1, n=2000, rng=rng), audit_whitebox(bug, [(D0, D1)])]
+    assert claim_from_dict(CLAIM.as_dict()) == CLAIM
+    g = GaussianDP(mu=0.5, relation=REL)
+    assert claim_from_dict(g.as_dict()) == g
+    # the (eps, delta) region: f(0) = 1 - delta, f(1) = 0, and it lies below G_mu(eps, delta)
+    a = np.linspace(0, 1, 101)
+    f, _ = claimed_tradeoff(CLAIM, a)
+    assert f[0] == pytest.approx(1 - 1e-5) and f[-1] == 0.0
+    assert np.all(f <= claimed_tradeoff(GaussianDP(mu=MU0, relation=REL), a)[0] + 1e-12)
+    ax = plot_tradeoff(results)
+    assert len(ax.lines) >= 4 and len(ax.patches) > 10
+    ax2 = results[0].plot(log=True)
+    assert ax2.get_xscale() == "log"
+    plt.close("all")
