@@ -295,3 +295,31 @@ def test_factor_covariance_reuse_and_same_range():
     g = factor_covariance(np.diag([5.0, 0.1, 0.0]))
     h = factor_covariance(np.diag([5.0, 0.0, 0.1]))
     assert f.same_range(g) and not f.same_range(h)
+
+
+def _eq(a, b, ell):
+    return np.exp(-0.5 * (a[:, None] - b[None, :]) ** 2 / ell**2)
+
+
+@pytest.mark.parametrize("ell", [0.1, 0.3, 1.0])
+def test_numerically_singular_gp_covariance_is_not_a_false_leak(ell, rng):
+    # Hall et al. (2013): posterior-mean differences r C e_i released with GP(0, K) noise at a
+    # dense grid of 200 test points. K** is numerically singular (rank ~10-35), yet the mean
+    # difference lies in its range up to ~1e-9, and μ must match the RKHS sensitivity
+    # sqrt((A K A)_ii) (an independent closed form) instead of being declared infinite.
+    X = np.sort(rng.random(20))
+    Xs = np.linspace(-0.2, 1.2, 200)
+    A = np.linalg.inv(_eq(X, X, ell) + 0.01 * np.eye(20))
+    C = _eq(Xs, X, ell) @ A
+    aka = A @ _eq(X, X, ell) @ A
+    f = factor_covariance(_eq(Xs, Xs, ell))
+    assert f.rank < 60
+    for i in (0, 7, 19):
+        prof = gaussian_profile(np.zeros(200), C[:, i], f)
+        assert not prof.infinite
+        assert prof.mu == pytest.approx(math.sqrt(aka[i, i]), rel=1e-6)
+    # removing the kernel's top eigen-direction from the noise leaks along it: μ = ∞
+    w, U = np.linalg.eigh(_eq(Xs, Xs, ell))
+    broken = (U[:, :-1] * w[:-1]) @ U[:, :-1].T
+    prof = gaussian_profile(np.zeros(200), C[:, 7], broken)
+    assert prof.infinite and abs(prof.direction @ U[:, -1]) == pytest.approx(1.0, abs=1e-6)
