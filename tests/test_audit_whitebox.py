@@ -323,3 +323,21 @@ def test_numerically_singular_gp_covariance_is_not_a_false_leak(ell, rng):
     broken = (U[:, :-1] * w[:-1]) @ U[:, :-1].T
     prof = gaussian_profile(np.zeros(200), C[:, 7], broken)
     assert prof.infinite and abs(prof.direction @ U[:, -1]) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_batched_profiles_match_single_pair_profiles(rng):
+    from dpgp_audit.audit.whitebox import gaussian_profiles
+
+    d = 6
+    B = rng.standard_normal((d, 4))
+    S = B @ B.T  # rank 4
+    f = factor_covariance(S)
+    m0 = rng.standard_normal((5, d))
+    m1 = m0 + rng.standard_normal((5, 4)) @ B.T * 0.3  # in range
+    m1[2] += 0.5 * np.linalg.svd(B)[0][:, -1]  # pair 2 leaves the range
+    batch = gaussian_profiles(m0, m1, f)
+    for i in range(5):
+        single = gaussian_profile(m0[i], m1[i], f)
+        assert batch[i].infinite == single.infinite == (i == 2)
+        if i != 2:
+            assert batch[i].mu == pytest.approx(single.mu, rel=1e-12)
