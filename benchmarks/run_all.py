@@ -1,4 +1,4 @@
-"""Run every ``benchmarks/bench_*.py`` with BLAS pinned to one thread (exit 1 on a missed target)."""
+"""Run every ``benchmarks/bench_*.py`` with BLAS pinned to one thread (exit 1 on a miss)."""
 
 from __future__ import annotations
 
