@@ -97,6 +97,8 @@ __all__ = [
 ]
 
 _DEFAULT_DELTA = 1e-5
+_FIT_CHUNK = 50_000  # rows per chunk while fitting (the output size is not known yet)
+_FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose thresholds
 _SCORES = ("auto", "lr-gaussian", "lda", "categorical", "identity")
 NO_PROOF_NOTE = ("No violation found is not a proof of privacy: only the tests listed were run, "
                  "and the epsilon ceiling at this n bounds what they could show.")
@@ -333,6 +335,7 @@ class _Fitted:
     s1: np.ndarray
     n_fit: int
     seconds_fit: float
+    dim: int = 1
     extra: dict = field(default_factory=dict)
 
 
@@ -360,7 +363,7 @@ def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: s
     if fixed is not None:
         s0, s1 = sampler.scores(rng_rest, n_fit, fixed)
         return _Fitted(fixed, fixed.name, np.sort(s0), np.sort(s1), n_fit,
-                       time.perf_counter() - t)
+                       time.perf_counter() - t, dim=int(fixed.w.size))
     n_raw = min(n_fit, max_fit_rows)
     X0, X1 = sampler.raw(rng_raw, n_raw)
     name = score
@@ -382,7 +385,8 @@ def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: s
     if n_fit > n_raw:  # remaining fitting rows are only scored (memory stays bounded)
         r0, r1 = sampler.scores(rng_rest, n_fit - n_raw, fn)
         s0, s1 = np.concatenate([s0, r0]), np.concatenate([s1, r1])
-    return _Fitted(fn, name, np.sort(s0), np.sort(s1), n_fit, time.perf_counter() - t)
+    return _Fitted(fn, name, np.sort(s0), np.sort(s1), n_fit, time.perf_counter() - t,
+                   dim=int(np.prod(X0.shape[1:], dtype=int)))
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -426,10 +430,15 @@ def _choose_blackbox_tests(fit: _Fitted, n_cert: int, delta: float, alpha: float
     nf = fit.s0.size
     candidates = []
     for tail, (k0, k1) in (("upper", (a0, a1)), ("lower", (b0, b1))):
-        p0 = (k0 + 0.5) / (nf + 1.0)  # smoothed plug-in rates (never exactly 0 or 1)
-        p1 = (k1 + 0.5) / (nf + 1.0)
-        for direction, (num, den) in (("D'>D", (p1, p0)), ("D>D'", (p0, p1))):
-            pred = np.asarray(epsilon_lower_bound(num * n_cert, n_cert, den * n_cert, n_cert,
+        for direction, (kn, kd) in (("D'>D", (k1, k0)), ("D>D'", (k0, k1))):
+            # Pessimistic plug-in rates: a one-sided CP bound at level _FIT_LEVEL on the
+            # fitting split. Taking the max over many thresholds of raw plug-in rates picks
+            # lucky tail thresholds (winner's curse); shading each rate by its own
+            # uncertainty favours thresholds whose advantage is real.
+            num = np.asarray(cp_lower(kn, nf, _FIT_LEVEL))
+            den = np.maximum(np.asarray(cp_upper(kd, nf, _FIT_LEVEL)), 0.5 / nf)
+            pred = np.asarray(epsilon_lower_bound(num * n_cert, n_cert,
+                                                  np.minimum(den * n_cert, n_cert), n_cert,
                                                   delta, alpha / tests))
             j = int(np.argmax(pred))
             candidates.append(_Test(tail, direction, float(grid[j]), float(pred[j])))
@@ -465,8 +474,15 @@ def _prepare(mechanism: object, d0: Dataset, d1: Dataset, n: int, rng: np.random
     n_cert = n - n_fit
     if n_cert < 1:
         raise ValueError(f"n={n} is too small to split into fitting and certification samples")
-    chunk = check_positive_int("chunk_size", 100_000 if chunk_size is None else chunk_size)
+    chunk = check_positive_int("chunk_size", _FIT_CHUNK if chunk_size is None else chunk_size)
     return n_fit, n_cert, chunk, _Sampler(mechanism, d0, d1, chunk, executor)
+
+
+def _auto_chunk(sampler: _Sampler, chunk_size: int | None, dim: int) -> int:
+    """Certification chunk: about 2**21 output values (16 MB) unless the user fixed it."""
+    if chunk_size is None:
+        sampler.chunk = int(min(200_000, max(10_000, 2**21 // max(dim, 1))))
+    return sampler.chunk
 
 
 def _tradeoff_points(counts: dict[str, np.ndarray], grid: np.ndarray, n: int, alpha: float,
@@ -519,7 +535,10 @@ def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
     executor
         Optional ``concurrent.futures``-style executor (or dask client).
     chunk_size
-        Rows per sampling chunk (default 100 000).
+        Rows per sampling chunk (default: 50 000 while fitting, then about 2**21
+        output values per chunk for certification, between 10 000 and 200 000
+        rows). Results depend on it (it fixes which child generator draws what),
+        never on the executor.
     fit_fraction
         Share of the ``n`` samples per side used to fit the score and thresholds.
     tests
@@ -552,6 +571,7 @@ def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
         raise ValueError(f"tests must be 1..4, got {tests!r}")
     rng_fit, rng_cert = _child_rngs(rng, 2)
     fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows)
+    chunk = _auto_chunk(sampler, chunk_size, fit.dim)
     c_min = min(0.5, 5.0 / n_fit) if c_min is None else float(c_min)
     chosen, grid = _choose_blackbox_tests(fit, n_cert, del_c, alpha, tests, c_min)
     thresholds = np.unique(np.concatenate([[c.threshold for c in chosen], grid]))
@@ -646,6 +666,7 @@ def audit_gdp_fit(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
                                              fit_fraction, executor)
     rng_fit, rng_cert = _child_rngs(rng, 2)
     fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows)
+    chunk = _auto_chunk(sampler, chunk_size, fit.dim)
     grid = _threshold_grid(fit.s0, fit.s1, min(0.5, 5.0 / n_fit))
     a0, b0 = _tail_counts(fit.s0, grid)
     a1, b1 = _tail_counts(fit.s1, grid)
