@@ -112,4 +112,4 @@ def test_A5_lab_planted_suite_rows():
     for r in rows:
         assert r["verdict"] == "VIOLATION" and r["twin_verdict"] != "VIOLATION"
         assert r["twin"] == get(r["id"]).twin
-    assert rows[0]["n"] == 0 and rows[1]["n"] == 20
+    assert rows[0]["n"] == 0 and rows[1]["n"] == 30

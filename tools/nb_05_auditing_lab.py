@@ -281,10 +281,10 @@ CELLS = [
     md(r"""
     ## Exercises
 
-    1. **Ceilings.** With `n_samples = 20`, audit `planted/fixed-seed` with
-       `auditors=("blackbox",)`. Why is it not flagged, although the release is
-       deterministic? Which two arguments of `audit_mechanism` let 20 samples suffice
-       (see `CHEAPEST_AUDITOR` in `dpgp_audit.audit.planted`)?
+    1. **Ceilings.** Audit `planted/fixed-seed` with `auditors=("blackbox",)` and
+       `n=20`. Why is it not flagged, although the release is deterministic? Which
+       sample size and which two arguments of `audit_mechanism` make it visible (see
+       `CHEAPEST_AUDITOR` in `dpgp_audit.audit.planted`)?
     2. **A hard tier.** Build `planted/sensitivity-x1.25` and estimate, with
        `detection_rate` and the GDP fit, the n at which it is caught 80 % of the time.
        Compare with `plan_samples(1.0, 1e-5, target_fraction=1.0, method="gdp",
@@ -301,8 +301,8 @@ CELLS = [
     <details><summary>Hints</summary>
 
     1. With half the samples spent on fitting and α split over two pairs and two tests,
-       the ε ceiling of 10 certification samples is below 1. `n_pairs=1` and
-       `fit_fraction=0.25`.
+       the ε ceiling of 10 certification samples is below 1 (print
+       `epsilon_ceiling(10, 0.05 / 4)`). `n=30`, `n_pairs=1`, `fit_fraction=0.3`.
     2. The planner's plan is a few ten thousand per side; the observed rate should
        cross 0.8 near it.
     3. The query and its bound are right; the noise is wrong. Look at `mu`.

@@ -665,8 +665,10 @@ CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
     "planted/classical-large-eps": ("whitebox", 0, {}),
     "planted/hall-large-eps": ("whitebox", 0, {}),
     "planted/data-dependent-hyperparams": ("whitebox", 0, {"n_mc": 2_000}),
-    # 20 per side: 5 fit the threshold, 15 certify it; one pair, so no Bonferroni split
-    "planted/fixed-seed": ("blackbox", 20, {"n_pairs": 1, "fit_fraction": 0.25}),
+    # 30 per side: 9 fit the threshold, 21 certify it (ceiling 1.46 > 1); one pair, so no
+    # Bonferroni split over pairs. (20 per side sufficed until the black-box auditor's
+    # pessimistic threshold choice, which needs more than 5 fitting samples.)
+    "planted/fixed-seed": ("blackbox", 30, {"n_pairs": 1, "fit_fraction": 0.3}),
     "planted/laplace-l2": ("blackbox", 10_000, {}),
     "planted/exp-no-half": ("blackbox", 5_000, {}),
     # negative control: the same auditor at the same n must NOT flag it
