@@ -113,3 +113,25 @@ def test_A5_lab_planted_suite_rows():
         assert r["verdict"] == "VIOLATION" and r["twin_verdict"] != "VIOLATION"
         assert r["twin"] == get(r["id"]).twin
     assert rows[0]["n"] == 0 and rows[1]["n"] == 30
+
+
+def test_A4_sensitivity_witness_is_handed_to_the_other_auditors():
+    mech, data = get("planted/sensitivity-x2").make()
+    rep = audit_mechanism(mech, data, np.random.default_rng(2), n=2000)
+    assert rep.witness.label.startswith("sensitivity witness")
+    assert rep.inputs["witness_source"] == "sensitivity"
+    wb = rep.result("whitebox")
+    assert wb.verdict is Verdict.VIOLATION
+    # the exact white-box ε of the witness pair is the bug's true ε
+    assert wb.estimate == pytest.approx(get("planted/sensitivity-x2").true_epsilon, rel=1e-6)
+
+
+def test_A1_pairs_the_mechanism_rejects_are_dropped():
+    from dpgp_audit.audit.neighbours import neighbour_pairs, rank_pairs
+    from dpgp_audit.privacy.claims import whole_rows
+
+    mech, data = get("A.5/gp-smoother-iso").make()  # built for the 20 public inputs
+    pairs = neighbour_pairs(data, whole_rows(1.0), np.random.default_rng(0))  # has tiny N
+    assert {p.d0.n for p in pairs} >= {1, 2, 20}
+    ranked = rank_pairs(mech, pairs, np.random.default_rng(0), top=len(pairs))
+    assert ranked and all(p.d0.n == 20 for p, _ in ranked)

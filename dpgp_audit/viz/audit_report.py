@@ -103,7 +103,9 @@ def plot_power(curves: list[dict], predicted: dict | None = None, ax: object = N
                     color=_AUDITOR_COLOURS.get(c["auditor"]),
                     label=f"{c['auditor']}: observed ({c['reps']} audits per n)")
     for label, (sizes, power) in (predicted or {}).items():
-        ax.plot(sizes, power, ls="--", color="grey", label=label)
+        colour = next((c for a, c in _AUDITOR_COLOURS.items() if a.split("-")[0] in label),
+                      "grey")
+        ax.plot(sizes, power, ls="--", color=colour, alpha=0.6, label=label)
     ax.set_xscale("log")
     ax.set_ylim(-0.03, 1.03)
     ax.axhline(0.8, color="k", lw=0.5, ls=":")
