@@ -206,7 +206,7 @@ def split_gdp(mu: float, weights: Sequence[float]) -> tuple[float, ...]:
     w = _weights("weights", weights, allow_zero=False)
     sq = _shares(mu * mu, w)
     mus = [math.sqrt(s) for s in sq]
-    while math.sqrt(math.fsum(m * m for m in mus)) > mu:
+    while gdp_compose(mus) > mu:  # check with the very function that composes
         j = int(np.argmax(mus))
         mus[j] = float(np.nextafter(mus[j], 0.0))
     return tuple(mus)
