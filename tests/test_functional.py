@@ -141,3 +141,61 @@ def test_p5_grid_release_never_exceeds_rkhs_sensitivity(centres, grid, j, t):
     K_gg = k(G, G) + 1e-9 * np.eye(len(grid))  # tiny ridge: only makes the check stricter
     change = k(G, X) @ beta
     assert Mahalanobis(K_gg)(change) <= rkhs * (1 + 1e-6) + 1e-9
+
+
+def _mp_gdp_delta(eps, mu):
+    """Independent mpmath evaluation of R eq. (5)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+    return float(mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2))
+
+
+def test_p5_hall_is_valid_where_proven():
+    # Inside its proof (eps <= 1) Hall's multiplier over-delivers: exact delta < target.
+    for eps, delta in [(0.1, 1e-5), (0.5, 1e-2), (1.0, 1e-3)]:
+        c = functional_mechanism_scale(eps, delta, 1.0, "hall")
+        assert _mp_gdp_delta(eps, 1.0 / c) < delta
+
+
+def test_p5_hall_outside_its_proof_is_violated_at_s18_setting():
+    # S18 fn. 2 (!Kung, standard DP-GP) uses eps = 50, delta = 0.01 with c(delta) of eq. (2).
+    # That is outside Hall's proof (eps <= 1). White-box: with the grid at the centres
+    # the released vector's Mahalanobis change equals the RKHS sensitivity / c, and the
+    # exact profile at eps = 50 is ~1, not 0.01 (the true epsilon at delta = 0.01 is ~153).
+    from dpgp_audit.dataset import Dataset
+    from dpgp_audit.gp.kernels import EQ
+    from dpgp_audit.methods.primitives import FunctionalMechanism
+    from dpgp_audit.privacy.gdp import gdp_epsilon
+
+    X = np.linspace(0, 10, 8)[:, None]
+    with pytest.warns(UnprovenCalibrationWarning):
+        mech = FunctionalMechanism(X=X, grid=X, kernel=EQ(lengthscale=1.0), epsilon=50.0,
+                                   delta=0.01, method="hall", allow_unproven=True)
+    assert mech.claim.proven is False
+    data = Dataset(X, np.zeros(8))
+    norm = Mahalanobis(mech.cov(data))
+    mu = max(norm(mech.mean(data.with_target(j, 1.0)) - mech.mean(data)) for j in range(8))
+    assert mu == pytest.approx(mech.mu, rel=1e-6)  # tight: the grid contains the centres
+    assert _mp_gdp_delta(50.0, mu) > 0.99
+    assert gdp_epsilon(0.01, mu) > 150.0
+    # ... while the GDP calibration (R Thm 4.1) at the same (eps, delta) holds exactly.
+    c_gdp = functional_mechanism_scale(50.0, 0.01, mech.rkhs_sensitivity, "gdp")
+    assert _mp_gdp_delta(50.0, mech.rkhs_sensitivity / c_gdp) == pytest.approx(0.01, rel=1e-6)
+
+
+@pytest.mark.parametrize(("delta", "method", "crossover"), [
+    (1e-2, "hall", 7.906), (1e-5, "hall", 9.391), (1e-2, "classical", 6.772)])
+def test_p5_classical_formulas_break_between_eps_5_and_10(delta, method, crossover):
+    # Beyond their proofs the eps <= 1 formulas stay valid for a while, then fail:
+    # exact delta(eps) at c = c(delta)/eps crosses the target near `crossover`.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnprovenCalibrationWarning)
+        below = functional_mechanism_scale(crossover - 0.01, delta, 1.0, method,
+                                           allow_unproven=True)
+        above = functional_mechanism_scale(crossover + 0.01, delta, 1.0, method,
+                                           allow_unproven=True)
+    assert _mp_gdp_delta(crossover - 0.01, 1.0 / below) < delta
+    assert _mp_gdp_delta(crossover + 0.01, 1.0 / above) > delta
