@@ -440,8 +440,8 @@ def _default_grid(data: Dataset, k: int) -> np.ndarray:
 
 def _build_multivariate(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                         lengthscale: float = 0.5, noise_variance: float = 0.1, k: int = 30,
-                        covariance: str = "cloak", method: str = "analytic"
-                        ) -> MultivariateGaussianMechanism:
+                        covariance: str = "cloak", method: str = "analytic",
+                        allow_unproven: bool = False) -> MultivariateGaussianMechanism:
     """GP posterior-mean weights C at k grid points; M = C Cᵀ ("cloak", singular if k > n) or I.
 
     Only the public inputs of ``data`` are used (the GP is conditioned on zeros to
@@ -456,7 +456,7 @@ def _build_multivariate(data: Dataset, *, epsilon: float, delta: float, d: float
     else:
         raise ValueError(f"covariance must be 'cloak' or 'identity', got {covariance!r}")
     return MultivariateGaussianMechanism(C=C, epsilon=epsilon, delta=delta, d=d, M=M,
-                                         method=method)
+                                         method=method, allow_unproven=allow_unproven)
 
 
 register(Entry(
@@ -592,10 +592,12 @@ class FunctionalMechanism:
 
 def _build_functional(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                       lengthscale: float = 1.0, noise_variance: float | None = 0.1,
-                      k: int = 12, method: str = "gdp") -> FunctionalMechanism:
+                      k: int = 12, method: str = "gdp",
+                      allow_unproven: bool = False) -> FunctionalMechanism:
     return FunctionalMechanism(X=data.X, grid=_default_grid(data, k),
                                kernel=EQ(lengthscale=lengthscale), epsilon=epsilon, delta=delta,
-                               d=d, method=method, noise_variance=noise_variance)
+                               d=d, method=method, noise_variance=noise_variance,
+                               allow_unproven=allow_unproven)
 
 
 register(Entry(
