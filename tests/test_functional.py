@@ -57,6 +57,24 @@ def test_p5_hall_scale_closed_form_and_range():
     assert cal.proven is False
 
 
+def test_p5_rdp_route_is_valid_and_looser_than_gdp():
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    for eps in (0.1, 1.0, 4.0):
+        c_rdp = functional_mechanism_scale(eps, 1e-3, math.sqrt(10), "rdp")
+        c_gdp = functional_mechanism_scale(eps, 1e-3, math.sqrt(10), "gdp")
+        assert c_rdp > c_gdp
+        # dp-accounting's RDP accountant (a tighter RDP-to-DP conversion than R eq. 38)
+        # certifies at most the target epsilon for the same noise.
+        acc = rdp_privacy_accountant.RdpAccountant()
+        acc.compose(dp_accounting.GaussianDpEvent(c_rdp / math.sqrt(10)))
+        assert acc.get_epsilon(1e-3) <= eps
+        # closed form of R eq. (38)-(39): eps = mu^2/2 + mu sqrt(2 ln(1/delta))
+        mu = math.sqrt(10) / c_rdp
+        assert mu * mu / 2 + mu * math.sqrt(2 * math.log(1e3)) == pytest.approx(eps, rel=1e-12)
+
+
 def test_p5_gdp_beats_hall_as_in_r_fig4():
     # R Fig. 4 setting: Delta^2 = 10, delta = 1e-3; the GDP multiplier is at least
     # 25% smaller than Hall's for eps <= 1.
@@ -70,7 +88,8 @@ def test_p5_gdp_beats_hall_as_in_r_fig4():
     ((0.0, 1e-3, 1.0, "gdp"), "epsilon"),
     ((1.0, 0.0, 1.0, "gdp"), "delta"),
     ((1.0, 1e-3, -1.0, "gdp"), "sensitivity"),
-    ((1.0, 1e-3, 1.0, "rdp"), "method"),
+    ((1.0, 1e-3, 1.0, "laplace"), "method"),
+    ((1.0, 2.0, 1.0, "rdp"), "delta"),
 ])
 def test_p5_scale_bad_input(args, match):
     with pytest.raises(ValueError, match=match):

@@ -117,8 +117,10 @@ def test_p2_declared_bound_and_clip():
         LaplaceSumMechanism(d=1.0, epsilon=1.0, clip=True)
     with pytest.raises(ValueError, match="epsilon"):
         LaplaceSumMechanism(d=1.0, epsilon=0.0)
-    with pytest.raises(ValueError, match="sensitivity"):
+    with pytest.raises(ValueError, match="d "):
         LaplaceSumMechanism(d=-1.0, epsilon=1.0)
+    with pytest.raises(ValueError, match="d must be finite"):
+        MultivariateGaussianMechanism(C=np.eye(2), epsilon=1.0, delta=1e-5, d=math.nan)
 
 
 # ---------------------------------------------------------------- P.2 exponential

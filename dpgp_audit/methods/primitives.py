@@ -184,6 +184,7 @@ class LaplaceSumMechanism:
     scale: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        outputs_only(self.d)  # validates d
         _check_bound(self.y_bound, self.clip)
         object.__setattr__(self, "scale", laplace_scale(self.epsilon, self.d))
 
@@ -369,6 +370,7 @@ class MultivariateGaussianMechanism:
     factor: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        outputs_only(self.d)  # validates d
         C = _readonly("C", self.C, 2)
         object.__setattr__(self, "C", C)
         M = np.eye(C.shape[0]) if self.M is None else self.M
@@ -508,6 +510,7 @@ class FunctionalMechanism:
     sampler: GPPathSampler = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        outputs_only(self.d)  # validates d
         X = _readonly("X", self.X, (1, 2))
         X = X.reshape(X.shape[0], -1)
         G = _readonly("grid", self.grid, (1, 2))
