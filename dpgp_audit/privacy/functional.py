@@ -69,12 +69,15 @@ def _points(points: np.ndarray) -> np.ndarray:
     return P
 
 
-def gram_factor(gram: np.ndarray, *, rtol: float = 1e-12) -> np.ndarray:
-    """F (m × r) with F Fᵀ = K for a PSD Gram matrix K, r its numerical rank.
+def gram_factor(gram: np.ndarray, *, rtol: float = 0.0) -> np.ndarray:
+    """F (m × r) with F Fᵀ = K for a PSD Gram matrix K.
 
     Eigendecomposition rather than Cholesky: a Gram matrix of repeated or nearly
-    coincident points is singular, and the sample path is then exactly
-    determined on the repeated points (equal values), which this factor reproduces.
+    coincident points is singular (Cholesky fails or needs jitter, which changes the
+    released distribution), and the sample path then takes equal values on repeated
+    points, which this factor reproduces up to rounding. With the default
+    ``rtol=0`` every positive eigenvalue is kept (see
+    :func:`~dpgp_audit.privacy.multivariate.covariance_factor`).
     """
     return covariance_factor(gram, rtol=rtol, name="gram")
 
@@ -90,12 +93,14 @@ class GPPathSampler:
     points
         Evaluation points, shape (m, D) (or (m,) for D = 1).
     rtol
-        Eigenvalues below ``rtol · λ_max`` of the Gram matrix are treated as zero.
+        Eigenvalues at or below ``rtol · λ_max`` of the Gram matrix are dropped from
+        the factor (default 0: keep every positive one, so no direction with
+        variance is left without noise).
     """
 
     kernel: Kernel
     points: np.ndarray
-    rtol: float = 1e-12
+    rtol: float = 0.0
     gram: np.ndarray = field(init=False, repr=False)
     factor: np.ndarray = field(init=False, repr=False)
 
