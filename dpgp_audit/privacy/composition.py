@@ -19,7 +19,7 @@ adding up guarantees about different relations proves nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,6 +124,10 @@ class Budget:
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=True))
+
+    def __iter__(self) -> Iterator[float]:
+        """Unpack as ``epsilon, delta = budget``."""
+        return iter((self.epsilon, self.delta))
 
     def claim(self, relation: NeighbourRelation, *, proven: bool = True,
               note: str = "") -> ApproxDP:
