@@ -22,10 +22,10 @@ from dpgp_audit.methods.primitives import (
 )
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import CalibrationRangeError
-from dpgp_audit.privacy.claims import PureDP
+from dpgp_audit.privacy.claims import Neighbour, PureDP
 from dpgp_audit.privacy.gdp import gdp_delta
 
-P_IDS = ["P.1/gaussian-sum", "P.2/laplace-sum", "P.2/exponential",
+P_IDS = ["P.1/gaussian-sum", "P.2/laplace-sum", "P.2/laplace-sum-rows", "P.2/exponential",
          "P.4/multivariate-gaussian", "P.5/functional"]
 
 
@@ -50,8 +50,12 @@ def test_sensitivity_bound_holds_on_generated_neighbours(mid, seed):
     y = g.uniform(-1, 1, data.n)
     d0 = Dataset(data.X, y)
     i = int(g.integers(data.n))
-    t = float(g.choice([-1.0, 1.0]) * g.uniform(0.0, 1.0) ** 0.25) * mech.claim.relation.d
-    d1 = _neighbour(d0, i, t)
+    rel = mech.claim.relation
+    if rel.kind is Neighbour.ROWS:  # substitute a whole row inside the declared domain
+        d1 = d0.with_row(i, g.uniform(-20, 20, data.dim), g.uniform(-rel.d, rel.d))
+    else:
+        t = float(g.choice([-1.0, 1.0]) * g.uniform(0.0, 1.0) ** 0.25) * rel.d
+        d1 = _neighbour(d0, i, t)
     assert mech.norm(mech.query(d0) - mech.query(d1)) <= mech.sensitivity_bound() * (1 + 1e-9)
 
 
@@ -104,6 +108,20 @@ def test_p2_laplace_exact_epsilon_equals_claim():
     loss = np.max(np.abs(stats.laplace(s0, mech.scale).logpdf(grid)
                          - stats.laplace(s1, mech.scale).logpdf(grid)))
     assert loss == pytest.approx(mech.claim.epsilon, rel=1e-9)
+
+
+def test_p2_laplace_whole_rows():
+    mech, data = registry.get("P.2/laplace-sum-rows").make()
+    assert mech.claim.relation.kind is Neighbour.ROWS and mech.claim.relation.d == 1.0
+    assert mech.sensitivity_bound() == 2.0 and mech.scale == 2.0
+    # the extreme substitution y_i: -1 -> +1 moves the sum by exactly 2 = the bound
+    lo = data.with_row(0, data.X[0], -1.0)
+    hi = data.with_row(0, [3.0], 1.0)
+    assert mech.norm(mech.query(hi) - mech.query(lo)) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="y_bound"):
+        LaplaceSumMechanism(d=1.0, epsilon=1.0, relation="rows")
+    with pytest.raises(ValueError, match="relation"):
+        LaplaceSumMechanism(d=1.0, epsilon=1.0, relation="pairs")
 
 
 def test_p2_declared_bound_and_clip():
