@@ -24,7 +24,8 @@ Scores (large values = evidence for D′)
     :class:`~dpgp_audit.contract.GaussianRelease` (the exact likelihood ratio
     when means and covariance are right — Neyman–Pearson optimal). A mean
     difference outside the range of Σ uses the offending direction instead
-    (a perfect distinguisher).
+    (a perfect distinguisher). With Σ(D) ≠ Σ(D′) (same range) the exact
+    quadratic log-likelihood ratio is used.
 ``"lda"``
     Fisher's discriminant with a Ledoit–Wolf shrunk pooled covariance, fitted on
     the fitting split (hand-written: a dozen lines of numpy, no sklearn needed).
@@ -35,8 +36,8 @@ Scores (large values = evidence for D′)
 ``"identity"``
     The scalar output itself (both tails are tried).
 ``"auto"``
-    ``lr-gaussian`` if the mechanism is a GaussianRelease with
-    Σ(D) = Σ(D′); else ``categorical`` for integer/boolean or few-valued
+    ``lr-gaussian`` if the mechanism is a GaussianRelease (and the two laws
+    share a range); else ``categorical`` for integer/boolean or few-valued
     outputs; ``identity`` for scalars; ``lda`` otherwise.
 
 Scale: chunks and executors
@@ -201,20 +202,52 @@ def fit_lda(X0: np.ndarray, X1: np.ndarray) -> LinearScore:
     return LinearScore(w, "lda")
 
 
-def _lr_gaussian(mechanism: GaussianRelease, d0: Dataset, d1: Dataset) -> LinearScore | None:
-    """Exact LR direction from the mechanism's white-box interface (None if Σ differs)."""
+@dataclass(frozen=True, eq=False)
+class QuadraticScore:
+    """Exact Gaussian log-likelihood ratio for unequal covariances (common range).
+
+    ``s(x) = ½‖W0 (x − m0)‖² − ½‖W1 (x − m1)‖²`` with ``W_i = L_i⁻¹ Uᵀ`` for the
+    Cholesky factors L_i of Σ_i restricted to the common range U (the constant
+    log-determinant term does not change which events are thresholded).
+    """
+
+    m0: np.ndarray
+    m1: np.ndarray
+    W0: np.ndarray
+    W1: np.ndarray
+    name: str = "lr-gaussian (quadratic, unequal covariances)"
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """Score each row of ``X``."""
+        X = np.asarray(X, dtype=float).reshape(X.shape[0], -1)
+        a = (X - self.m0) @ self.W0.T
+        b = (X - self.m1) @ self.W1.T
+        return 0.5 * (np.sum(a * a, axis=1) - np.sum(b * b, axis=1))
+
+
+def _lr_gaussian(mechanism: GaussianRelease, d0: Dataset,
+                 d1: Dataset) -> LinearScore | QuadraticScore | None:
+    """Exact LR score from the mechanism's white-box interface (None if it cannot be built)."""
     from dpgp_audit.audit.whitebox import factor_covariance, gaussian_profile
 
     c0 = np.asarray(mechanism.cov(d0), dtype=float)
     c1 = np.asarray(mechanism.cov(d1), dtype=float)
-    if c0.shape != c1.shape or not np.array_equal(c0, c1):
-        return None
+    m0 = np.ravel(np.asarray(mechanism.mean(d0), dtype=float))
+    m1 = np.ravel(np.asarray(mechanism.mean(d1), dtype=float))
     f = factor_covariance(c0)
-    m0 = np.ravel(mechanism.mean(d0))
-    m1 = np.ravel(mechanism.mean(d1))
     prof = gaussian_profile(m0, m1, f)
     if prof.infinite:
         return LinearScore(np.asarray(prof.direction), "lr-gaussian (out-of-range direction)")
+    if c0.shape != c1.shape or not np.array_equal(c0, c1):
+        f1 = factor_covariance(c1)
+        if not f.same_range(f1):
+            return None  # mutually singular parts: left to the learned scores
+        U = f.eigvecs
+        L0 = np.linalg.cholesky(U.T @ f.cov @ U)
+        L1 = np.linalg.cholesky(U.T @ f1.cov @ U)
+        W0 = np.linalg.solve(L0, U.T)
+        W1 = np.linalg.solve(L1, U.T)
+        return QuadraticScore(m0, m1, W0, W1)
     w = f.eigvecs @ (f.whiten(m1 - m0) / np.sqrt(f.eigvals))
     if not np.any(w):
         return None
@@ -246,7 +279,11 @@ def _sample_raw(mechanism: object, data: Dataset, size: int, rng: np.random.Gene
 
 def _sample_scores(mechanism: object, data: Dataset, size: int, rng: np.random.Generator,
                    index: int, score: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    return np.asarray(score(_sample_raw(mechanism, data, size, rng, index)), dtype=float)
+    s = np.asarray(score(_sample_raw(mechanism, data, size, rng, index)), dtype=float)
+    if not np.all(np.isfinite(s)):
+        raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
+                         "the audit refuses to count them")
+    return s
 
 
 def _sample_counts(mechanism: object, data: Dataset, size: int, rng: np.random.Generator,
@@ -358,14 +395,18 @@ def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: s
     if score in ("auto", "lr-gaussian"):
         fixed = _lr_gaussian(mech, d0, d1) if isinstance(mech, GaussianRelease) else None
         if fixed is None and score == "lr-gaussian":
-            raise ValueError("score 'lr-gaussian' needs a GaussianRelease with Σ(D) = Σ(D′) "
-                             "and m(D) != m(D′)")
+            raise ValueError("score 'lr-gaussian' needs a GaussianRelease whose two laws "
+                             "differ and share the range of their covariances")
     if fixed is not None:
         s0, s1 = sampler.scores(rng_rest, n_fit, fixed)
         return _Fitted(fixed, fixed.name, np.sort(s0), np.sort(s1), n_fit,
-                       time.perf_counter() - t, dim=int(fixed.w.size))
+                       time.perf_counter() - t, dim=int(np.size(mech.mean(d0))))
     n_raw = min(n_fit, max_fit_rows)
     X0, X1 = sampler.raw(rng_raw, n_raw)
+    for X in (X0, X1):
+        if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+            raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
+                             "the audit refuses to count them")
     name = score
     if score == "auto":
         if _looks_discrete(X0) and _looks_discrete(X1):
