@@ -175,7 +175,8 @@ def _flag_rate(audit, mech, n, runs=20, seed=0, **kw):
 
 
 def test_sensitivity_doubled_flagged_blackbox_at_planned_n():
-    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0)  # ~19 k certification
+    # ~19 k certification samples; the exact LR score fits only a threshold on 25 %
+    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, fit_fraction=0.25)
     assert plan.n_per_side < 25_000
     bug = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
     assert _flag_rate(audit_blackbox, bug, plan.n_total_per_side) >= 0.6  # planned power 0.8
@@ -184,7 +185,8 @@ def test_sensitivity_doubled_flagged_blackbox_at_planned_n():
 
 
 def test_sensitivity_doubled_flagged_gdp_fit_at_planned_n():
-    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, method="gdp")
+    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, method="gdp",
+                        fit_fraction=0.25)
     assert plan.n_per_side < 900  # AUDITING.md: ~650
     bug = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
     assert _flag_rate(audit_gdp_fit, bug, plan.n_total_per_side) >= 0.6

@@ -100,6 +100,7 @@ __all__ = [
 _DEFAULT_DELTA = 1e-5
 _FIT_CHUNK = 50_000  # rows per chunk while fitting (the output size is not known yet)
 _FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose thresholds
+_FIT_FRACTION_FIXED = 0.25  # default fitting share when the score is known (lr-gaussian)
 _SCORES = ("auto", "lr-gaussian", "lda", "categorical", "identity")
 NO_PROOF_NOTE = ("No violation found is not a proof of privacy: only the tests listed were run, "
                  "and the epsilon ceiling at this n bounds what they could show.")
@@ -384,19 +385,26 @@ def _looks_discrete(X: np.ndarray) -> bool:
     return n_unique <= min(1000, max(2, rows.shape[0] // 20))
 
 
-def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: str,
-               max_fit_rows: int) -> _Fitted:
+def _fixed_score(mechanism: object, d0: Dataset, d1: Dataset,
+                 score: str) -> LinearScore | QuadraticScore | IdentityScore | None:
+    """The score when it needs no fitting (exact LR from the white-box interface)."""
     if score not in _SCORES:
         raise ValueError(f"score must be one of {_SCORES}, got {score!r}")
-    t = time.perf_counter()
-    mech, d0, d1 = sampler.mechanism, sampler.d0, sampler.d1
-    rng_raw, rng_rest = _child_rngs(rng, 2)
     fixed = None
     if score in ("auto", "lr-gaussian"):
-        fixed = _lr_gaussian(mech, d0, d1) if isinstance(mech, GaussianRelease) else None
+        fixed = (_lr_gaussian(mechanism, d0, d1) if isinstance(mechanism, GaussianRelease)
+                 else None)
         if fixed is None and score == "lr-gaussian":
             raise ValueError("score 'lr-gaussian' needs a GaussianRelease whose two laws "
                              "differ and share the range of their covariances")
+    return fixed
+
+
+def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: str,
+               max_fit_rows: int, fixed: Callable | None) -> _Fitted:
+    t = time.perf_counter()
+    mech, d0 = sampler.mechanism, sampler.d0
+    rng_raw, rng_rest = _child_rngs(rng, 2)
     if fixed is not None:
         s0, s1 = sampler.scores(rng_rest, n_fit, fixed)
         return _Fitted(fixed, fixed.name, np.sort(s0), np.sort(s1), n_fit,
@@ -501,9 +509,11 @@ def _claim_epsilon_delta(claim: object, delta: float | None) -> tuple[float, flo
 
 
 def _prepare(mechanism: object, d0: Dataset, d1: Dataset, n: int, rng: np.random.Generator,
-             alpha: float, chunk_size: int | None, fit_fraction: float,
-             executor: object | None) -> tuple[int, int, int, _Sampler]:
+             alpha: float, chunk_size: int | None, fit_fraction: float | None,
+             executor: object | None, fixed: object | None) -> tuple[int, int, int, _Sampler]:
     n = check_positive_int("n", n)
+    if fit_fraction is None:  # a fixed score only needs its threshold fitted
+        fit_fraction = _FIT_FRACTION_FIXED if fixed is not None else 0.5
     rng = check_rng(rng)
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
@@ -551,8 +561,8 @@ def _witness(d0: Dataset, d1: Dataset) -> dict:
 def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
                    rng: np.random.Generator, alpha: float = 0.05, claim: object | None = None,
                    score: str = "auto", executor: object | None = None,
-                   chunk_size: int | None = None, fit_fraction: float = 0.5, tests: int = 2,
-                   delta: float | None = None, c_min: float | None = None,
+                   chunk_size: int | None = None, fit_fraction: float | None = None,
+                   tests: int = 2, delta: float | None = None, c_min: float | None = None,
                    max_fit_rows: int = 200_000) -> AuditResult:
     """A.3: certified lower bound on ε at the claimed δ from samples of M(D) and M(D′).
 
@@ -581,7 +591,9 @@ def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
         rows). Results depend on it (it fixes which child generator draws what),
         never on the executor.
     fit_fraction
-        Share of the ``n`` samples per side used to fit the score and thresholds.
+        Share of the ``n`` samples per side used to fit the score and thresholds
+        (default 0.25 when the score is the exact ``lr-gaussian`` one, which only
+        needs a threshold, else 0.5).
     tests
         How many of the four (tail × direction) tests, ranked by their predicted
         bound on the fitting split, are certified; α is split evenly over them
@@ -606,12 +618,13 @@ def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     eps_c, del_c, conversion = _claim_epsilon_delta(claim, delta)
     rng = check_rng(rng)
+    fixed = _fixed_score(mechanism, d0, d1, score)
     n_fit, n_cert, chunk, sampler = _prepare(mechanism, d0, d1, n, rng, alpha, chunk_size,
-                                             fit_fraction, executor)
+                                             fit_fraction, executor, fixed)
     if tests not in (1, 2, 3, 4):
         raise ValueError(f"tests must be 1..4, got {tests!r}")
     rng_fit, rng_cert = _child_rngs(rng, 2)
-    fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows)
+    fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows, fixed)
     chunk = _auto_chunk(sampler, chunk_size, fit.dim)
     c_min = min(0.5, 5.0 / n_fit) if c_min is None else float(c_min)
     chosen, grid = _choose_blackbox_tests(fit, n_cert, del_c, alpha, tests, c_min)
@@ -678,7 +691,7 @@ def _claim_mu(claim: object) -> tuple[float | None, str]:
 def audit_gdp_fit(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
                   rng: np.random.Generator, alpha: float = 0.05, claim: object | None = None,
                   score: str = "auto", executor: object | None = None,
-                  chunk_size: int | None = None, fit_fraction: float = 0.5,
+                  chunk_size: int | None = None, fit_fraction: float | None = None,
                   delta: float | None = None, max_fit_rows: int = 200_000) -> AuditResult:
     """A.3 GDP fit: certified lower bound on μ from one test's (FPR, FNR).
 
@@ -703,10 +716,11 @@ def audit_gdp_fit(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
     d_report = (claim.delta if isinstance(claim, ApproxDP) and claim.delta > 0 else
                 (_DEFAULT_DELTA if delta is None else float(delta)))
     rng = check_rng(rng)
+    fixed = _fixed_score(mechanism, d0, d1, score)
     n_fit, n_cert, chunk, sampler = _prepare(mechanism, d0, d1, n, rng, alpha, chunk_size,
-                                             fit_fraction, executor)
+                                             fit_fraction, executor, fixed)
     rng_fit, rng_cert = _child_rngs(rng, 2)
-    fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows)
+    fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows, fixed)
     chunk = _auto_chunk(sampler, chunk_size, fit.dim)
     grid = _threshold_grid(fit.s0, fit.s1, min(0.5, 5.0 / n_fit))
     a0, b0 = _tail_counts(fit.s0, grid)
