@@ -729,8 +729,9 @@ def audit_gdp_fit(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
     a = alpha / 2
     best = None
     for tail, fp_fit, tp_fit in (("upper", a0, a1), ("lower", b0, b1)):
-        fpr = (fp_fit + 0.5) / (nf + 1.0)
-        fnr = (nf - tp_fit + 0.5) / (nf + 1.0)
+        # pessimistic plug-in rates (see _choose_blackbox_tests: against the winner's curse)
+        fpr = np.asarray(cp_upper(fp_fit, nf, _FIT_LEVEL))
+        fnr = np.asarray(cp_upper(nf - tp_fit, nf, _FIT_LEVEL))
         pred = np.asarray(mu_lower_bound(cp_upper(fpr * n_cert, n_cert, a),
                                          cp_upper(fnr * n_cert, n_cert, a)))
         j = int(np.argmax(pred))
