@@ -541,3 +541,19 @@ def test_harder_bugs_flagged_by_gdp_fit_at_planned_n_slow(label, factor):
                         fit_fraction=0.25)
     bug = ScalarGaussianWB(SIGMA / factor, CLAIM)
     assert _flag_rate(audit_gdp_fit, bug, int(2 * plan.n_total_per_side), runs=40) >= 0.65, label
+
+
+def test_results_are_json_serialisable(rng):
+    import json
+
+    from dpgp_audit.audit.whitebox import audit_whitebox
+
+    bug = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
+    het = HeteroscedasticGaussian(ApproxDP(epsilon=1.0, delta=1e-2, relation=REL))
+    for r in (audit_blackbox(bug, D0, D1, n=2000, rng=rng),
+              audit_gdp_fit(bug, D0, D1, n=2000, rng=rng),
+              audit_blackbox(RandomizedResponse(0.9, CLAIM), D0, D1, n=2000, rng=rng),
+              audit_whitebox(bug, [(D0, D1)]),
+              audit_whitebox(het, [(D0, D1)], rng=rng, n_mc=2000)):
+        text = json.dumps(r.as_dict())
+        assert r.auditor in text
