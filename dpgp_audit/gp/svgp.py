@@ -23,10 +23,10 @@ import numpy as np
 from scipy import linalg
 
 from dpgp_audit._validation import as_finite_array
+from dpgp_audit.gp.linalg import psd_cholesky
 
 __all__ = [
     "QU",
-    "cholesky_or_raise",
     "gaussian_log_density",
     "predict_from_qu",
     "sufficient_statistics",
@@ -34,17 +34,6 @@ __all__ = [
 ]
 
 KernelFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
-
-
-def cholesky_or_raise(M: np.ndarray, name: str, *, jitter: float = 0.0) -> np.ndarray:
-    """Lower Cholesky factor of ``M + jitter I``; ``ValueError`` naming ``name`` if not PD."""
-    M = np.asarray(M, dtype=float)
-    if jitter:
-        M = M + jitter * np.eye(M.shape[0])
-    try:
-        return linalg.cholesky(M, lower=True, check_finite=True)
-    except (linalg.LinAlgError, ValueError) as err:
-        raise ValueError(f"{name} is not positive definite ({err})") from None
 
 
 @dataclass(frozen=True)
@@ -95,7 +84,7 @@ def titsias_qu(Kzz: np.ndarray, A: np.ndarray, B: np.ndarray, noise_var: float) 
     Computed as K_ZZ P⁻¹ (·) with P = K_ZZ + σ⁻² B via one Cholesky factor.
     """
     P = Kzz + B / noise_var
-    L = cholesky_or_raise(P, "K_ZZ + B/sigma^2")
+    L = psd_cholesky(0.5 * (P + P.T), name="K_ZZ + B/sigma^2")
     Sigma_Kzz = linalg.cho_solve((L, True), Kzz)
     m = Kzz @ linalg.cho_solve((L, True), A) / noise_var
     S = Kzz @ Sigma_Kzz
@@ -115,7 +104,7 @@ def predict_from_qu(Kzz: np.ndarray, Kvz: np.ndarray, kvv: np.ndarray, qu: QU, *
     """
     m = Kzz.shape[0]
     scale = float(np.trace(Kzz)) / m
-    L = cholesky_or_raise(Kzz, "K_ZZ", jitter=jitter * scale)
+    L = psd_cholesky(Kzz, jitter=jitter * scale, name="K_ZZ")
     Linv_Kzv = linalg.solve_triangular(L, Kvz.T, lower=True)          # (m, v)
     W = linalg.solve_triangular(L, Linv_Kzv, lower=True, trans="T").T   # K_VZ K_ZZ^-1
     mean = W @ qu.m

@@ -81,7 +81,7 @@ def regulariser_lambda(sigma_b: float, noise_var: float, n_inducing: int,
 
 def symmetric_noise(sigma_b: float, d: int, shape: tuple[int, ...],
                     rng: np.random.Generator) -> np.ndarray:
-    """Draws of E_b: symmetric, N(0, σ_b²) diagonal, N(0, σ_b²/2) off-diagonal; shape (*shape, d, d).
+    """Draws of E_b, shape (*shape, d, d): symmetric, N(0, σ_b²) diagonal, N(0, σ_b²/2) off it.
 
     This is the law of upper_unvec(e) for e ~ N(0, σ_b² I) (H §3.3).
     """
@@ -185,8 +185,9 @@ def noise_aware_qu(Kzz: np.ndarray, A_noisy: np.ndarray, B_noisy: np.ndarray, no
             if on_not_pd == "raise":
                 w = float(np.linalg.eigvalsh(base)[0])
                 raise RegularisationError(
-                    f"K_ZZ + B/sigma^2 + lambda I is not positive definite (lambda = {lam_used:.4g},"
-                    f" smallest eigenvalue of K_ZZ + B/sigma^2 = {w:.4g}); the regulariser of "
+                    "K_ZZ + B/sigma^2 + lambda I is not positive definite "
+                    f"(lambda = {lam_used:.4g}, min eigenvalue of K_ZZ + B/sigma^2 = {w:.4g}) "
+                    "- the regulariser of "
                     "H eq. (10) fails with probability about rho. Pass on_not_pd='inflate' to "
                     "double lambda until it is (post-processing, no privacy cost)") from None
             inflations += 1
