@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpgp_audit import registry
+from dpgp_audit.audit.result import Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ, Matern32
 from dpgp_audit.gp.svgp import titsias_qu
@@ -154,3 +155,48 @@ def test_registry_entry_builds_on_default_data(rng):
     mech, data = entry.make()
     assert mech.claim.relation.kind is Neighbour.ROWS
     assert mech.sample(data, 3, rng).shape == (3, mech.output_dim)
+
+
+# ----------------------------------------------------------------------------- audits
+
+
+class _MissingFactorTwo(DPSVGPStats):
+    """Planted bug: sensitivity R_y R_k (forgets that y can flip sign under substitution)."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        from dpgp_audit.privacy.calibrate import calibrate_gaussian
+        wrong = self.y_bound * self.R_k
+        object.__setattr__(self, "sensitivity", wrong)
+        object.__setattr__(self, "calibration", calibrate_gaussian(self.epsilon, self.delta, wrong))
+
+
+def _row_pairs(mech, seed, n=8, k=6):
+    r = np.random.default_rng(seed)
+    pairs = []
+    for _ in range(k):
+        d0 = _data(r, n=n)
+        i = int(r.integers(n))
+        x_new = r.choice([mech.Z[r.integers(mech.n_inducing), 0], 40.0, r.uniform(-5, 5)])
+        pairs.append((d0, d0.with_row(i, [x_new], r.choice([-1.0, 1.0]))))
+    # the adversarial pair: the same input on an inducing point, y flips sign
+    d0 = _data(r, n=n).with_row(0, mech.Z[mech.n_inducing // 2], 1.0)
+    pairs.append((d0, d0.with_row(0, mech.Z[mech.n_inducing // 2], -1.0)))
+    return pairs
+
+
+@given(st.integers(0, 2**32 - 1), st.floats(0.3, 3.0), st.floats(0.3, 2.0))
+def test_whitebox_audit_at_claim_on_generated_rows(seed, ratio, ell):
+    from dpgp_audit.audit.whitebox import audit_whitebox
+    mech = _mech(ratio=ratio, kernel=EQ(lengthscale=ell))
+    res = audit_whitebox(mech, _row_pairs(mech, seed))
+    assert res.verdict is not Verdict.VIOLATION
+
+
+def test_whitebox_audit_flags_missing_factor_two():
+    from dpgp_audit.audit.whitebox import audit_whitebox
+    # short lengthscale vs spacing: ||k(Z, z_j)|| is close to R_k (eq. 8), so 2 R_y ||k|| > R_y R_k
+    bug = _MissingFactorTwo(Z=np.linspace(-3, 3, 5)[:, None], kernel=EQ(lengthscale=0.3),
+                            y_bound=1.0, epsilon=1.0, delta=1e-5)
+    res = audit_whitebox(bug, _row_pairs(bug, 0))
+    assert res.verdict is Verdict.VIOLATION

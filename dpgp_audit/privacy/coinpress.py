@@ -39,7 +39,7 @@ def gaussian_tail_bound(dim: int, beta: float) -> float:
 
 def coinpress_rho_schedule(rho: float, n_iter: int = 12, last_fraction: float = 0.75
                            ) -> np.ndarray:
-    """Per-iteration budgets: ``last_fraction`` of ρ in the last step, the rest split evenly (H §4.1)."""
+    """Per-step budgets: ``last_fraction`` of ρ in the last step, the rest split evenly (H §4.1)."""
     if not (rho > 0 and math.isfinite(rho)):
         raise ValueError(f"rho must be finite and > 0, got {rho!r}")
     n_iter = check_positive_int("n_iter", n_iter)
