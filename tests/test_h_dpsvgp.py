@@ -200,3 +200,16 @@ def test_whitebox_audit_flags_missing_factor_two():
                             y_bound=1.0, epsilon=1.0, delta=1e-5)
     res = audit_whitebox(bug, _row_pairs(bug, 0))
     assert res.verdict is Verdict.VIOLATION
+
+
+def test_sensitivity_checker_searches_replacement_rows(rng):
+    from dpgp_audit.audit.sensitivity import check_sensitivity
+    mech = _mech(kernel=EQ(lengthscale=0.3))
+    data = _data(rng, n=6)
+    res = check_sensitivity(mech, data, rng, budget=150)
+    assert res.verdict is not Verdict.VIOLATION
+    assert 0 < res.estimate <= mech.sensitivity_bound() * (1 + 1e-9)
+    bug = _MissingFactorTwo(Z=mech.Z, kernel=EQ(lengthscale=0.3), y_bound=1.0, epsilon=1.0,
+                            delta=1e-5)
+    res_bug = check_sensitivity(bug, data, rng, budget=150)
+    assert res_bug.verdict is Verdict.VIOLATION
