@@ -45,8 +45,9 @@ class QU:
 
 
 def sufficient_statistics(kernel: KernelFn, Z: np.ndarray, X: np.ndarray, y: np.ndarray, *,
-                          weights: np.ndarray | None = None,
-                          chunk: int = 65536) -> tuple[np.ndarray, np.ndarray]:
+                          weights: np.ndarray | None = None, chunk: int = 65536,
+                          return_max_norm: bool = False
+                          ) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, float]:
     """A = Σ_i w_i y_i k_i and B = Σ_i w_i k_i k_iᵀ with k_i = k(Z, x_i) (H eqs. 3, 37).
 
     Parameters
@@ -59,15 +60,20 @@ def sufficient_statistics(kernel: KernelFn, Z: np.ndarray, X: np.ndarray, y: np.
         Optional per-row weights w_i = σ_i⁻² (heteroscedastic noise, H App. D).
     chunk
         Rows per block (memory ≈ 8 · m · chunk bytes).
+    return_max_norm
+        Also return max_i ‖k_i‖₂ (used to check a sensitivity bound R_k on the data).
     """
     X = as_finite_array("X", X, ndim=2)
     y = as_finite_array("y", y, ndim=1)
     m = np.asarray(Z).shape[0]
     A = np.zeros(m)
     B = np.zeros((m, m))
+    max_sq = 0.0
     for start in range(0, X.shape[0], chunk):
         sl = slice(start, start + chunk)
         Kzx = np.asarray(kernel(Z, X[sl]), dtype=float)
+        if return_max_norm:
+            max_sq = max(max_sq, float(np.max(np.einsum("ij,ij->j", Kzx, Kzx))))
         if weights is None:
             A += Kzx @ y[sl]
             B += Kzx @ Kzx.T
@@ -75,7 +81,10 @@ def sufficient_statistics(kernel: KernelFn, Z: np.ndarray, X: np.ndarray, y: np.
             w = np.asarray(weights[sl], dtype=float)
             A += Kzx @ (w * y[sl])
             B += (Kzx * w) @ Kzx.T
-    return A, 0.5 * (B + B.T)
+    B = 0.5 * (B + B.T)
+    if return_max_norm:
+        return A, B, float(np.sqrt(max_sq))
+    return A, B
 
 
 def titsias_qu(Kzz: np.ndarray, A: np.ndarray, B: np.ndarray, noise_var: float) -> QU:

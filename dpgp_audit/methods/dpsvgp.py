@@ -211,11 +211,10 @@ class DPSVGPStats:
         if data.dim != self.Z.shape[1]:
             raise ValueError(f"data has input dimension {data.dim}, Z has {self.Z.shape[1]}")
         y = self._targets(data)
-        A, B = sufficient_statistics(self.kernel, self.Z, data.X, y)
-        # The largest row norm ‖k_i‖² is the largest diagonal entry of K_XZ K_ZX;
-        # checking it on the data guards a wrong R_k (a sensitivity bug) loudly.
-        Kxz = self.kernel(data.X, self.Z)
-        worst = float(np.sqrt(np.max(np.sum(Kxz * Kxz, axis=1)))) if data.n else 0.0
+        A, B, worst = sufficient_statistics(self.kernel, self.Z, data.X, y,
+                                            return_max_norm=True)
+        # The largest row norm ‖k_i‖ on the data must respect R_k: a violation
+        # means a wrong kernel bound (a sensitivity bug), so refuse loudly.
         if worst > self.R_k * (1 + 1e-9):
             raise ValueError(f"a row has ||k(Z, x)|| = {worst:.6g} > R_k = {self.R_k:.6g}: "
                              "the R_k bound does not hold for this kernel/Z")
