@@ -228,6 +228,19 @@ def test_sqdist_exact_zero_diagonal_and_nonnegative(rng):
     np.testing.assert_allclose(r2c, ref, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("D", [2, 40])  # cdist path and BLAS-expansion path
+def test_sqdist_paths_agree_with_direct_differences(D, rng):
+    X = rng.normal(size=(25, D))
+    Y = rng.normal(size=(9, D))
+    ls = rng.uniform(0.5, 2.0, size=D)
+    ref_xy = (((X[:, None, :] - Y[None, :, :]) / ls) ** 2).sum(-1)
+    ref_xx = (((X[:, None, :] - X[None, :, :]) / ls) ** 2).sum(-1)
+    np.testing.assert_allclose(scaled_sqdist(X, Y, ls), ref_xy, rtol=1e-10, atol=1e-10)
+    r2 = scaled_sqdist(X, None, ls)
+    np.testing.assert_allclose(r2, ref_xx, rtol=1e-10, atol=1e-10)
+    assert np.all(np.diag(r2) == 0) and np.array_equal(r2, r2.T)
+
+
 def test_1d_promotion():
     x = np.linspace(0, 1, 5)
     k = EQ()

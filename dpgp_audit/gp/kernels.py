@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.spatial.distance import cdist
 
 __all__ = [
     "EQ",
@@ -81,19 +82,27 @@ def _positive_vector(name: str, value: object) -> float | np.ndarray:
     return arr
 
 
+_CDIST_MAX_DIM = 16
+
+
 def scaled_sqdist(X: np.ndarray, Y: np.ndarray | None, lengthscale: float | np.ndarray
                   ) -> np.ndarray:
     """Squared distances ``||(x - y) / lengthscale||²`` between rows, computed stably.
 
-    Uses the expansion |x|² + |y|² − 2 x·y on inputs centred at a common mean
-    (less cancellation), clips round-off negatives to 0 and, when ``Y`` is
-    ``None`` (K(X, X)), sets the diagonal to exactly 0 and symmetrises.
+    For D ≤ 16 the differences are formed directly (``scipy.spatial.distance.cdist``:
+    no cancellation, exactly symmetric with an exactly zero diagonal for K(X, X),
+    and faster than BLAS at low D). For larger D the expansion
+    |x|² + |y|² − 2 x·y is used on inputs centred at a common mean (less
+    cancellation), with round-off negatives clipped to 0 and, when ``Y`` is
+    ``None``, an exactly zero diagonal and exact symmetry enforced.
     """
     ls = np.asarray(lengthscale, dtype=float)
     if ls.ndim == 1 and ls.shape[0] != X.shape[1]:
         raise ValueError(
             f"ARD lengthscale has {ls.shape[0]} entries but the inputs have D = {X.shape[1]}")
     Xs = X / ls
+    if X.shape[1] <= _CDIST_MAX_DIM:
+        return cdist(Xs, Xs if Y is None else Y / ls, "sqeuclidean")
     if Y is None:
         Xs = Xs - Xs.mean(axis=0)
         sq = np.einsum("ij,ij->i", Xs, Xs)
@@ -115,7 +124,11 @@ class Kernel(ABC):
     """Abstract covariance function k(x, x').
 
     Subclasses implement :meth:`_K` (on validated 2-D inputs; ``Y is None``
-    means K(X, X)) and :meth:`_diag`.
+    means K(X, X)) and :meth:`_diag`, validate their parameters in
+    ``__post_init__`` and are declared ``@dataclass(frozen=True, eq=False)``:
+    ``eq=False`` keeps the parameter-based ``==`` / ``hash`` defined here (which
+    handles array parameters; the dataclass-generated ones do not). New
+    kernels join the invariant tests through :func:`register_kernel_example`.
     """
 
     def __call__(self, X: object, Y: object | None = None) -> np.ndarray:
