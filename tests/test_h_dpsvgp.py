@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, target
 from hypothesis import strategies as st
 
 from dpgp_audit import registry
 from dpgp_audit.audit.result import Verdict
+from dpgp_audit.audit.strategies import neighbouring_datasets
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ, Matern32
 from dpgp_audit.gp.svgp import titsias_qu
@@ -213,3 +214,14 @@ def test_sensitivity_checker_searches_replacement_rows(rng):
                             delta=1e-5)
     res_bug = check_sensitivity(bug, data, rng, budget=150)
     assert res_bug.verdict is Verdict.VIOLATION
+
+
+_H1_FOR_STRATEGY = _mech(kernel=EQ(lengthscale=0.5), ratio=1.0)
+
+
+@given(neighbouring_datasets(_H1_FOR_STRATEGY.claim.relation, n=(1, 10), x_range=(-8.0, 8.0)))
+def test_bound_holds_on_strategy_generated_whole_row_neighbours(pair):
+    mech = _H1_FOR_STRATEGY
+    change = mech.norm(mech.query(pair.d1) - mech.query(pair.d0))
+    target(change, label="H.1 query change")
+    assert change <= mech.sensitivity_bound() * (1 + 1e-9)

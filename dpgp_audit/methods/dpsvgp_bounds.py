@@ -35,6 +35,7 @@ Findings about the paper's formulas (each verified by brute force in
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Literal
@@ -69,6 +70,11 @@ def upper_dim(d: int) -> int:
     return d * (d + 1) // 2
 
 
+@functools.lru_cache(maxsize=64)
+def _triu(d: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(d, 1)
+
+
 def upper_vec(B: np.ndarray) -> np.ndarray:
     """t_b applied to symmetric matrices (H eq. 23): [diag(B); √2 · strict upper triangle].
 
@@ -78,7 +84,7 @@ def upper_vec(B: np.ndarray) -> np.ndarray:
     """
     B = np.asarray(B, dtype=float)
     d = B.shape[-1]
-    iu = np.triu_indices(d, 1)
+    iu = _triu(d)
     diag = np.diagonal(B, axis1=-2, axis2=-1)
     return np.concatenate([diag, math.sqrt(2.0) * B[..., iu[0], iu[1]]], axis=-1)
 
@@ -92,7 +98,7 @@ def upper_unvec(b: np.ndarray, d: int) -> np.ndarray:
     b = np.asarray(b, dtype=float)
     if b.shape[-1] != upper_dim(d):
         raise ValueError(f"b has length {b.shape[-1]}, expected d(d+1)/2 = {upper_dim(d)}")
-    iu = np.triu_indices(d, 1)
+    iu = _triu(d)
     out = np.zeros((*b.shape[:-1], d, d))
     idx = np.arange(d)
     out[..., idx, idx] = b[..., :d]
