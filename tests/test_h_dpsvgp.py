@@ -225,3 +225,16 @@ def test_bound_holds_on_strategy_generated_whole_row_neighbours(pair):
     change = mech.norm(mech.query(pair.d1) - mech.query(pair.d0))
     target(change, label="H.1 query change")
     assert change <= mech.sensitivity_bound() * (1 + 1e-9)
+
+
+def test_whitebox_audit_on_auditedge_neighbour_pairs(rng):
+    from dpgp_audit.audit.neighbours import neighbour_pairs
+    from dpgp_audit.audit.whitebox import audit_whitebox
+    mech = _mech(kernel=EQ(lengthscale=0.5))
+    data = _data(rng, n=12)
+    pairs = neighbour_pairs(data, mech.claim.relation, rng)
+    res = audit_whitebox(mech, pairs)
+    assert res.verdict is not Verdict.VIOLATION
+    bug = _MissingFactorTwo(Z=mech.Z, kernel=EQ(lengthscale=0.3), y_bound=1.0, epsilon=1.0,
+                            delta=1e-5)
+    assert audit_whitebox(bug, neighbour_pairs(data, bug.claim.relation, rng)).violation
