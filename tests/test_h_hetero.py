@@ -15,6 +15,7 @@ from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.methods.dpsvgp_bounds import dpsvgp_sensitivity, upper_vec
 from dpgp_audit.methods.dpsvgp_hetero import (
     DPDirichletClassifier,
+    DPHeteroscedasticStats,
     dirichlet_targets,
     heteroscedastic_sensitivity,
 )
@@ -97,3 +98,53 @@ def test_classifier_whitebox_audit_and_accuracy(rng):
     P = big.predict_proba(qus, V)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     assert list(P.argmax(axis=1)) == [0, 1, 2]
+
+
+def _het(fn, min_nv, **kw):
+    base = dict(Z=np.linspace(-3, 3, 5)[:, None], kernel=EQ(lengthscale=1.0), y_bound=1.0,
+                epsilon=1.0, delta=1e-5, noise_var_fn=fn, min_noise_var=min_nv)
+    base.update(kw)
+    return DPHeteroscedasticStats(**base)
+
+
+def test_heteroscedastic_constant_noise_matches_homoscedastic(rng):
+    from dpgp_audit.gp.svgp import titsias_qu
+    from dpgp_audit.methods.dpsvgp import DPSVGPStats
+    from dpgp_audit.methods.dpsvgp_posterior import noise_aware_qu
+    s2 = 0.04
+    het = _het(lambda X, y: np.full(len(y), s2), s2)
+    hom = DPSVGPStats(Z=het.Z, kernel=het.kernel, y_bound=1.0, epsilon=1.0, delta=1e-5)
+    assert math.isclose(het.sensitivity, hom.sensitivity / s2, rel_tol=1e-12)
+    x = rng.uniform(-4, 4, 30)
+    data = Dataset(x[:, None], np.sin(x))
+    np.testing.assert_allclose(het.query(data), hom.query(data) / s2, rtol=1e-12)
+    A_h, B_h = het.statistics(data)
+    A, B = hom.statistics(data)
+    q_h = noise_aware_qu(np.asarray(het.Kzz), A_h, B_h, 1.0, 0.0, 0.0, lam=0.0)
+    ref = titsias_qu(np.asarray(hom.Kzz), A, B, s2)
+    np.testing.assert_allclose(q_h.m, ref.m, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(q_h.S, ref.S, rtol=1e-8, atol=1e-10)
+    q = het.fit(data, rng=rng)
+    assert np.linalg.eigvalsh(q.S)[0] > 0
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_heteroscedastic_bound_with_label_dependent_noise(seed):
+    r = np.random.default_rng(seed)
+    het = _het(lambda X, y: 0.05 + 0.5 * np.abs(y), 0.05, ratio=float(r.uniform(0.3, 3)))
+    x = r.uniform(-4, 4, 8)
+    d0 = Dataset(x[:, None], r.uniform(-1, 1, 8))
+    base = het.query(d0)
+    for _ in range(6):
+        d1 = d0.with_row(int(r.integers(8)), [r.choice([0.0, 40.0, r.uniform(-4, 4)])],
+                         float(r.choice([-1.0, 0.0, 1.0, r.uniform(-1, 1)])))
+        assert np.linalg.norm(het.query(d1) - base) <= het.sensitivity_bound() * (1 + 1e-9)
+
+
+def test_heteroscedastic_refuses_noise_below_declared_minimum():
+    import pytest
+    het = _het(lambda X, y: np.full(len(y), 0.01), 0.05)
+    with pytest.raises(ValueError, match="min_noise_var"):
+        het.mean(Dataset(np.zeros((2, 1)), np.zeros(2)))
+    with pytest.raises(ValueError, match="noise_var_fn"):
+        _het(None, 0.05)

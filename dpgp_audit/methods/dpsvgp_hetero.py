@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.svgp import QU, predict_from_qu, sufficient_statistics
-from dpgp_audit.methods.dpsvgp import radial_profile, stationary_kernel_bound
+from dpgp_audit.methods.dpsvgp import DPSVGPStats, radial_profile, stationary_kernel_bound
 from dpgp_audit.methods.dpsvgp_bounds import (
     dpsvgp_sensitivity,
     rk_bound,
@@ -50,7 +50,12 @@ from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
 
-__all__ = ["DPDirichletClassifier", "dirichlet_targets", "heteroscedastic_sensitivity"]
+__all__ = [
+    "DPDirichletClassifier",
+    "DPHeteroscedasticStats",
+    "dirichlet_targets",
+    "heteroscedastic_sensitivity",
+]
 
 
 def heteroscedastic_sensitivity(y_bound: float, rk: float, min_noise_var: float,
@@ -59,6 +64,68 @@ def heteroscedastic_sensitivity(y_bound: float, rk: float, min_noise_var: float,
     if not (min_noise_var > 0 and math.isfinite(min_noise_var)):
         raise ValueError(f"min_noise_var must be finite and > 0, got {min_noise_var!r}")
     return dpsvgp_sensitivity(y_bound, rk, ratio) / min_noise_var
+
+
+@dataclass(frozen=True, eq=False)
+class DPHeteroscedasticStats(DPSVGPStats):
+    """H.5 / H App. D: release A_h = Σ σ_i⁻² y_i k_i and B_h = Σ σ_i⁻² k_i k_iᵀ.
+
+    ``noise_var_fn(X, y) -> (n,)`` gives each row's noise variance; it is a
+    public rule applied to the private row (so it may depend on y). Every value
+    must be ≥ ``min_noise_var`` (checked on the data; a violation raises), and the
+    sensitivity is Δ(R_y, R_k, c) / σ²_min. Use :meth:`posterior` with
+    ``noise_var=1`` (H eq. 38); :meth:`fit` does so.
+    """
+
+    noise_var_fn: object = None
+    min_noise_var: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not callable(self.noise_var_fn):
+            raise ValueError("noise_var_fn must be a callable (X, y) -> per-row noise variances")
+        super().__post_init__()
+        sens = self.sensitivity / _positive_min(self.min_noise_var)
+        object.__setattr__(self, "sensitivity", sens)
+        object.__setattr__(self, "calibration",
+                           calibrate_gaussian(self.epsilon, self.delta, sens, self.method))
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP under whole-row substitution; noise variances ≥ σ²_min by rule."""
+        base = super().claim
+        return ApproxDP(epsilon=base.epsilon, delta=base.delta, relation=base.relation,
+                        proven=base.proven,
+                        note=base.note + f"; per-row noise >= {self.min_noise_var:g} (App. D)")
+
+    def statistics(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """Noise-free (A_h, B_h) of H eq. (37); checks R_k and σ_i² ≥ σ²_min."""
+        if data.dim != self.Z.shape[1]:
+            raise ValueError(f"data has input dimension {data.dim}, Z has {self.Z.shape[1]}")
+        y, _ = clip_targets(data.y, self.y_bound, clip=self.clip)
+        s2 = np.asarray(self.noise_var_fn(data.X, y), dtype=float).reshape(-1)  # type: ignore[operator]
+        if s2.shape != (data.n,) or not np.all(np.isfinite(s2)):
+            raise ValueError("noise_var_fn must return one finite variance per row")
+        if np.any(s2 < self.min_noise_var):
+            raise ValueError(f"a row has noise variance {float(s2.min()):.4g} < min_noise_var = "
+                             f"{self.min_noise_var:.4g}: the sensitivity bound would not hold")
+        A, B, worst = sufficient_statistics(self.kernel, self.Z, data.X, y, weights=1.0 / s2,
+                                            return_max_norm=True)
+        if worst > self.R_k * (1 + 1e-9):
+            raise ValueError(f"a row has ||k(Z, x)|| = {worst:.6g} > R_k = {self.R_k:.6g}")
+        return A, B
+
+    def fit(self, data: Dataset, noise_var: float = 1.0, rng: np.random.Generator | None = None,
+            **kw: object) -> DPQU:
+        """H eq. (38): release, then the noise-aware q(u) with σ² = 1 (weights inside A_h, B_h)."""
+        if noise_var != 1.0:
+            raise ValueError("the heteroscedastic posterior uses noise_var = 1 (H eq. 38)")
+        return super().fit(data, 1.0, check_rng(rng), **kw)  # type: ignore[arg-type]
+
+
+def _positive_min(v: float) -> float:
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"min_noise_var must be finite and > 0, got {v!r}")
+    return float(v)
 
 
 def dirichlet_targets(labels: np.ndarray, n_classes: int, alpha_eps: float = 0.01
