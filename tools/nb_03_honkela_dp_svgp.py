@@ -233,7 +233,7 @@ CELLS = [
     sig_grid, ell_grid = (0.1 / 3, 0.1, 0.3), (1 / 3, 1.0, 3.0)
     counts = hyperparameter_recovery(tuple(hyper_epsilons), n_repeats_hyper, rng,
                                      n=n_points_hyper, gamma=hyper_gamma, delta_tot=delta)
-    for e, c in zip(hyper_epsilons, counts):
+    for e, c in zip(hyper_epsilons, counts, strict=True):
         print(f"eps_tot = {e:g}: chose the true (0.1, 1.0) in {c[1, 1]} of {c.sum()} runs")
     hviz.plot_hyperparameter_recovery(counts, tuple(hyper_epsilons), sig_grid, ell_grid);
     """),
