@@ -62,8 +62,12 @@ class SincFit:
 def sinc_fits(epsilons: list[float], rng: np.random.Generator, *, n: int = 1024,
               n_inducing: int = 9, noise_std: float = 0.1, lengthscale: float = 1.0,
               delta: float = 1e-4, y_bound: float = 1.5, n_grid: int = 200,
-              correction: str = "paper") -> tuple[Dataset, list[SincFit]]:
-    """H §6.1 / Fig. 1: one dataset, one DP-GP fit per ε (targets clipped to ±``y_bound``)."""
+              correction: str = "paper", rk_method: str = "grid1d-paper"
+              ) -> tuple[Dataset, list[SincFit]]:
+    """H §6.1 / Fig. 1: one dataset, one DP-GP fit per ε (targets clipped to ±``y_bound``).
+
+    R_k from H eq. (7) by default (1-D grid of inducing inputs).
+    """
     rng = check_rng(rng)
     data = sinc_data(n, noise_std, rng)
     Z = np.linspace(-3, 3, n_inducing)[:, None]
@@ -71,7 +75,7 @@ def sinc_fits(epsilons: list[float], rng: np.random.Generator, *, n: int = 1024,
     fits = []
     for eps in epsilons:
         mech = DPSVGPStats(Z=Z, kernel=EQ(lengthscale=lengthscale), y_bound=y_bound,
-                           epsilon=eps, delta=delta, clip=True)
+                           epsilon=eps, delta=delta, clip=True, rk_method=rk_method)
         q = mech.fit(data, noise_std**2, rng, correction=correction,  # type: ignore[arg-type]
                      on_not_pd="inflate")
         mean, var = mech.predict(q, V)
@@ -101,8 +105,8 @@ def calibration_experiment(rng: np.random.Generator, *, n_repeats: int = 40,
                            epsilons: tuple[float, ...] = (0.5, 1.0, 3.0, 10.0),
                            alphas: tuple[float, ...] = (0.5, 0.8, 0.9, 0.95),
                            n_total: int = 1024, n_inducing: int = 15, delta: float = 1e-4,
-                           y_bound: float = 3.0,
-                           methods: tuple[str, ...] = ("paper", "none")) -> CalibrationResult:
+                           y_bound: float = 3.0, methods: tuple[str, ...] = ("paper", "none"),
+                           rk_method: str = "grid1d-paper") -> CalibrationResult:
     """H §6.2 / Fig. 2: f ~ GP(0, EQ(ℓ=1)) on [−4, 4], half train/test, 15 Z on [−3.5, 3.5].
 
     Per repeat one function draw is shared by all σ; per (σ, ε) one release is
@@ -121,7 +125,7 @@ def calibration_experiment(rng: np.random.Generator, *, n_repeats: int = 40,
     z = stats.norm.ppf(0.5 + np.asarray(alphas) / 2.0)      # central interval half-widths
     cov = np.zeros((len(methods), len(sigmas), len(epsilons), len(alphas), n_repeats))
     mechs = {eps: DPSVGPStats(Z=Z, kernel=kern, y_bound=y_bound, epsilon=eps, delta=delta,
-                              clip=True) for eps in epsilons}
+                              clip=True, rk_method=rk_method) for eps in epsilons}
     m0 = mechs[epsilons[0]]
     Kzz = np.asarray(m0.Kzz)
     Kxz = kern(Xtr, Z)
@@ -154,7 +158,8 @@ def hyperparameter_recovery(epsilons: tuple[float, ...], n_repeats: int,
                             delta_tot: float = 1e-4, noise_std: float = 0.1,
                             sigmas: tuple[float, ...] = (0.1 / 3, 0.1, 0.3),
                             lengthscales: tuple[float, ...] = (1 / 3, 1.0, 3.0),
-                            n_inducing: int = 9, y_bound: float = 1.5) -> np.ndarray:
+                            n_inducing: int = 9, y_bound: float = 1.5,
+                            rk_method: str = "grid1d-paper") -> np.ndarray:
     """H §6.3 / Fig. 3: counts[ε, σ index, ℓ index] of the candidate chosen by H Alg. 2.
 
     Sinc data (N = ``n``, noise 0.1) split evenly into training and validation.
@@ -167,7 +172,7 @@ def hyperparameter_recovery(epsilons: tuple[float, ...], n_repeats: int,
     for ei, eps in enumerate(epsilons):
         search = DPHyperparameterSearch(Z=Z, candidates=tuple(cands), y_bound=y_bound,
                                         epsilon_tot=eps, delta_tot=delta_tot, gamma=gamma,
-                                        n_train=n // 2, clip=True)
+                                        n_train=n // 2, clip=True, rk_method=rk_method)
         for _ in range(n_repeats):
             data = sinc_data(n, noise_std, rng)
             res = search.run(data, rng)
