@@ -5,12 +5,22 @@ Both auditors only call ``mechanism.sample(data, n, rng)``, so they test the
 
 :func:`audit_blackbox`
     A model-free lower bound on ε at the claimed δ, valid with confidence
-    1 − α (AUDITING.md §5.2). Samples are split: a *fitting* half chooses the
-    score, the tails, the directions and the thresholds; a fresh *certification*
-    half is counted once for each chosen test, and Clopper–Pearson bounds are
-    combined with a Bonferroni correction over every certified test. Because
-    nothing on the certification half is chosen by looking at it, the stated
-    confidence is exact (no selection bias, pitfall §3.1).
+    1 − α (AUDITING.md §5.2). Samples are split: a *fitting* share chooses the
+    score and, for each of the four tests (upper/lower tail × the two orders
+    (D, D′) and (D′, D)), the threshold that maximises the bound predicted for
+    the certification size; the ``tests`` best of them (default 2) are counted
+    once on fresh *certification* samples, and their Clopper–Pearson bounds are
+    Bonferroni-corrected over the tests certified. Because nothing on the
+    certification samples is chosen by looking at them, the stated confidence
+    holds exactly (no selection bias, pitfall §3.1) — choosing which tests to
+    certify on the fitting split costs no α.
+
+    Threshold choice improves on AUDITING.md §5.2 in two ways (both on the
+    fitting split only, so validity is untouched): the plug-in rates are shaded
+    to a one-sided 20 % Clopper–Pearson bound, and the GDP fit averages the
+    predicted curve over neighbouring thresholds. Maximising raw plug-in
+    predictions over ~240 thresholds picks lucky tail thresholds (a winner's
+    curse: predicted ε 1.5, certified 0.3 in our trials at 3.8 M samples).
 :func:`audit_gdp_fit`
     A lower bound on μ from the error rates of one test (Nasr et al. 2023;
     Dong, Roth & Su 2022): model-free as a statement about μ-GDP, and turned
@@ -51,7 +61,9 @@ future with ``result()``) as ``executor`` to spread the chunks; certification
 chunks are sampled *and counted* on the worker, so only a few integers travel
 back. In-process by default.
 
-Running an audit on a Dask cluster::
+Running an audit on a Dask cluster (``pip install "dask[distributed]"``;
+dask's ``Client`` has the ``submit``/``result`` interface, so nothing else is
+needed)::
 
     from dask.distributed import Client
     client = Client("tcp://scheduler:8786")     # or Client() for a local cluster
