@@ -102,9 +102,12 @@ from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP
 
 __all__ = [
     "CategoricalScore",
+    "IdentityScore",
     "LinearScore",
+    "QuadraticScore",
     "audit_blackbox",
     "audit_gdp_fit",
+    "fit_categorical",
     "fit_lda",
     "ledoit_wolf",
 ]
