@@ -495,6 +495,7 @@ class _Test:
     direction: str  # "D'>D": bound P_{D'}(S) <= e^eps P_D(S) + delta;  "D>D'": reversed
     threshold: float
     predicted: float
+    separation: float = 0.0  # raw fitting-split rate difference, the tie-break
 
 
 def _rates(counts: dict[str, np.ndarray], tail: str) -> tuple[np.ndarray, np.ndarray]:
@@ -520,9 +521,15 @@ def _choose_blackbox_tests(fit: _Fitted, n_cert: int, delta: float, alpha: float
             pred = np.asarray(epsilon_lower_bound(num * n_cert, n_cert,
                                                   np.minimum(den * n_cert, n_cert), n_cert,
                                                   delta, alpha / tests))
-            j = int(np.argmax(pred))
-            candidates.append(_Test(tail, direction, float(grid[j]), float(pred[j])))
-    candidates.sort(key=lambda c: -c.predicted)
+            # Ties (e.g. every prediction 0 with a tiny fitting split) are broken by the
+            # raw separation of the two rates: still chosen on the fitting split only.
+            sep = (np.asarray(kn, dtype=float) - np.asarray(kd, dtype=float)) / nf
+            ties = np.flatnonzero(pred >= pred.max() - 1e-12) if np.isfinite(pred.max()) \
+                else np.flatnonzero(pred == pred.max())
+            j = int(ties[np.argmax(sep[ties])])
+            candidates.append(_Test(tail, direction, float(grid[j]), float(pred[j]),
+                                    float(sep[j])))
+    candidates.sort(key=lambda c: (-c.predicted, -c.separation))
     return candidates[:tests], grid
 
 
