@@ -21,7 +21,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dpgp_audit.gp.grid import Grid, KroneckerGridSampler, NaiveGridSampler  # noqa: E402
-from dpgp_audit.methods.dpsetconv import RBFFactor  # noqa: E402
+from dpgp_audit.gp.kernels import EQ  # noqa: E402
 
 
 def _best(fn, repeat: int = 5) -> float:
@@ -35,7 +35,7 @@ def _best(fn, repeat: int = 5) -> float:
 
 def main() -> dict:
     rng = np.random.default_rng(0)
-    kernel = RBFFactor(0.2)  # R App. F: lambda = 0.2, 32 points per unit
+    kernel = EQ(0.2)  # R App. F: lambda = 0.2, 32 points per unit
     # (i) 256 x 256 grid (8 units at 32 points per unit)
     g256 = Grid((-4.0, -4.0), (1 / 32, 1 / 32), (256, 256))
     t256 = _best(lambda: KroneckerGridSampler(g256, kernel, jitter=1e-9).sample(1, rng))

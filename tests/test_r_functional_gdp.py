@@ -13,14 +13,9 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from scipy import optimize, stats
 
-from dpgp_audit.privacy.functional_gdp import (
-    functional_gdp_multiplier,
-    functional_noise_comparison,
-)
+from dpgp_audit.privacy.functional_gdp import functional_noise_comparison
 
 DELTA = 1e-3
 SENS_SQ = 10.0
@@ -85,18 +80,10 @@ def test_r1_paper_claim_25_percent_holds_only_for_small_eps():
     assert red[1] == pytest.approx(0.215, abs=0.002)
 
 
-@given(mu=st.floats(0.05, 20.0), sens=st.floats(1e-3, 1e3))
-def test_r1_multiplier_gives_unit_whitened_mu(mu, sens):
-    c = functional_gdp_multiplier(mu, sens)
-    assert sens / c == pytest.approx(mu, rel=1e-12)
-
-
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
 def test_r1_bad_inputs_raise(bad):
-    with pytest.raises(ValueError, match="mu"):
-        functional_gdp_multiplier(bad, 1.0)
     with pytest.raises(ValueError, match="sensitivity"):
-        functional_gdp_multiplier(1.0, bad)
+        functional_noise_comparison([1.0], sensitivity_sq=bad)
     with pytest.raises(ValueError):
         functional_noise_comparison([bad])
     with pytest.raises(ValueError, match="delta"):

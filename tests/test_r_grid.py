@@ -15,7 +15,7 @@ from dpgp_audit.gp.grid import (
     NaiveGridSampler,
     product_kernel_matrix,
 )
-from dpgp_audit.methods.dpsetconv import RBFFactor
+from dpgp_audit.gp.kernels import EQ
 
 
 def _naive_rbf(X: np.ndarray, lengthscales, variance=1.0) -> np.ndarray:
@@ -65,7 +65,7 @@ def test_r3_bad_grid_raises(kwargs):
 ])
 def test_r3_exact_covariance_is_the_kronecker_product(shape, lengthscales, method):
     grid = Grid(tuple(0.1 * np.arange(len(shape))), (0.5,) * len(shape), shape)
-    factors = [RBFFactor(ls, 2.0 if d == 0 else 1.0) for d, ls in enumerate(lengthscales)]
+    factors = [EQ(ls, 2.0 if d == 0 else 1.0) for d, ls in enumerate(lengthscales)]
     s = KroneckerGridSampler(grid, factors, jitter=1e-12, method=method)
     A = _implied_matrix(s)
     kron = reduce(np.kron, s.factor_covariances())
@@ -80,7 +80,7 @@ def test_r3_exact_covariance_is_the_kronecker_product(shape, lengthscales, metho
 def test_r3_jitter_only_adds_noise():
     # A fine grid: the EQ factor is numerically singular, jitter is needed.
     grid = Grid((0.0, 0.0), (0.02, 0.05), (30, 12))
-    f = RBFFactor(0.3)
+    f = EQ(0.3)
     s = KroneckerGridSampler(grid, f, jitter=1e-9)
     K = product_kernel_matrix([f, f], grid.points())
     excess = s.covariance() - K
@@ -89,7 +89,7 @@ def test_r3_jitter_only_adds_noise():
 
 def test_r3_empirical_covariance_matches_naive_sampler(rng):
     grid = Grid((0.0, 0.0), (0.4, 0.6), (3, 4))
-    factors = [RBFFactor(0.5), RBFFactor(0.9)]
+    factors = [EQ(0.5), EQ(0.9)]
     K = _naive_rbf(grid.points(), [0.5, 0.9])
     n = 40_000
     fast = KroneckerGridSampler(grid, factors).sample(n, rng).reshape(n, -1)
@@ -104,7 +104,7 @@ def test_r3_empirical_covariance_matches_naive_sampler(rng):
 
 def test_r3_naive_factor_is_exact():
     grid = Grid((0.0, 0.0), (0.5, 0.5), (3, 3))
-    factors = [RBFFactor(0.5), RBFFactor(0.5)]
+    factors = [EQ(0.5), EQ(0.5)]
     s = NaiveGridSampler(grid, factors, jitter=0.0)
     np.testing.assert_allclose(s.chol @ s.chol.T, _naive_rbf(grid.points(), [0.5, 0.5]),
                                atol=1e-12)
@@ -112,19 +112,19 @@ def test_r3_naive_factor_is_exact():
 
 def test_r3_sample_shapes_and_validation(rng):
     grid = Grid((0.0, 0.0), (1.0, 1.0), (4, 6))
-    s = KroneckerGridSampler(grid, RBFFactor(1.0))
+    s = KroneckerGridSampler(grid, EQ(1.0))
     assert s.sample(3, rng).shape == (3, 4, 6)
     with pytest.raises(TypeError, match="Generator"):
         s.sample(3, None)
     with pytest.raises(ValueError, match="positive integer"):
         s.sample(0, rng)
     with pytest.raises(ValueError, match="factors"):
-        KroneckerGridSampler(grid, [RBFFactor(1.0)] * 3)
+        KroneckerGridSampler(grid, [EQ(1.0)] * 3)
     with pytest.raises(ValueError, match="method"):
-        KroneckerGridSampler(grid, RBFFactor(1.0), method="svd")
+        KroneckerGridSampler(grid, EQ(1.0), method="svd")
     with pytest.raises(ValueError, match="not positive definite"):
         # an EQ on a very fine grid without jitter is numerically singular
-        KroneckerGridSampler(Grid((0.0,), (1e-3,), (200,)), RBFFactor(1.0), jitter=0.0)
+        KroneckerGridSampler(Grid((0.0,), (1e-3,), (200,)), EQ(1.0), jitter=0.0)
     with pytest.raises(ValueError, match="grid shape"):
         s.apply(np.zeros((2, 5, 6)))
 
@@ -133,8 +133,8 @@ def test_r3_sample_shapes_and_validation(rng):
        l2=st.floats(0.3, 3.0), h=st.floats(0.2, 2.0))
 def test_r3_property_implied_covariance_equals_kron(n1, n2, l1, l2, h):
     grid = Grid((0.0, 1.0), (h, 0.5 * h), (n1, n2))
-    s = KroneckerGridSampler(grid, [RBFFactor(l1), RBFFactor(l2)], jitter=1e-10)
+    s = KroneckerGridSampler(grid, [EQ(l1), EQ(l2)], jitter=1e-10)
     A = _implied_matrix(s)
     np.testing.assert_allclose(A @ A.T, reduce(np.kron, s.factor_covariances()), atol=1e-11)
-    K = product_kernel_matrix([RBFFactor(l1), RBFFactor(l2)], grid.points())
+    K = product_kernel_matrix([EQ(l1), EQ(l2)], grid.points())
     assert np.abs(A @ A.T - K).max() < 1e-8

@@ -49,7 +49,8 @@ from scipy import linalg
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.datasets.default import default_dataset
-from dpgp_audit.gp.grid import Grid, KroneckerGridSampler, product_kernel_matrix
+from dpgp_audit.gp.grid import Grid, KroneckerGridSampler
+from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.claims import GaussianDP, check_delta, check_epsilon, whole_rows
 from dpgp_audit.privacy.gdp import gdp_mu
@@ -58,36 +59,18 @@ from dpgp_audit.registry import Entry, register
 __all__ = [
     "ChannelQuery",
     "DPSetConv",
-    "RBFFactor",
     "noise_scales",
+    "rbf_factors",
     "setconv_channels",
 ]
 
 
-@dataclass(frozen=True)
-class RBFFactor:
-    """One axis of the SetConv RBF: ``variance · exp(−(a − b)² / (2 λ²))``."""
+def rbf_factors(dim: int, lengthscale: float, kernel_variance: float = 1.0) -> tuple[EQ, ...]:
+    """The D-dimensional RBF k as a product of D one-dimensional EQ kernels (R eq. 44).
 
-    lengthscale: float
-    variance: float = 1.0
-
-    def __post_init__(self) -> None:
-        for name in ("lengthscale", "variance"):
-            v = float(getattr(self, name))
-            if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be finite and > 0, got {v!r}")
-            object.__setattr__(self, name, v)
-
-    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The (len(a), len(b)) matrix of kernel values."""
-        a = np.asarray(a, dtype=float).reshape(-1, 1)
-        b = np.asarray(b, dtype=float).reshape(1, -1)
-        return self.variance * np.exp(-0.5 * ((a - b) / self.lengthscale) ** 2)
-
-
-def _factors(dim: int, lengthscale: float, kernel_variance: float) -> tuple[RBFFactor, ...]:
-    # The product of D one-dimensional RBFs is the D-dimensional RBF; C_k sits on one factor.
-    return (RBFFactor(lengthscale, kernel_variance),) + (RBFFactor(lengthscale, 1.0),) * (dim - 1)
+    ``C_k`` sits on the first factor, so the product has ``k(x, x) = C_k``.
+    """
+    return (EQ(lengthscale, kernel_variance),) + (EQ(lengthscale, 1.0),) * (dim - 1)
 
 
 def noise_scales(mu: float, t: float, clip_bound: float,
@@ -126,7 +109,7 @@ def setconv_channels(X: np.ndarray, y: np.ndarray, points: np.ndarray, lengthsca
     points = np.asarray(points, dtype=float)
     if X.ndim != 2 or points.ndim != 2 or X.shape[1] != points.shape[1]:
         raise ValueError(f"X {X.shape} and points {points.shape} must be 2-D with equal columns")
-    Kx = product_kernel_matrix(_factors(X.shape[1], lengthscale, kernel_variance), points, X)
+    Kx = EQ(lengthscale, kernel_variance)(points, X)
     return np.stack([Kx.sum(axis=1), Kx @ np.asarray(y, dtype=float)])
 
 
@@ -185,7 +168,7 @@ class DPSetConv:
         object.__setattr__(self, "sigma_density", sigma_d)
         object.__setattr__(self, "sigma_signal", sigma_s)
         object.__setattr__(self, "sampler", KroneckerGridSampler(
-            self.grid, _factors(self.grid.dim, lam, self.kernel_variance), jitter=self.jitter))
+            self.grid, rbf_factors(self.grid.dim, lam, self.kernel_variance), jitter=self.jitter))
 
     @classmethod
     def from_budget(cls, grid: Grid, *, epsilon: float, delta: float, lengthscale: float,

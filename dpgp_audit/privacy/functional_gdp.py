@@ -1,4 +1,4 @@
-"""The functional mechanism calibrated through Gaussian DP, and R Fig. 4 (catalogue R.1).
+"""R Fig. 4: the functional mechanism's noise under three analyses (catalogue R.1).
 
 The functional mechanism (Hall et al. 2013; R Def. 3.3) releases ``f_D + c·g``
 with ``g`` a path of a zero-mean GP whose covariance ``k`` is the reproducing
@@ -17,7 +17,9 @@ curve           multiplier c                                               valid
 
 The GDP multiplier is exact for the Gaussian mechanism, so it is never larger
 than either of the other two; at Δ² = 10, δ = 1e-3, ε = 1 it is about 34 % below
-the classical one (R §4.1, Fig. 4).
+the classical one (R §4.1, Fig. 4). The multipliers themselves come from
+:func:`dpgp_audit.privacy.functional.functional_mechanism_scale` (GDP and Hall)
+and :func:`dpgp_audit.privacy.conversions.rdp_gaussian_sigma` (RDP).
 """
 
 from __future__ import annotations
@@ -28,36 +30,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array
-from dpgp_audit.privacy.calibrate import check_sensitivity, gdp_sigma, hall_sigma
+from dpgp_audit.privacy.calibrate import check_sensitivity
 from dpgp_audit.privacy.claims import check_delta
 from dpgp_audit.privacy.conversions import rdp_gaussian_sigma
+from dpgp_audit.privacy.functional import functional_mechanism_scale
 
 __all__ = [
     "FunctionalNoiseCurves",
-    "functional_gdp_multiplier",
     "functional_noise_comparison",
 ]
-
-
-def functional_gdp_multiplier(mu: float, rkhs_sensitivity: float) -> float:
-    """The multiplier c = Δ/μ that makes the functional mechanism μ-GDP (R Thm 4.1).
-
-    Parameters
-    ----------
-    mu
-        Target GDP parameter μ > 0.
-    rkhs_sensitivity
-        Δ = sup over neighbours of ``||f_D − f_D'||_H`` (R eq. 8), not its square.
-
-    Returns
-    -------
-    float
-        The standard deviation multiplier ``c`` of the GP noise path.
-    """
-    mu = float(mu)
-    if not (math.isfinite(mu) and mu > 0):
-        raise ValueError(f"mu must be finite and > 0, got {mu!r}")
-    return check_sensitivity(rkhs_sensitivity) / mu
 
 
 @dataclass(frozen=True)
@@ -118,8 +99,9 @@ def functional_noise_comparison(epsilons: np.ndarray | list[float], *, delta: fl
         raise ValueError("epsilons must be a non-empty 1-D array of values > 0")
     delta = check_delta(delta)
     sens = math.sqrt(check_sensitivity(sensitivity_sq))
-    classical = np.array([hall_sigma(e, delta, sens) if e <= 1.0 else np.nan for e in eps])
+    classical = np.array([functional_mechanism_scale(e, delta, sens, "hall") if e <= 1.0
+                          else np.nan for e in eps])
     rdp = np.array([rdp_gaussian_sigma(e, delta, sens) for e in eps])
-    gdp = np.array([gdp_sigma(e, delta, sens) for e in eps])
+    gdp = np.array([functional_mechanism_scale(e, delta, sens, "gdp") for e in eps])
     return FunctionalNoiseCurves(epsilon=eps, classical=classical, rdp=rdp, gdp=gdp,
                                  delta=delta, sensitivity_sq=float(sensitivity_sq))
