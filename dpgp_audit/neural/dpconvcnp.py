@@ -13,7 +13,9 @@ Architecture (sized for a CPU):
    Optionally ``t(μ, N) = sigmoid(NN_t)`` and ``C(μ, N) = exp(NN_C)`` are learned
    by two small MLPs (R §4.3); N is public under substitution neighbours.
 2. **Decoder CNN** — a 1-D UNet with skip connections (R App. F: an input
-   convolution over [density, signal, σ_d, σ_s], strided convolutions down,
+   convolution over [density, signal, σ_d, σ_s] — optionally also the ConvCNP's
+   normalised channel signal / max(density, 1), post-processing and so free of
+   privacy cost; it did not speed up short CPU training), strided convolutions down,
    transposed convolutions up, each concatenated with the matching skip).
 3. **SetConv read-out** — a normalised RBF smoother from the grid to the target
    inputs of two channels: the predictive mean and the log standard deviation.
@@ -64,6 +66,7 @@ class DPConvCNPConfig:
     jitter: float = 1e-9
     learn_privacy_params: bool = False
     input_scale: float = 0.1
+    ratio_channel: bool = False
 
     def grid(self) -> Grid:
         """The public 1-D discretisation grid."""
@@ -174,7 +177,8 @@ class DPConvCNP(nn.Module):
         super().__init__()
         self.config = DPConvCNPConfig() if config is None else config
         self.encoder = DPSetConvEncoder(self.config)
-        self.decoder = UNet1d(4, tuple(self.config.channels), self.config.kernel_size, 2)
+        n_in = 5 if self.config.ratio_channel else 4
+        self.decoder = UNet1d(n_in, tuple(self.config.channels), self.config.kernel_size, 2)
         spacing = 1.0 / self.config.points_per_unit
         self.log_readout_lengthscale = nn.Parameter(torch.tensor(math.log(2.0 * spacing)))
 
@@ -183,7 +187,11 @@ class DPConvCNP(nn.Module):
                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Predictive mean and standard deviation at ``xt`` (B, T)."""
         rep = self.encoder(xc, yc, mask, mu, z=z, generator=generator).float()
-        h = self.decoder(rep * self.config.input_scale)           # (B, 2, G)
+        feats = rep * self.config.input_scale
+        if self.config.ratio_channel:  # post-processing: signal / density, as in the ConvCNP
+            ratio = rep[:, 1:2] / torch.clamp(rep[:, 0:1], min=1.0)
+            feats = torch.cat([feats, ratio], dim=1)
+        h = self.decoder(feats)                                    # (B, 2, G)
         grid = self.encoder.grid.float()
         ls = torch.exp(self.log_readout_lengthscale)
         w = torch.exp(-0.5 * ((xt.float()[:, :, None] - grid[None, None, :]) / ls) ** 2)
@@ -204,6 +212,7 @@ class DPConvCNP(nn.Module):
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
         cfg = dict(ckpt["config"])
         cfg["channels"] = tuple(cfg["channels"])
+        cfg.setdefault("ratio_channel", False)  # checkpoints written before the option
         model = cls(DPConvCNPConfig(**cfg))
         model.load_state_dict(ckpt["state_dict"])
         model.eval()
@@ -211,7 +220,10 @@ class DPConvCNP(nn.Module):
 
 
 def load_pretrained(name: str = "matern") -> tuple[DPConvCNP, dict]:
-    """A shipped checkpoint: ``"matern"`` (sim-to-real) or ``"eq"`` (see checkpoints/README)."""
+    """A shipped checkpoint: ``"matern"`` (sim-to-real), ``"eq"`` or ``"sawtooth"``.
+
+    See ``dpgp_audit/neural/checkpoints/README.md`` for how each was trained.
+    """
     path = CHECKPOINT_DIR / f"dpconvcnp_{name}.pt"
     if not path.exists():
         known = sorted(p.stem.removeprefix("dpconvcnp_") for p in CHECKPOINT_DIR.glob("*.pt"))

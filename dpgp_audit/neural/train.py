@@ -7,8 +7,9 @@ priority, under ten minutes each)::
         python -m dpgp_audit.neural.train --generator matern --minutes 9.5 --seed 0 \
         --out dpgp_audit/neural/checkpoints/dpconvcnp_matern.pt
 
-and the same with ``--generator eq`` (``dpconvcnp_eq.pt``); ``sawtooth`` and
-``mix`` train the same way but are not shipped. The wall-clock limit is the stop
+and the same with ``--generator eq`` and ``--generator sawtooth``
+(``dpconvcnp_eq.pt``, ``dpconvcnp_sawtooth.pt``); ``mix`` trains the same way
+but is not shipped. The wall-clock limit is the stop
 criterion, so on a busy machine the number of steps (recorded in the checkpoint's
 metadata with the command) is what varies. Every
 training task draws a fresh context size N ~ U{1..300}, a budget ε ~ U[0.9, 4]
@@ -87,7 +88,7 @@ def train(generator: str, *, minutes: float, seed: int, batch_size: int = 16,
     stats = {"generator": generator, "steps": step, "seconds": time.perf_counter() - t0,
              "val_nll": best[0] if best[0] < math_inf else None, "val_oracle_nll": oracle,
              "seed": seed, "batch_size": batch_size, "learning_rate": learning_rate,
-             "torch": torch.__version__}
+             "torch": str(torch.__version__)}
     return model, stats
 
 
