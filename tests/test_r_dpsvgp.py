@@ -157,3 +157,30 @@ def test_r5_private_fit_claim_and_validation(rng):
         DPSVGP(EQ(), Z, 0.0, 1e-3)
     with pytest.raises(TypeError, match="Generator"):
         model.fit(data, None)
+
+
+def test_r5_experiment_helpers_numpy_only(rng):
+    from dpgp_audit.neural.experiments import dpsvgp_predict, nll_vs_n
+
+    curves = nll_vs_n("eq", [5, 20], 2, rng, dpsvgp_kwargs={"steps": 5}, n_target=8)
+    assert set(curves) == {"oracle", "DP-SVGP"}
+    assert curves["oracle"].mean.shape == (2,) and np.all(np.isfinite(curves["DP-SVGP"].mean))
+    mean, std = dpsvgp_predict(np.linspace(-1, 1, 12), np.zeros(12), np.zeros(3), 1.0, 1e-3,
+                               rng, steps=5)
+    assert mean.shape == (3,) and np.all(std > 0)
+
+
+def test_r5_kung_splits_are_scaled(rng):
+    from dpgp_audit.datasets.kung import DataUnavailableError
+    from dpgp_audit.neural.experiments import kung_tasks
+
+    try:
+        splits = kung_tasks("height", 300, 2, rng)
+    except DataUnavailableError:
+        pytest.skip("!Kung data not available offline")
+    s = splits[0]
+    assert s.xc.size == 300 and s.xt.size == 244
+    allx = np.concatenate([s.xc, s.xt])
+    assert allx.min() == pytest.approx(-1.0) and allx.max() == pytest.approx(1.0)
+    ally = np.concatenate([s.yc, s.yt])
+    assert ally.mean() == pytest.approx(0.0, abs=1e-12) and ally.std() == pytest.approx(1.0)
