@@ -261,3 +261,17 @@ def test_r2_check_sensitivity_joint_reaches_worst_case_not_claim(rng):
     # the search is a lower bound on the supremum, which is worst_case_mu < mu
     assert m.worst_case_mu() * 0.98 <= res.estimate <= m.worst_case_mu() * (1 + 1e-9)
     assert res.estimate < m.sensitivity_bound()
+
+
+def test_r2_blackbox_lower_bound_below_exact_epsilon(rng):
+    """A.3 on the density-worst pair: the certified ε lower bound stays below the exact ε."""
+    from dpgp_audit.audit.blackbox import audit_blackbox
+    from dpgp_audit.audit.result import Verdict
+    from dpgp_audit.privacy.gdp import gdp_epsilon
+
+    m, data = get("R.2/dpsetconv").make()
+    d0, d1 = data.with_row(0, [0.0], 1.0), data.with_row(0, [10.0], -1.0)
+    exact_mu = Mahalanobis(m.cov(data))(m.mean(d0) - m.mean(d1))
+    res = audit_blackbox(m, d0, d1, n=40_000, rng=rng, delta=1e-3)
+    assert res.verdict is Verdict.NO_EVIDENCE
+    assert 0.0 < res.estimate <= gdp_epsilon(1e-3, exact_mu) <= 1.0
