@@ -24,6 +24,7 @@ __all__ = ["Entry", "entries", "get", "register"]
 # Modules whose import registers mechanisms. Keep sorted; one line per module.
 _MODULES: tuple[str, ...] = (
     "dpgp_audit.audit.planted",
+    "dpgp_audit.methods.dpsetconv",
     "dpgp_audit.methods.dpsvgp",
     "dpgp_audit.methods.primitives",
 )

@@ -1,0 +1,117 @@
+"""Plots for the DPConvCNP notebook (catalogue R.1–R.5).
+
+Pure functions in the style of :mod:`dpgp_audit.viz.calibration_plots`: they take
+numbers computed elsewhere, draw on a new :class:`~matplotlib.figure.Figure` (or
+on ``ax``) and return the figure; no ``pyplot`` state is touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = [
+    "plot_deployment_times",
+    "plot_dpsetconv_release",
+    "plot_functional_noise",
+    "plot_grid_noise",
+    "plot_nll_curves",
+    "plot_predictive",
+]
+
+
+def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.0, 4.0)) -> tuple[Figure, Axes]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def plot_functional_noise(curves, *, ax: Axes | None = None) -> Figure:
+    """R Fig. 4: noise multiplier against ε, three analyses (a ``FunctionalNoiseCurves``)."""
+    fig, ax = _axes(ax)
+    ax.plot(curves.epsilon, curves.classical, label="classical (Hall et al.), ε ≤ 1", lw=2)
+    ax.plot(curves.epsilon, curves.rdp, label="RDP (Jiang et al.)", lw=2, ls="--")
+    ax.plot(curves.epsilon, curves.gdp, label="GDP (R Thm 4.1)", lw=2)
+    ax.set(yscale="log", xlabel="ε", ylabel="noise multiplier c",
+           title=f"Functional mechanism, Δ² = {curves.sensitivity_sq:g}, δ = {curves.delta:g}")
+    ax.legend(frameon=False)
+    return fig
+
+
+def plot_grid_noise(axes_coords: Sequence[np.ndarray], draws: np.ndarray, *,
+                    ax: Axes | None = None, title: str = "") -> Figure:
+    """GP noise on a 1-D grid (several draws as lines) or a 2-D grid (one draw as an image)."""
+    fig, ax = _axes(ax)
+    draws = np.asarray(draws)
+    if len(axes_coords) == 1:
+        for d in np.atleast_2d(draws):
+            ax.plot(axes_coords[0], d, lw=1)
+        ax.set(xlabel="x", ylabel="g(x)")
+    elif len(axes_coords) == 2:
+        a0, a1 = axes_coords
+        img = ax.imshow(draws.T, origin="lower", aspect="auto", cmap="RdBu_r",
+                        extent=(a0[0], a0[-1], a1[0], a1[-1]))
+        fig.colorbar(img, ax=ax, shrink=0.8)
+        ax.set(xlabel="x₁", ylabel="x₂")
+    else:
+        raise ValueError("plot_grid_noise draws 1-D or 2-D grids")
+    ax.set_title(title)
+    return fig
+
+
+def plot_dpsetconv_release(grid_x: np.ndarray, clean: np.ndarray, released: np.ndarray,
+                           xc: np.ndarray, yc: np.ndarray, *, clip_bound: float) -> Figure:
+    """The two DPSetConv channels on a 1-D grid: noise-free vs released, with the data."""
+    fig = Figure(figsize=(10.0, 3.6), layout="constrained")
+    a0, a1 = fig.subplots(1, 2)
+    for ax, k, name in ((a0, 0, "density r_d"), (a1, 1, "signal r_s")):
+        ax.plot(grid_x, clean[k], color="k", lw=2, label="noise-free")
+        ax.plot(grid_x, released[k], color="C3", lw=1, label="released (DP)")
+        ax.set(title=name, xlabel="x")
+    a1.scatter(xc, np.clip(yc, -clip_bound, clip_bound), s=8, color="C0", label="clipped y")
+    a0.legend(frameon=False)
+    a1.legend(frameon=False)
+    return fig
+
+
+def plot_nll_curves(curves: Mapping[str, object], *, ax: Axes | None = None,
+                    title: str = "") -> Figure:
+    """Mean NLL ± 2 standard errors against N, one line per method (``MethodCurve``)."""
+    fig, ax = _axes(ax)
+    for name, c in curves.items():
+        ax.errorbar(c.ns, c.mean, yerr=2 * np.nan_to_num(c.sem), label=name, marker="o",
+                    capsize=3, lw=2)
+    ax.set(xscale="log", xlabel="context size N", ylabel="target NLL (lower is better)",
+           title=title)
+    ax.legend(frameon=False)
+    return fig
+
+
+def plot_predictive(xc: np.ndarray, yc: np.ndarray, xs: np.ndarray,
+                    predictions: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
+                    xt: np.ndarray | None = None, yt: np.ndarray | None = None,
+                    ax: Axes | None = None, title: str = "") -> Figure:
+    """Predictive means with 95 % intervals for several methods, context (and target) data."""
+    fig, ax = _axes(ax, (7.0, 4.0))
+    if xt is not None and yt is not None:
+        ax.scatter(xt, yt, s=6, color="0.7", label="targets")
+    ax.scatter(xc, yc, s=8, color="k", label="context (private)")
+    for i, (name, (mean, std)) in enumerate(predictions.items()):
+        ax.plot(xs, mean, color=f"C{i}", lw=2, label=name)
+        ax.fill_between(xs, mean - 1.96 * std, mean + 1.96 * std, color=f"C{i}", alpha=0.2)
+    ax.set(xlabel="x", ylabel="y", title=title)
+    ax.legend(frameon=False, fontsize="small")
+    return fig
+
+
+def plot_deployment_times(times: Mapping[str, float], *, ax: Axes | None = None) -> Figure:
+    """R Fig. 5 style: seconds per task at meta-test time, log scale."""
+    fig, ax = _axes(ax, (6.0, 3.0))
+    names = list(times)
+    ax.barh(names, [times[n] for n in names], color=[f"C{i}" for i in range(len(names))])
+    ax.set(xscale="log", xlabel="seconds per task")
+    return fig
