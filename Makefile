@@ -4,6 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB_PARAMS ?= tests/notebook_params
+TORCH_VERSION ?= 2.13.0
 NB ?=
 export MPLBACKEND ?= Agg
 export PYTHONHASHSEED ?= 0
@@ -37,7 +38,9 @@ $(PY):
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[notebooks,test,dev]"
+	# The CPU build of PyTorch first: an unpinned `torch` would pull the newest CUDA build (GBs).
+	$(PY) -m pip install -q "torch==$(TORCH_VERSION)"
+	$(PY) -m pip install -q -e ".[notebooks,test,dev,neural]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
