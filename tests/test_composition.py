@@ -110,6 +110,8 @@ def test_p6_split_budget_with_pure_part():
     sel, rel = split_budget(1.0, 1e-2, [1, 1], delta_weights=[0, 1])
     assert sel == Budget(0.5, 0.0) and rel == Budget(0.5, 1e-2)
     assert isinstance(sel.claim(REL), PureDP)
+    eps_r, delta_r = rel
+    assert (eps_r, delta_r) == (0.5, 1e-2)
 
 
 @pytest.mark.parametrize(("args", "kwargs", "match"), [

@@ -167,6 +167,17 @@ def test_download_path_used_without_mirror(monkeypatch, tmp_path):
     assert seen == {"url": kung.KUNG_URL, "known_hash": KUNG_SHA256, "fname": "howell1.csv"}
 
 
+def test_download_hash_mismatch_is_a_hash_error(monkeypatch, tmp_path):
+    def bad_hash(url, known_hash, fname, path):
+        raise ValueError("SHA256 hash of downloaded file (abc) does not match the known hash")
+
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    monkeypatch.setattr(kung, "_download", bad_hash)
+    monkeypatch.setattr(kung, "_cache_dir", lambda: tmp_path)
+    with pytest.raises(DataHashError, match="upstream file may have changed"):
+        load_kung()
+
+
 def test_read_kung_csv_rejects_bad_files(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text("a;b;c;d\n1;2;3;4\n")

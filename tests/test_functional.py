@@ -57,6 +57,24 @@ def test_p5_hall_scale_closed_form_and_range():
     assert cal.proven is False
 
 
+def test_p5_rdp_route_is_valid_and_looser_than_gdp():
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    for eps in (0.1, 1.0, 4.0):
+        c_rdp = functional_mechanism_scale(eps, 1e-3, math.sqrt(10), "rdp")
+        c_gdp = functional_mechanism_scale(eps, 1e-3, math.sqrt(10), "gdp")
+        assert c_rdp > c_gdp
+        # dp-accounting's RDP accountant (a tighter RDP-to-DP conversion than R eq. 38)
+        # certifies at most the target epsilon for the same noise.
+        acc = rdp_privacy_accountant.RdpAccountant()
+        acc.compose(dp_accounting.GaussianDpEvent(c_rdp / math.sqrt(10)))
+        assert acc.get_epsilon(1e-3) <= eps
+        # closed form of R eq. (38)-(39): eps = mu^2/2 + mu sqrt(2 ln(1/delta))
+        mu = math.sqrt(10) / c_rdp
+        assert mu * mu / 2 + mu * math.sqrt(2 * math.log(1e3)) == pytest.approx(eps, rel=1e-12)
+
+
 def test_p5_gdp_beats_hall_as_in_r_fig4():
     # R Fig. 4 setting: Delta^2 = 10, delta = 1e-3; the GDP multiplier is at least
     # 25% smaller than Hall's for eps <= 1.
@@ -70,7 +88,8 @@ def test_p5_gdp_beats_hall_as_in_r_fig4():
     ((0.0, 1e-3, 1.0, "gdp"), "epsilon"),
     ((1.0, 0.0, 1.0, "gdp"), "delta"),
     ((1.0, 1e-3, -1.0, "gdp"), "sensitivity"),
-    ((1.0, 1e-3, 1.0, "rdp"), "method"),
+    ((1.0, 1e-3, 1.0, "laplace"), "method"),
+    ((1.0, 2.0, 1.0, "rdp"), "delta"),
 ])
 def test_p5_scale_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
@@ -91,10 +110,13 @@ def test_p5_path_noise_handles_repeated_points(rng):
     k = eq_kernel(1.0)
     pts = np.array([[0.0], [1.0], [1.0], [2.5], [0.0]])
     z = gp_path_noise(k, pts, 1000, rng, scale=2.0)
-    np.testing.assert_allclose(z[:, 1], z[:, 2], atol=1e-8)
-    np.testing.assert_allclose(z[:, 0], z[:, 4], atol=1e-8)
-    F = gram_factor(k(pts, pts))
+    np.testing.assert_allclose(z[:, 1], z[:, 2], atol=1e-6)
+    np.testing.assert_allclose(z[:, 0], z[:, 4], atol=1e-6)
+    assert np.std(z[:, 1] - z[:, 3]) > 0.1
+    F = gram_factor(k(pts, pts), rtol=1e-12)  # numerical rank: three distinct points
     assert F.shape[1] == 3
+    G = gram_factor(k(pts, pts))  # sampling factor keeps every positive eigenvalue
+    np.testing.assert_allclose(G @ G.T, k(pts, pts), atol=1e-12)
 
 
 def test_p5_sampler_caches_factor_and_matches_function(rng):
@@ -141,3 +163,61 @@ def test_p5_grid_release_never_exceeds_rkhs_sensitivity(centres, grid, j, t):
     K_gg = k(G, G) + 1e-9 * np.eye(len(grid))  # tiny ridge: only makes the check stricter
     change = k(G, X) @ beta
     assert Mahalanobis(K_gg)(change) <= rkhs * (1 + 1e-6) + 1e-9
+
+
+def _mp_gdp_delta(eps, mu):
+    """Independent mpmath evaluation of R eq. (5)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+    return float(mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2))
+
+
+def test_p5_hall_is_valid_where_proven():
+    # Inside its proof (eps <= 1) Hall's multiplier over-delivers: exact delta < target.
+    for eps, delta in [(0.1, 1e-5), (0.5, 1e-2), (1.0, 1e-3)]:
+        c = functional_mechanism_scale(eps, delta, 1.0, "hall")
+        assert _mp_gdp_delta(eps, 1.0 / c) < delta
+
+
+def test_p5_hall_outside_its_proof_is_violated_at_s18_setting():
+    # S18 fn. 2 (!Kung, standard DP-GP) uses eps = 50, delta = 0.01 with c(delta) of eq. (2).
+    # That is outside Hall's proof (eps <= 1). White-box: with the grid at the centres
+    # the released vector's Mahalanobis change equals the RKHS sensitivity / c, and the
+    # exact profile at eps = 50 is ~1, not 0.01 (the true epsilon at delta = 0.01 is ~153).
+    from dpgp_audit.dataset import Dataset
+    from dpgp_audit.gp.kernels import EQ
+    from dpgp_audit.methods.primitives import FunctionalMechanism
+    from dpgp_audit.privacy.gdp import gdp_epsilon
+
+    X = np.linspace(0, 10, 8)[:, None]
+    with pytest.warns(UnprovenCalibrationWarning):
+        mech = FunctionalMechanism(X=X, grid=X, kernel=EQ(lengthscale=1.0), epsilon=50.0,
+                                   delta=0.01, method="hall", allow_unproven=True)
+    assert mech.claim.proven is False
+    data = Dataset(X, np.zeros(8))
+    norm = Mahalanobis(mech.cov(data))
+    mu = max(norm(mech.mean(data.with_target(j, 1.0)) - mech.mean(data)) for j in range(8))
+    assert mu == pytest.approx(mech.mu, rel=1e-6)  # tight: the grid contains the centres
+    assert _mp_gdp_delta(50.0, mu) > 0.99
+    assert gdp_epsilon(0.01, mu) > 150.0
+    # ... while the GDP calibration (R Thm 4.1) at the same (eps, delta) holds exactly.
+    c_gdp = functional_mechanism_scale(50.0, 0.01, mech.rkhs_sensitivity, "gdp")
+    assert _mp_gdp_delta(50.0, mech.rkhs_sensitivity / c_gdp) == pytest.approx(0.01, rel=1e-6)
+
+
+@pytest.mark.parametrize(("delta", "method", "crossover"), [
+    (1e-2, "hall", 7.906), (1e-5, "hall", 9.391), (1e-2, "classical", 6.772)])
+def test_p5_classical_formulas_break_between_eps_5_and_10(delta, method, crossover):
+    # Beyond their proofs the eps <= 1 formulas stay valid for a while, then fail:
+    # exact delta(eps) at c = c(delta)/eps crosses the target near `crossover`.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnprovenCalibrationWarning)
+        below = functional_mechanism_scale(crossover - 0.01, delta, 1.0, method,
+                                           allow_unproven=True)
+        above = functional_mechanism_scale(crossover + 0.01, delta, 1.0, method,
+                                           allow_unproven=True)
+    assert _mp_gdp_delta(crossover - 0.01, 1.0 / below) < delta
+    assert _mp_gdp_delta(crossover + 0.01, 1.0 / above) > delta

@@ -10,9 +10,12 @@ from sklearn.gaussian_process import kernels as skk
 
 from dpgp_audit.gp.kernels import (
     EQ,
+    Constant,
     Kernel,
+    Linear,
     Matern32,
     Matern52,
+    Periodic,
     Product,
     Sum,
     White,
@@ -61,7 +64,15 @@ def test_registry_nonempty_and_kernels():
     assert len(ks) >= 8
     assert all(isinstance(k, Kernel) for k in ks)
     names = {type(k).__name__ for k in ks}
-    assert {"EQ", "Matern32", "Matern52", "White", "Sum", "Product"} <= names
+    assert {"EQ", "Matern32", "Matern52", "White", "Sum", "Product", "Periodic", "Linear"} <= names
+
+
+def test_registry_imports_listed_modules(monkeypatch):
+    from dpgp_audit.gp import kernels as kmod
+
+    monkeypatch.setattr(kmod, "_KERNEL_MODULES", ("no_such_module_for_dpgp_audit",))
+    with pytest.raises(ModuleNotFoundError):
+        kernel_registry()
 
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=IDS)
@@ -139,7 +150,38 @@ def test_sum_product_white_against_naive(rng):
     assert sum([EQ(), White(1.0)]) is not None  # __radd__ with 0 start
 
 
+def naive_periodic(x, y, ls, var, period):
+    acc = sum((math.sin(math.pi * (a - b) / period) / l) ** 2
+              for a, b, l in zip(x, y, ls, strict=True))
+    return var * math.exp(-2 * acc)
+
+
+def test_periodic_linear_constant_against_naive(rng):
+    X = rng.normal(size=(7, 2))
+    Y = rng.normal(size=(4, 2))
+    k = Periodic(lengthscale=[0.6, 1.4], period=1.7, variance=0.9)
+    ref = np.array([[naive_periodic(x, y, [0.6, 1.4], 0.9, 1.7) for y in Y] for x in X])
+    np.testing.assert_allclose(k(X, Y), ref, rtol=1e-12)
+    ref_lin = np.array([[0.3 * float(np.dot(x, y)) for y in Y] for x in X])
+    np.testing.assert_allclose(Linear(0.3)(X, Y), ref_lin, rtol=1e-12)
+    np.testing.assert_allclose(Constant(2.5)(X, Y), np.full((7, 4), 2.5))
+
+
 # ---------------------------------------------- scikit-learn as independent reference
+def test_periodic_linear_constant_match_sklearn(rng):
+    X = rng.normal(size=(9, 1))
+    Y = rng.normal(size=(3, 1))
+    pairs = [
+        (Periodic(0.7, 2.2, 1.3), skk.ConstantKernel(1.3) * skk.ExpSineSquared(0.7, 2.2)),
+        (Linear(0.5), skk.ConstantKernel(0.5) * skk.DotProduct(sigma_0=0.0)),
+        (Constant(0.8) + Linear(1.0), skk.DotProduct(sigma_0=math.sqrt(0.8))),
+    ]
+    for k, ref in pairs:
+        np.testing.assert_allclose(k(X), ref(X), rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(k(X, Y), ref(X, Y), rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(k.diag(X), ref.diag(X), rtol=1e-10)
+
+
 @pytest.mark.parametrize("ls", [0.6, [0.4, 1.5, 2.5]])
 def test_eq_matches_sklearn_rbf(ls, rng):
     X = rng.normal(size=(12, 3))
@@ -186,6 +228,19 @@ def test_sqdist_exact_zero_diagonal_and_nonnegative(rng):
     np.testing.assert_allclose(r2c, ref, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("D", [2, 40])  # cdist path and BLAS-expansion path
+def test_sqdist_paths_agree_with_direct_differences(D, rng):
+    X = rng.normal(size=(25, D))
+    Y = rng.normal(size=(9, D))
+    ls = rng.uniform(0.5, 2.0, size=D)
+    ref_xy = (((X[:, None, :] - Y[None, :, :]) / ls) ** 2).sum(-1)
+    ref_xx = (((X[:, None, :] - X[None, :, :]) / ls) ** 2).sum(-1)
+    np.testing.assert_allclose(scaled_sqdist(X, Y, ls), ref_xy, rtol=1e-10, atol=1e-10)
+    r2 = scaled_sqdist(X, None, ls)
+    np.testing.assert_allclose(r2, ref_xx, rtol=1e-10, atol=1e-10)
+    assert np.all(np.diag(r2) == 0) and np.array_equal(r2, r2.T)
+
+
 def test_1d_promotion():
     x = np.linspace(0, 1, 5)
     k = EQ()
@@ -198,7 +253,8 @@ def test_1d_promotion():
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_nonfinite_inputs_raise(bad):
     X = np.array([[0.0], [bad]])
-    for k in (EQ(), Matern32(), White(1.0), EQ() + White(1.0)):
+    for k in (EQ(), Matern32(), White(1.0), EQ() + White(1.0), Periodic(), Linear(),
+              Constant()):
         with pytest.raises(ValueError, match="non-finite"):
             k(X)
         with pytest.raises(ValueError, match="non-finite"):
@@ -218,7 +274,7 @@ def test_dimension_errors():
         EQ()(np.zeros((2, 2, 2)))
 
 
-@pytest.mark.parametrize("cls", [EQ, Matern32, Matern52])
+@pytest.mark.parametrize("cls", [EQ, Matern32, Matern52, Periodic])
 @pytest.mark.parametrize("kw", [{"lengthscale": 0.0}, {"lengthscale": -1.0},
                                 {"lengthscale": np.nan}, {"variance": 0.0},
                                 {"variance": np.inf}, {"lengthscale": [1.0, -2.0]},
@@ -229,8 +285,13 @@ def test_nonpositive_parameters_raise(cls, kw):
 
 
 def test_white_and_combination_validation():
-    with pytest.raises(ValueError, match="variance"):
-        White(0.0)
+    for cls in (White, Linear, Constant):
+        with pytest.raises(ValueError, match="variance"):
+            cls(0.0)
+    with pytest.raises(ValueError, match="period"):
+        Periodic(period=-1.0)
+    with pytest.raises(ValueError, match="ARD lengthscale"):
+        Periodic(lengthscale=[1.0, 2.0])(np.zeros((2, 3)))
     with pytest.raises(TypeError):
         Sum(EQ(), 1.0)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
@@ -243,6 +304,16 @@ def test_frozen_and_readonly_lengthscale():
         k.variance = 3.0  # type: ignore[misc]
     with pytest.raises(ValueError):
         k.lengthscale[0] = 5.0  # read-only array
+
+
+def test_equality_and_hash_by_parameters():
+    assert EQ(1.0, 2.0) == EQ(1.0, 2.0)
+    assert hash(EQ([1.0, 2.0])) == hash(EQ(np.array([1.0, 2.0])))
+    assert EQ(1.0) != EQ(1.5)
+    assert EQ(1.0) != Matern32(1.0)
+    assert EQ() + White(0.1) == EQ() + White(0.1)
+    assert EQ() + White(0.1) != White(0.1) + EQ()
+    assert len({EQ(), EQ(), Matern52()}) == 2
 
 
 def test_gram_is_factorisable_with_psd_cholesky(rng):

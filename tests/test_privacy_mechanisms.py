@@ -200,7 +200,7 @@ def test_p4_factor_reproduces_full_rank_and_singular_M(rng):
     np.testing.assert_allclose(F @ F.T, M, rtol=1e-10, atol=1e-12)
     B = rng.standard_normal((5, 2))
     S = B @ B.T
-    Fs = covariance_factor(S)
+    Fs = covariance_factor(S, rtol=1e-10)
     assert Fs.shape == (5, 2)
     np.testing.assert_allclose(Fs @ Fs.T, S, atol=1e-10)
 
@@ -220,7 +220,7 @@ def test_p4_factor_rejects_bad_M(M, match):
 def test_p4_multivariate_noise_covariance(rng):
     B = rng.standard_normal((4, 2))
     M = B @ B.T  # rank 2
-    F = covariance_factor(M)
+    F = covariance_factor(M, rtol=1e-10)
     z = multivariate_gaussian_noise(F, (100_000,), rng)
     assert z.shape == (100_000, 4)
     np.testing.assert_allclose(np.cov(z.T), M, atol=0.05 * np.abs(M).max())
@@ -292,3 +292,14 @@ def test_p4_calibrated_release_matches_gaussian_profile():
     acc.compose(dp_accounting.GaussianDpEvent(cal.sigma / dm))
     assert acc.get_delta(1.0) == pytest.approx(1e-5, rel=0.05)
     assert gdp_delta(1.0, dm / cal.sigma) == pytest.approx(1e-5, rel=1e-8)
+
+
+def test_p4_sampling_factor_keeps_tiny_variances(rng):
+    # A direction with tiny but positive variance must still receive noise: dropping it
+    # would release the query's component there exactly.
+    M = np.diag([1.0, 1e-14])
+    F = covariance_factor(M)
+    assert F.shape == (2, 2)
+    z = multivariate_gaussian_noise(F, 20_000, rng)
+    assert np.std(z[:, 1]) == pytest.approx(1e-7, rel=0.05)
+    assert covariance_factor(M, rtol=1e-10).shape == (2, 1)

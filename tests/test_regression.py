@@ -90,6 +90,31 @@ def test_white_kernel_gives_noisy_predictive_variance(rng):
     np.testing.assert_allclose(va, vb + 0.2, rtol=1e-10)
 
 
+def test_include_noise_and_posterior_samples(rng):
+    X, y = _data(rng, 10, 1)
+    Xs = np.linspace(-3, 3, 5)
+    f = ExactGP(Matern52(1.0), 0.04).fit(X, y)
+    m, v = f.predict(Xs)
+    m2, v2 = f.predict(Xs, include_noise=True)
+    np.testing.assert_array_equal(m, m2)
+    np.testing.assert_allclose(v2, v + 0.04)
+    _, c = f.predict(Xs, full_cov=True)
+    _, c2 = f.predict(Xs, full_cov=True, include_noise=True)
+    np.testing.assert_allclose(c2, c + 0.04 * np.eye(5))
+    draws = f.sample_posterior(Xs, 20000, rng)
+    assert draws.shape == (20000, 5)
+    np.testing.assert_allclose(draws.mean(0), m, atol=0.02)
+    np.testing.assert_allclose(np.cov(draws.T), c, atol=0.01)
+    with pytest.raises(TypeError, match="Generator"):
+        f.sample_posterior(Xs, 3, 0)
+
+
+def test_models_compare_by_value():
+    assert ExactGP(EQ(1.0), 0.1) == ExactGP(EQ(1.0), 0.1)
+    assert ExactGP(EQ(1.0), 0.1) != ExactGP(EQ(2.0), 0.1)
+    assert hash(ExactGP(EQ([1.0, 2.0]), 0.1)) == hash(ExactGP(EQ([1.0, 2.0]), 0.1))
+
+
 def test_with_targets_reuses_factor(rng):
     X, y = _data(rng, 12, 1)
     f = ExactGP(EQ(), 0.1).fit(X, y)

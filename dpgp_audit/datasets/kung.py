@@ -88,7 +88,7 @@ def kung_path() -> Path:
     Raises
     ------
     DataHashError
-        The mirror file's SHA-256 differs from :data:`KUNG_SHA256`.
+        The mirror file's (or the download's) SHA-256 differs from :data:`KUNG_SHA256`.
     DataUnavailableError
         No mirror and the download failed (e.g. offline).
     """
@@ -108,6 +108,10 @@ def kung_path() -> Path:
     cache = _cache_dir()
     try:
         return Path(_download(KUNG_URL, KUNG_SHA256, KUNG_FILENAME, cache))
+    except ValueError as err:  # pooch: the download's hash differs from the pinned one
+        raise DataHashError(
+            f"the file downloaded from {KUNG_URL} failed the SHA-256 check against "
+            f"{KUNG_SHA256} (the upstream file may have changed): {err}") from err
     except OSError as err:  # requests' network errors are OSError subclasses
         raise DataUnavailableError(
             f"could not download the !Kung data from {KUNG_URL}{mirror_note}: {err}. "

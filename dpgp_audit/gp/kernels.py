@@ -17,18 +17,24 @@ of them; modules adding kernels (Gibbs, integral kernels, ...) call
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.spatial.distance import cdist
 
 __all__ = [
     "EQ",
+    "Constant",
     "Kernel",
     "KernelExample",
+    "Linear",
     "Matern32",
     "Matern52",
+    "Periodic",
     "Product",
     "Stationary",
     "Sum",
@@ -76,19 +82,27 @@ def _positive_vector(name: str, value: object) -> float | np.ndarray:
     return arr
 
 
+_CDIST_MAX_DIM = 16
+
+
 def scaled_sqdist(X: np.ndarray, Y: np.ndarray | None, lengthscale: float | np.ndarray
                   ) -> np.ndarray:
     """Squared distances ``||(x - y) / lengthscale||²`` between rows, computed stably.
 
-    Uses the expansion |x|² + |y|² − 2 x·y on inputs centred at a common mean
-    (less cancellation), clips round-off negatives to 0 and, when ``Y`` is
-    ``None`` (K(X, X)), sets the diagonal to exactly 0 and symmetrises.
+    For D ≤ 16 the differences are formed directly (``scipy.spatial.distance.cdist``:
+    no cancellation, exactly symmetric with an exactly zero diagonal for K(X, X),
+    and faster than BLAS at low D). For larger D the expansion
+    |x|² + |y|² − 2 x·y is used on inputs centred at a common mean (less
+    cancellation), with round-off negatives clipped to 0 and, when ``Y`` is
+    ``None``, an exactly zero diagonal and exact symmetry enforced.
     """
     ls = np.asarray(lengthscale, dtype=float)
     if ls.ndim == 1 and ls.shape[0] != X.shape[1]:
         raise ValueError(
             f"ARD lengthscale has {ls.shape[0]} entries but the inputs have D = {X.shape[1]}")
     Xs = X / ls
+    if X.shape[1] <= _CDIST_MAX_DIM:
+        return cdist(Xs, Xs if Y is None else Y / ls, "sqeuclidean")
     if Y is None:
         Xs = Xs - Xs.mean(axis=0)
         sq = np.einsum("ij,ij->i", Xs, Xs)
@@ -110,7 +124,11 @@ class Kernel(ABC):
     """Abstract covariance function k(x, x').
 
     Subclasses implement :meth:`_K` (on validated 2-D inputs; ``Y is None``
-    means K(X, X)) and :meth:`_diag`.
+    means K(X, X)) and :meth:`_diag`, validate their parameters in
+    ``__post_init__`` and are declared ``@dataclass(frozen=True, eq=False)``:
+    ``eq=False`` keeps the parameter-based ``==`` / ``hash`` defined here (which
+    handles array parameters; the dataclass-generated ones do not). New
+    kernels join the invariant tests through :func:`register_kernel_example`.
     """
 
     def __call__(self, X: object, Y: object | None = None) -> np.ndarray:
@@ -148,6 +166,32 @@ class Kernel(ABC):
         if not isinstance(other, Kernel):
             return NotImplemented
         return Product(self, other)
+
+    # Kernels compare and hash by type and hyperparameters (array-valued ones
+    # included), so frozen models holding a kernel (ExactGP, mechanisms) can be
+    # compared and used as cache keys. Non-dataclass subclasses fall back to identity.
+    def _key(self) -> tuple[object, ...] | None:
+        if not dataclasses.is_dataclass(self):
+            return None
+        vals: list[object] = [type(self)]
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray):
+                v = ("array", v.shape, tuple(v.ravel().tolist()))
+            vals.append(v)
+        return tuple(vals)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        a, b = self._key(), other._key()
+        if a is None or b is None:
+            return self is other
+        return a == b
+
+    def __hash__(self) -> int:
+        key = self._key()
+        return id(self) if key is None else hash(key)
 
 
 # --------------------------------------------------------------------------- stationary
@@ -210,6 +254,86 @@ class Matern52(Stationary):
     def _profile(self, r2: np.ndarray) -> np.ndarray:
         s = np.sqrt(5.0 * r2)
         return (1.0 + s + (5.0 / 3.0) * r2) * np.exp(-s)
+
+
+@dataclass(frozen=True, eq=False)
+class Periodic(Kernel):
+    """Periodic (MacKay) kernel, one factor per input dimension (R&W eq. 4.31).
+
+    ``variance · exp(−2 Σ_d sin²(π (x_d − x'_d) / period) / lengthscale_d²)``.
+    In 1-D this is scikit-learn's ``ExpSineSquared``; in D > 1 it is the
+    product of 1-D periodic kernels (PSD), not the Euclidean-distance variant.
+    """
+
+    lengthscale: float | np.ndarray = 1.0
+    period: float = 1.0
+    variance: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lengthscale", _positive_vector("lengthscale", self.lengthscale))
+        object.__setattr__(self, "period", _positive("period", self.period))
+        object.__setattr__(self, "variance", _positive("variance", self.variance))
+
+    def _check_dim(self, X: np.ndarray) -> None:
+        ls = np.asarray(self.lengthscale)
+        if ls.ndim == 1 and ls.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"ARD lengthscale has {ls.shape[0]} entries but the inputs have D = {X.shape[1]}")
+
+    def _K(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        self._check_dim(X)
+        Z = X if Y is None else Y
+        ls = np.broadcast_to(np.asarray(self.lengthscale, dtype=float), (X.shape[1],))
+        # one (n, m) slab per dimension keeps memory at O(n m) per step
+        acc = np.zeros((X.shape[0], Z.shape[0]))
+        for d in range(X.shape[1]):
+            s = np.sin(np.pi * np.subtract.outer(X[:, d], Z[:, d]) / self.period)
+            acc += (s / ls[d]) ** 2
+        K = self.variance * np.exp(-2.0 * acc)
+        if Y is None:
+            K = 0.5 * (K + K.T)
+            np.fill_diagonal(K, self.variance)
+        return K
+
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        self._check_dim(X)
+        return np.full(X.shape[0], self.variance)
+
+
+@dataclass(frozen=True, eq=False)
+class Linear(Kernel):
+    """Linear (dot-product) kernel ``variance · x · x'`` (Bayesian linear regression)."""
+
+    variance: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "variance", _positive("variance", self.variance))
+
+    def _K(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        if Y is None:
+            K = self.variance * (X @ X.T)
+            return 0.5 * (K + K.T)
+        return self.variance * (X @ Y.T)
+
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        return self.variance * np.einsum("ij,ij->i", X, X)
+
+
+@dataclass(frozen=True, eq=False)
+class Constant(Kernel):
+    """Constant (bias) kernel: ``variance`` for every pair of inputs."""
+
+    variance: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "variance", _positive("variance", self.variance))
+
+    def _K(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        m = X.shape[0] if Y is None else Y.shape[0]
+        return np.full((X.shape[0], m), self.variance)
+
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        return np.full(X.shape[0], self.variance)
 
 
 # --------------------------------------------------------------------------- white noise
@@ -310,6 +434,17 @@ class KernelExample:
 
 _EXAMPLES: list[KernelExample] = []
 
+# Modules (outside this file) that call register_kernel_example at import, e.g.
+# the Gibbs and integral kernels. kernel_registry() imports them first, so a new
+# kernel joins the invariant tests by adding one line here. Keep sorted.
+_KERNEL_MODULES: tuple[str, ...] = (
+)
+
+
+def _load_kernel_modules() -> None:
+    for module in _KERNEL_MODULES:
+        importlib.import_module(module)
+
 
 def register_kernel_example(kernel: Kernel, *, input_dim: int = 1,
                             sample_inputs: Callable[[np.random.Generator, int], np.ndarray]
@@ -329,12 +464,13 @@ def register_kernel_example(kernel: Kernel, *, input_dim: int = 1,
 
 def kernel_examples() -> list[KernelExample]:
     """Every registered example with its input dimension / input sampler."""
+    _load_kernel_modules()
     return list(_EXAMPLES)
 
 
 def kernel_registry() -> list[Kernel]:
     """One example instance of every registered kernel (for invariant tests)."""
-    return [ex.kernel for ex in _EXAMPLES]
+    return [ex.kernel for ex in kernel_examples()]
 
 
 register_kernel_example(EQ(lengthscale=0.7, variance=1.3), name="EQ")
@@ -346,6 +482,12 @@ register_kernel_example(Matern32(lengthscale=[0.4, 1.5], variance=1.0), input_di
 register_kernel_example(Matern52(lengthscale=0.9, variance=0.5), name="Matern52")
 register_kernel_example(Matern52(lengthscale=[1.0, 0.3], variance=1.5), input_dim=2,
                         name="Matern52-ARD")
+register_kernel_example(Periodic(lengthscale=0.8, period=1.5, variance=1.2), name="Periodic")
+register_kernel_example(Periodic(lengthscale=[0.5, 1.0], period=2.0), input_dim=2,
+                        name="Periodic-ARD")
+register_kernel_example(Linear(variance=0.6), input_dim=2, name="Linear")
+register_kernel_example(Constant(variance=0.4) + Linear(0.2) + Periodic(1.0, 3.0),
+                        name="Bias+Linear+Periodic")
 register_kernel_example(White(variance=0.3), name="White")
 register_kernel_example(EQ(lengthscale=1.0) + White(variance=0.1), name="EQ+White")
 register_kernel_example(EQ(lengthscale=2.0, variance=0.5) * Matern32(lengthscale=0.5),

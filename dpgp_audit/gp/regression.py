@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.gp.kernels import Kernel, as_inputs
 from dpgp_audit.gp.linalg import cho_solve_lower, logdet_from_cholesky, psd_cholesky, solve_lower
 
@@ -116,8 +117,18 @@ class FittedGP:
                              f"have D = {self.X.shape[1]}")
         return Xs_a, self.gp.kernel(Xs_a, self.X)  # K_*f, shape (m, n)
 
-    def predict(self, Xs: object, full_cov: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def predict(self, Xs: object, full_cov: bool = False, *, include_noise: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance (or covariance) of f at ``Xs``.
+
+        Parameters
+        ----------
+        Xs
+            Test inputs (m,) or (m, D).
+        full_cov
+            Return the (m, m) posterior covariance instead of its diagonal.
+        include_noise
+            Add ``noise_variance`` (predict a new noisy observation y* instead of f*).
 
         Returns
         -------
@@ -127,11 +138,27 @@ class FittedGP:
         Xs_a, Ksf = self._cross(Xs)
         mean = Ksf @ self.alpha  # Alg. 2.1 line 4: f̄* = k*ᵀ α
         v = solve_lower(self.L, Ksf.T)  # Alg. 2.1 line 5: v = L \ k*
+        noise = self.gp.noise_variance if include_noise else 0.0
         if full_cov:
             cov = self.gp.kernel(Xs_a) - v.T @ v  # Alg. 2.1 line 6 (matrix form)
-            return mean, 0.5 * (cov + cov.T)
+            cov = 0.5 * (cov + cov.T)
+            cov[np.diag_indices_from(cov)] += noise
+            return mean, cov
         var = self.gp.kernel.diag(Xs_a) - np.einsum("ij,ij->j", v, v)  # Alg. 2.1 line 6
-        return mean, np.maximum(var, 0.0)  # clip round-off negatives
+        return mean, np.maximum(var, 0.0) + noise  # clip round-off negatives
+
+    def sample_posterior(self, Xs: object, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` joint posterior draws of f at ``Xs``, shape (size, m).
+
+        Uses the eigendecomposition of the posterior covariance (round-off
+        negative eigenvalues clipped to 0), so no jitter is needed.
+        """
+        size = check_positive_int("size", size)
+        rng = check_rng(rng)
+        mean, cov = self.predict(Xs, full_cov=True)
+        lam, Q = np.linalg.eigh(cov)
+        root = Q * np.sqrt(np.maximum(lam, 0.0))
+        return mean + rng.standard_normal((size, mean.shape[0])) @ root.T
 
     def log_marginal_likelihood(self) -> float:
         """``log p(y | X) = −½ yᵀα − Σ log L_ii − (n/2) log 2π`` (Alg. 2.1 line 7)."""

@@ -19,7 +19,7 @@ adding up guarantees about different relations proves nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,6 +125,10 @@ class Budget:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=True))
 
+    def __iter__(self) -> Iterator[float]:
+        """Unpack as ``epsilon, delta = budget``."""
+        return iter((self.epsilon, self.delta))
+
     def claim(self, relation: NeighbourRelation, *, proven: bool = True,
               note: str = "") -> ApproxDP:
         """The claim a mechanism spending exactly this part would carry."""
@@ -206,7 +210,7 @@ def split_gdp(mu: float, weights: Sequence[float]) -> tuple[float, ...]:
     w = _weights("weights", weights, allow_zero=False)
     sq = _shares(mu * mu, w)
     mus = [math.sqrt(s) for s in sq]
-    while math.sqrt(math.fsum(m * m for m in mus)) > mu:
+    while gdp_compose(mus) > mu:  # check with the very function that composes
         j = int(np.argmax(mus))
         mus[j] = float(np.nextafter(mus[j], 0.0))
     return tuple(mus)

@@ -15,7 +15,9 @@ units of the noise. The multiplier c is
 * ``"gdp"`` (R Thm 4.1): c = Δ/μ(ε, δ) — the mechanism is exactly μ-GDP, valid
   for every ε (``"analytic"`` is an alias: the same σ by Balle & Wang's route);
 * ``"hall"`` (R Thm 3.3; S18 eq. 2): c = Δ sqrt(2 ln(2/δ)) / ε, proven for ε ≤ 1;
-* ``"classical"``: c = Δ sqrt(2 ln(1.25/δ)) / ε, proven for ε ≤ 1.
+* ``"classical"``: c = Δ sqrt(2 ln(1.25/δ)) / ε, proven for ε ≤ 1;
+* ``"rdp"``: the RDP route (Jiang et al. 2023 as compared in R Fig. 4; R App. A.6
+  eq. 40), valid for every ε but looser than ``"gdp"``.
 
 The range checks are those of :func:`dpgp_audit.privacy.calibrate.calibrate_gaussian`.
 
@@ -35,7 +37,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
-from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
+from dpgp_audit.privacy.calibrate import (
+    GaussianCalibration,
+    calibrate_gaussian,
+    check_sensitivity,
+)
+from dpgp_audit.privacy.claims import check_delta, check_epsilon
+from dpgp_audit.privacy.conversions import rdp_gaussian_sigma
 from dpgp_audit.privacy.multivariate import covariance_factor
 
 __all__ = [
@@ -49,7 +57,7 @@ __all__ = [
 ]
 
 Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
-FUNCTIONAL_METHODS: tuple[str, ...] = ("gdp", "analytic", "hall", "classical")
+FUNCTIONAL_METHODS: tuple[str, ...] = ("gdp", "analytic", "hall", "classical", "rdp")
 
 
 def _points(points: np.ndarray) -> np.ndarray:
@@ -61,12 +69,15 @@ def _points(points: np.ndarray) -> np.ndarray:
     return P
 
 
-def gram_factor(gram: np.ndarray, *, rtol: float = 1e-12) -> np.ndarray:
-    """F (m × r) with F Fᵀ = K for a PSD Gram matrix K, r its numerical rank.
+def gram_factor(gram: np.ndarray, *, rtol: float = 0.0) -> np.ndarray:
+    """F (m × r) with F Fᵀ = K for a PSD Gram matrix K.
 
     Eigendecomposition rather than Cholesky: a Gram matrix of repeated or nearly
-    coincident points is singular, and the sample path is then exactly
-    determined on the repeated points (equal values), which this factor reproduces.
+    coincident points is singular (Cholesky fails or needs jitter, which changes the
+    released distribution), and the sample path then takes equal values on repeated
+    points, which this factor reproduces up to rounding. With the default
+    ``rtol=0`` every positive eigenvalue is kept (see
+    :func:`~dpgp_audit.privacy.multivariate.covariance_factor`).
     """
     return covariance_factor(gram, rtol=rtol, name="gram")
 
@@ -82,12 +93,14 @@ class GPPathSampler:
     points
         Evaluation points, shape (m, D) (or (m,) for D = 1).
     rtol
-        Eigenvalues below ``rtol · λ_max`` of the Gram matrix are treated as zero.
+        Eigenvalues at or below ``rtol · λ_max`` of the Gram matrix are dropped from
+        the factor (default 0: keep every positive one, so no direction with
+        variance is left without noise).
     """
 
     kernel: Kernel
     points: np.ndarray
-    rtol: float = 1e-12
+    rtol: float = 0.0
     gram: np.ndarray = field(init=False, repr=False)
     factor: np.ndarray = field(init=False, repr=False)
 
@@ -174,12 +187,19 @@ def functional_mechanism_calibration(epsilon: float, delta: float, rkhs_sensitiv
     """The calibration record of the functional mechanism; ``.sigma`` is the multiplier c.
 
     ``method`` is ``"gdp"`` (R Thm 4.1, every ε), ``"analytic"`` (same value),
-    ``"hall"`` (R Thm 3.3, ε ≤ 1) or ``"classical"`` (ε ≤ 1). The ε ≤ 1 methods
+    ``"hall"`` (R Thm 3.3, ε ≤ 1), ``"classical"`` (ε ≤ 1) or ``"rdp"`` (R eq. 40,
+    every ε). The ε ≤ 1 methods
     raise :class:`~dpgp_audit.privacy.calibrate.CalibrationRangeError` above ε = 1
     unless ``allow_unproven=True`` (warns; ``proven=False``).
     """
     if method not in FUNCTIONAL_METHODS:
         raise ValueError(f"method must be one of {FUNCTIONAL_METHODS}, got {method!r}")
+    if method == "rdp":
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(delta)
+        rkhs_sensitivity = check_sensitivity(rkhs_sensitivity)
+        return GaussianCalibration("rdp", epsilon, delta, rkhs_sensitivity,
+                                   rdp_gaussian_sigma(epsilon, delta, rkhs_sensitivity), True)
     return calibrate_gaussian(epsilon, delta, rkhs_sensitivity, method,  # type: ignore[arg-type]
                               allow_unproven=allow_unproven)
 
@@ -197,7 +217,8 @@ def functional_mechanism_scale(epsilon: float, delta: float, rkhs_sensitivity: f
     method
         ``"gdp"``: c = Δ/μ(ε, δ) (R Thm 4.1); ``"hall"``: c = Δ sqrt(2 ln(2/δ))/ε
         (R Thm 3.3, S18 eqs. 1–2; ε ≤ 1 only); ``"classical"``:
-        c = Δ sqrt(2 ln(1.25/δ))/ε (ε ≤ 1 only); ``"analytic"``: same as ``"gdp"``.
+        c = Δ sqrt(2 ln(1.25/δ))/ε (ε ≤ 1 only); ``"analytic"``: same as ``"gdp"``;
+        ``"rdp"``: R App. A.6 eq. (40).
     allow_unproven
         Permit ``hall``/``classical`` at ε > 1 (warns).
     """

@@ -26,12 +26,16 @@ from dpgp_audit.norms import Mahalanobis
 __all__ = ["covariance_factor", "linear_query_changes", "mahalanobis_sensitivity"]
 
 
-def covariance_factor(M: np.ndarray, *, rtol: float = 1e-10, name: str = "M") -> np.ndarray:
-    """A factor F (d × r) with F Fᵀ = M for a symmetric PSD matrix M, r = numerical rank.
+def covariance_factor(M: np.ndarray, *, rtol: float = 0.0, name: str = "M") -> np.ndarray:
+    """A factor F (d × r) with F Fᵀ = M for a symmetric PSD matrix M.
 
     Built from ``eigh``: F = U_r diag(sqrt(λ_r)) over the eigenvalues above
-    ``rtol · λ_max``; tiny negative eigenvalues from rounding are dropped, a
-    clearly negative one raises ``ValueError`` (``name`` labels the matrix in messages).
+    ``rtol · λ_max``. The default ``rtol=0`` keeps every positive eigenvalue, however
+    small: a sampler must never drop a direction in which M has variance, because
+    the query's component there would then be released without noise. Rounding
+    noise (tiny negative eigenvalues) is dropped; a clearly negative eigenvalue
+    raises ``ValueError`` (``name`` labels the matrix in messages). Pass a positive
+    ``rtol`` only to *inspect* the numerical rank.
     """
     M = as_finite_array(name, M, ndim=2)
     if M.shape[0] != M.shape[1]:
