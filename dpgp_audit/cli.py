@@ -244,7 +244,10 @@ def _run_audit(args: argparse.Namespace) -> int:
     built = []
     for entry in todo:  # build everything first: usage errors exit 2 before any audit runs
         data = _audit_dataset(entry, args.dataset)
-        mech, data = entry.make(data, **overrides)
+        try:
+            mech, data = entry.make(data, **overrides)
+        except TypeError as err:  # e.g. --delta for a pure-DP builder without that option
+            raise ValueError(f"cannot build {entry.id} with these options: {err}") from None
         built.append((entry, mech, data))
     children = np.random.SeedSequence(seed).spawn(len(built))
     iterator = built

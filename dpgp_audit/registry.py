@@ -26,6 +26,7 @@ _MODULES: tuple[str, ...] = (
     "dpgp_audit.audit.planted",
     "dpgp_audit.methods.binning",
     "dpgp_audit.methods.cloaking",
+    "dpgp_audit.methods.dpsvgp",
     "dpgp_audit.methods.primitives",
     "dpgp_audit.methods.s18_planted",
     "dpgp_audit.methods.selection",

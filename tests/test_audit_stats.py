@@ -184,7 +184,9 @@ def test_planner_certification_numbers_match_auditing_md_loosely():
     gd = plan_samples(1.0, 1e-5, method="gdp")
     assert 12_000 < gd.n_per_side < 25_000
     assert plan_samples(1.0, 1e-5, method="whitebox").n_per_side == 0
-    assert bb.n_total_per_side == pytest.approx(2 * bb.n_per_side, abs=1)
+    assert bb.n_total_per_side == pytest.approx(bb.n_per_side / 0.75, abs=1)
+    half = plan_samples(1.0, 1e-5, target_fraction=0.8, tests=1, fit_fraction=0.5)
+    assert half.n_total_per_side == pytest.approx(2 * bb.n_per_side, abs=1)
 
 
 def test_planner_detection_numbers_match_auditing_md_loosely():

@@ -129,3 +129,20 @@ def test_A6_all_audits_every_non_planted_mechanism(tmp_path, capsys):
     assert {r["mechanism"] for r in doc["reports"]} == {e.id for e in entries()}
     assert code == (1 if doc["verdict"] == "VIOLATION" else 0)
     assert "mechanisms audited" in out
+
+
+def test_A6_builder_rejecting_an_option_is_a_usage_error(capsys, monkeypatch):
+    from dpgp_audit import registry
+    from dpgp_audit.registry import Entry
+
+    def build(data, *, epsilon):  # no delta option
+        return get_entry_build(data, epsilon)
+
+    def get_entry_build(data, epsilon):
+        return registry.get("A.5/laplace-vector").build(data, epsilon=epsilon)
+
+    entry = Entry("test/no-delta", "T", "test", build, registry.get("P.1/gaussian-sum")
+                  .default_data, {"epsilon": 1.0})
+    monkeypatch.setitem(registry._REGISTRY, entry.id, entry)
+    assert main(["audit", "--mechanism", "test/no-delta", "--delta", "1e-5"]) == 2
+    assert "cannot build test/no-delta" in capsys.readouterr().err

@@ -112,7 +112,7 @@ def test_A5_lab_planted_suite_rows():
     for r in rows:
         assert r["verdict"] == "VIOLATION" and r["twin_verdict"] != "VIOLATION"
         assert r["twin"] == get(r["id"]).twin
-    assert rows[0]["n"] == 0 and rows[1]["n"] == 30
+    assert rows[0]["n"] == 0 and rows[1]["n"] == 20
 
 
 def test_A4_sensitivity_witness_is_handed_to_the_other_auditors():

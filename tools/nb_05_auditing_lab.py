@@ -128,7 +128,7 @@ CELLS = [
     code("""
     from dpgp_audit.audit.stats import epsilon_ceiling
 
-    print(" samples/side   largest certifiable epsilon (alpha = %g)" % p["alpha"])
+    print(f" samples/side   largest certifiable epsilon (alpha = {p['alpha']:g})")
     for n in (10, 100, 1_000, 10_000, 100_000, 1_000_000):
         print(f"{n:>12,}   {epsilon_ceiling(n, p['alpha'], 0.0):8.2f}")
     """),
@@ -211,7 +211,7 @@ CELLS = [
                                            delta=1e-5, alpha=p["alpha"])[0] for n in sizes])
         for m in ("blackbox", "gdp")}
     for c in curves:
-        print(c["auditor"], dict(zip(c["sizes"], c["rate"])))
+        print(c["auditor"], dict(zip(c["sizes"], c["rate"], strict=True)))
     fig = plot_power(curves, predicted)
     """),
     md(r"""

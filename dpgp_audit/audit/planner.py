@@ -141,7 +141,7 @@ def power_at(n: int, *, method: str, true_mu: float, target_epsilon: float, delt
 def plan_samples(epsilon: float, delta: float, *, target_fraction: float = 0.8,
                  alpha: float = 0.05, power: float = 0.8, method: str = "blackbox",
                  true_mu: float | None = None, tests: int | None = None,
-                 fit_fraction: float = 0.5, n_max: int = 10**9) -> SamplePlan:
+                 fit_fraction: float = 0.25, n_max: int = 10**9) -> SamplePlan:
     """Samples per side needed to certify ε̂ ≥ ``target_fraction · epsilon``.
 
     Parameters
@@ -164,7 +164,10 @@ def plan_samples(epsilon: float, delta: float, *, target_fraction: float = 0.8,
     tests
         Bonferroni count of the black-box auditor (default 2, its default); 1 for GDP.
     fit_fraction
-        Fitting share used to report ``n_total_per_side``.
+        Fitting share used to report ``n_total_per_side`` (default 0.25, the
+        auditors' default for the exact likelihood-ratio score this plan models;
+        use 0.5 for learned scores such as LDA, which also lose some power to
+        the estimated direction, AUDITING.md §4.3).
     n_max
         Give up above this n (raises ``ValueError``).
 

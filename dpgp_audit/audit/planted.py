@@ -668,10 +668,10 @@ CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
     "planted/classical-large-eps": ("whitebox", 0, {}),
     "planted/hall-large-eps": ("whitebox", 0, {}),
     "planted/data-dependent-hyperparams": ("whitebox", 0, {"n_mc": 2_000}),
-    # 30 per side: 9 fit the threshold, 21 certify it (ceiling 1.46 > 1); one pair, so no
-    # Bonferroni split over pairs. (20 per side sufficed until the black-box auditor's
-    # pessimistic threshold choice, which needs more than 5 fitting samples.)
-    "planted/fixed-seed": ("blackbox", 30, {"n_pairs": 1, "fit_fraction": 0.3}),
+    # 20 per side (AUDITING.md §5.5 target): 5 fit the threshold (ties between equally
+    # pessimistic thresholds are broken by raw separation), 15 certify it; one pair, so
+    # no Bonferroni split over pairs.
+    "planted/fixed-seed": ("blackbox", 20, {"n_pairs": 1, "fit_fraction": 0.25}),
     "planted/laplace-l2": ("blackbox", 10_000, {}),
     "planted/exp-no-half": ("blackbox", 5_000, {}),
     # negative control: the same auditor at the same n must NOT flag it

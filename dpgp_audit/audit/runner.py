@@ -241,7 +241,7 @@ def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *
                     n: int = 20_000, alpha: float = 0.05, claim: object | None = None,
                     progress: bool = False, pairs: Sequence[NeighbourPair] | None = None,
                     n_pairs: int = 2, budget: int = 300, score: str = "auto",
-                    executor: object | None = None, fit_fraction: float = 0.5,
+                    executor: object | None = None, fit_fraction: float | None = None,
                     y_bound: float | None = None, name: str | None = None,
                     seed: int | None = None, n_mc: int = 20_000) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
@@ -273,7 +273,8 @@ def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *
     budget
         Query budget of the sensitivity search.
     score, executor, fit_fraction
-        Passed to :func:`~dpgp_audit.audit.blackbox.audit_blackbox`.
+        Passed to :func:`~dpgp_audit.audit.blackbox.audit_blackbox` (``fit_fraction=None``:
+        the auditor's default, smaller when the exact likelihood-ratio score is known).
     y_bound
         Declared target bound for outputs-only pair generation (see ``neighbour_pairs``).
     name
@@ -403,7 +404,7 @@ def _witness_from(res: AuditResult, pairs: Sequence[NeighbourPair]) -> Neighbour
 def _blackbox(step: str, mechanism: object, pairs: list[NeighbourPair], claim: object, *,
               n: int, alpha: float, rng_explore: np.random.Generator,
               rng: np.random.Generator, n_pairs: int, score: str, executor: object | None,
-              fit_fraction: float) -> AuditResult | str:
+              fit_fraction: float | None) -> AuditResult | str:
     """Exploration (rank pairs) then confirmation on fresh samples, Bonferroni over pairs."""
     from dpgp_audit.audit import blackbox
 
