@@ -23,9 +23,12 @@ certified gap ``UB − LB``.
 
 Two solvers:
 
-* :func:`solve_cloaking` — fast and robust: multiplicative (Titterington) warm start,
-  certified elimination of non-support columns (Harman & Pronzato 2007), projected
-  Newton steps on the dual (Bertsekas 1982) and the duality-gap certificate above.
+* :func:`solve_cloaking` — fast and robust, on the whitened problem (C → Vᵀ of its thin
+  SVD, which leaves every leverage unchanged): a multiplicative (Titterington 1976) warm
+  start, a screen of columns in the spirit of Harman & Pronzato (2007), primal log-barrier
+  Newton steps on the dual, then the duality-gap certificate above evaluated on *every*
+  column; columns the screen wrongly dropped rejoin the working set until the certificate
+  holds. The returned M is always feasible (max leverage exactly 1).
 * :func:`solve_cloaking_paper` — S18-supp Algorithm 1 (FINDLAMBDAS) verbatim: uniform
   random start in (0.1, 0.9), fixed learning rate 0.05, unprojected gradient steps,
   stop when the step is below 1e-5. Kept for comparison and for the planted pitfalls.
@@ -371,7 +374,7 @@ def solve_cloaking(C: np.ndarray, *, tol: float = 1e-9, max_iter: int = 200,
     r, n = A.shape
     shift = 2.0 * float(np.sum(np.log(sv)))  # log det diag(s)²
     nz = np.linalg.norm(A, axis=0) > 0
-    active = np.flatnonzero(nz)  # working set (shrinks by certified elimination)
+    active = np.flatnonzero(nz)  # initial working set (shrunk by screening below)
     lam = np.zeros(n)
     lam[active] = r / active.size  # uniform design, Σλ = r
     st = _state(A, lam)
@@ -380,7 +383,7 @@ def solve_cloaking(C: np.ndarray, *, tol: float = 1e-9, max_iter: int = 200,
     hist: dict[str, list[float]] = {"gap": []}
 
     # 1) multiplicative warm start on the working set: u_i ← u_i g_i / r keeps Σλ = r and
-    #    increases log det; certified elimination shrinks the working set.
+    #    increases log det; the screen shrinks the working set.
     work = active.copy()
     Aw = A[:, work]
     lw = lam[work]
