@@ -160,3 +160,24 @@ def test_bad_input():
         solve_cloaking(np.array([[1.0, np.nan]]))
     with pytest.raises(TypeError):
         solve_cloaking_paper(np.eye(2), rng=1)
+
+
+def test_logdet_matches_independent_dual_solver(rng):
+    # Reference: minimise the Lagrange dual Σλ − log det(C Λ Cᵀ) over λ ≥ 0 with L-BFGS-B;
+    # at the optimum the primal optimum log|M*| equals log det(C Λ* Cᵀ) (Σλ* = k).
+    C = rng.normal(size=(4, 12))
+
+    def f(lam):
+        M = (C * lam) @ C.T
+        sign, ld = np.linalg.slogdet(M)
+        if sign <= 0:
+            return 1e10, np.zeros_like(lam)
+        g = np.einsum("ij,ij->j", C, np.linalg.solve(M, C))
+        return float(lam.sum() - ld), 1.0 - g
+
+    res = optimize.minimize(f, np.full(12, 0.3), jac=True, method="L-BFGS-B",
+                            bounds=[(0, None)] * 12,
+                            options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000})
+    ref = np.linalg.slogdet((C * res.x) @ C.T)[1] + 4 * np.log(4 / res.x.sum())
+    sol = solve_cloaking(C)
+    np.testing.assert_allclose(sol.logdet, ref, atol=1e-6)
