@@ -100,6 +100,13 @@ class AuditResult:
         return (f"{self.auditor:<14} {self.verdict.value:<12} {self.quantity} "
                 f"{self.estimate:.4g} vs claimed {self.claimed:.4g}{a}  [{self.guarantee.value}]")
 
+    def plot(self, ax: object | None = None, claim: object | None = None,
+             **kwargs: object) -> object:
+        """Trade-off plot over the claimed curve (:func:`dpgp_audit.viz.tradeoff.plot_tradeoff`)."""
+        from dpgp_audit.viz.tradeoff import plot_tradeoff
+
+        return plot_tradeoff(self, claim, ax, **kwargs)
+
     def _repr_html_(self) -> str:
         colour = {"VIOLATION": "#c0392b", "NO_EVIDENCE": "#27ae60",
                   "INCONCLUSIVE": "#7f8c8d"}[self.verdict.value]

@@ -1,0 +1,205 @@
+"""A.3 statistics: Clopper–Pearson bounds, ε / μ lower bounds, ceilings and the planner."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpgp_audit.audit.planner import plan_samples, power_at
+from dpgp_audit.audit.stats import (
+    cp_lower,
+    cp_upper,
+    epsilon_ceiling,
+    epsilon_lower_bound,
+    mu_ceiling,
+    mu_lower_bound,
+)
+from dpgp_audit.privacy.gdp import gdp_epsilon, gdp_mu
+
+# ------------------------------------------------------------ reference values
+
+
+def test_tf_privacy_reference_500_vs_0_gives_4_54():
+    # TF-Privacy / Jagielski et al.: 500 hits vs 0 at alpha = 0.01 certifies eps = 4.54.
+    assert epsilon_lower_bound(500, 500, 0, 500, 0.0, 0.01) == pytest.approx(4.54, abs=5e-3)
+    # closed form of a perfect distinguisher: a^(1/n) and 1 - a^(1/n) with a = alpha/2
+    a = 0.005
+    expected = math.log(a ** (1 / 500) / (1 - a ** (1 / 500)))
+    assert epsilon_lower_bound(500, 500, 0, 500, 0.0, 0.01) == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize(("n", "ceiling"), [(10, 0.81), (100, 3.28), (1000, 5.60), (10**4, 7.90),
+                                            (10**5, 10.21), (10**6, 12.51), (10**7, 14.81)])
+def test_epsilon_ceiling_table_of_auditing_md(n, ceiling):
+    assert epsilon_ceiling(n, 0.05) == pytest.approx(ceiling, abs=0.006)
+    # the AUDITING.md approximation log(n / ln(2/alpha)) for large n
+    if n >= 1000:
+        approx = math.log(n / math.log(2 / 0.05))
+        assert epsilon_ceiling(n, 0.05) == pytest.approx(approx, abs=0.01)
+
+
+def test_ceiling_decreases_with_delta_and_smaller_alpha():
+    assert epsilon_ceiling(1000, 0.05, delta=0.1) < epsilon_ceiling(1000, 0.05)
+    assert epsilon_ceiling(1000, 0.01) < epsilon_ceiling(1000, 0.05)
+
+
+@pytest.mark.parametrize(("k", "n", "a"), [(0, 10, 0.05), (1, 10, 0.05), (5, 10, 0.025),
+                                           (10, 10, 0.05), (37, 1000, 0.001), (999, 1000, 0.2)])
+def test_cp_matches_scipy_exact_two_sided_interval(k, n, a):
+    # scipy's exact (Clopper-Pearson) two-sided interval at level 1 - 2a has a per side.
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=1 - 2 * a, method="exact")
+    assert cp_lower(k, n, a) == pytest.approx(ci.low, rel=1e-9, abs=1e-15)
+    assert cp_upper(k, n, a) == pytest.approx(ci.high, rel=1e-9, abs=1e-15)
+
+
+def test_cp_defining_tail_identity():
+    # CP lower bound p_L solves P(Bin(n, p_L) >= k) = a; upper p_U solves P(Bin(n, p_U) <= k) = a.
+    n, a = 200, 0.03
+    for k in (1, 7, 100, 199):
+        assert stats.binom.sf(k - 1, n, cp_lower(k, n, a)) == pytest.approx(a, rel=1e-7)
+        assert stats.binom.cdf(k, n, cp_upper(k, n, a)) == pytest.approx(a, rel=1e-7)
+
+
+def test_cp_vectorised_and_validation():
+    k = np.arange(11)
+    lo, hi = cp_lower(k, 10, 0.05), cp_upper(k, 10, 0.05)
+    assert lo.shape == hi.shape == (11,)
+    assert lo[0] == 0.0 and hi[-1] == 1.0
+    assert np.all(np.diff(lo) > 0) and np.all(np.diff(hi) > 0)
+    with pytest.raises(ValueError, match="k"):
+        cp_lower(11, 10, 0.05)
+    with pytest.raises(ValueError, match="a"):
+        cp_upper(1, 10, 1.5)
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_lower_bound(5, 10, 1, 10, 1.0, 0.05)
+
+
+# ------------------------------------------------------------ deterministic quantiles
+
+
+def _quantile_sample(n: int, shift: float = 0.0) -> np.ndarray:
+    """jax_privacy-style deterministic N(shift, 1) sample: Φ⁻¹((i + ½)/n)."""
+    return stats.norm.ppf((np.arange(n) + 0.5) / n) + shift
+
+
+@pytest.mark.parametrize("mu", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-2])
+def test_bound_from_quantile_samples_is_below_truth_and_converges(mu, delta):
+    # Event x > t on deterministic N(0,1) vs N(mu,1) samples: counts equal n * P up to rounding,
+    # so the certified bound must lie below the population value of that event, which in turn
+    # lies below the exact eps(delta) of the mu-GDP pair, and approach it as n grows.
+    t = mu / 2 + 1.0
+    pop = math.log((stats.norm.sf(t - mu) - delta) / stats.norm.sf(t))
+    true_eps = gdp_epsilon(delta, mu)
+    assert pop <= true_eps
+    gaps = []
+    for n in (10**3, 10**4, 10**5, 10**6):
+        x0, x1 = _quantile_sample(n), _quantile_sample(n, mu)
+        k0, k1 = int(np.sum(x0 > t)), int(np.sum(x1 > t))
+        lb = epsilon_lower_bound(k1, n, k0, n, delta, 0.05)
+        assert lb <= pop + 1e-9
+        gaps.append(pop - lb)
+    assert all(b < a for a, b in zip(gaps, gaps[1:], strict=False))
+    assert gaps[-1] < 0.05 * max(pop, 1.0)
+
+
+@pytest.mark.parametrize("mu", [0.27, 1.0, 3.0])
+def test_gdp_bound_on_exact_rates_recovers_mu(mu):
+    # For the Gaussian shift the threshold test at t has FPR = Φ(-t), FNR = Φ(t - mu):
+    # the GDP bound of the exact rates is exactly mu at every t.
+    for t in (-0.5, 0.0, mu / 2, mu + 1):
+        fpr, fnr = stats.norm.sf(t), stats.norm.cdf(t - mu)
+        assert mu_lower_bound(fpr, fnr) == pytest.approx(mu, rel=1e-9)
+
+
+def test_gdp_bound_from_quantile_samples():
+    mu, n = 0.5, 10**5
+    x0, x1 = _quantile_sample(n), _quantile_sample(n, mu)
+    t = mu / 2
+    fp, fn = int(np.sum(x0 > t)), int(np.sum(x1 <= t))
+    lb = mu_lower_bound(cp_upper(fp, n, 0.025), cp_upper(fn, n, 0.025))
+    assert mu - 0.03 < lb < mu
+
+
+def test_mu_ceiling_perfect_distinguisher():
+    n = 650
+    u = 1 - 0.025 ** (1 / n)  # cp_upper(0, n, 0.025) in closed form
+    assert mu_ceiling(n, 0.05) == pytest.approx(2 * stats.norm.isf(u), rel=1e-9)
+
+
+# ------------------------------------------------------------ monotonicity
+
+
+@given(n=st.integers(1, 5000), a=st.floats(1e-6, 0.4), frac=st.floats(0, 1))
+def test_cp_bounds_bracket_estimate_and_are_monotone(n, a, frac):
+    k = int(round(frac * n))
+    lo, hi = cp_lower(k, n, a), cp_upper(k, n, a)
+    assert 0 <= lo <= k / n <= hi <= 1
+    if k < n:
+        assert cp_lower(k + 1, n, a) > lo
+        assert cp_upper(k + 1, n, a) > hi or hi == 1.0
+    # a smaller error level widens the bounds
+    assert cp_lower(k, n, a / 2) <= lo and cp_upper(k, n, a / 2) >= hi
+
+
+@given(n=st.integers(10, 10**6), f1=st.floats(0, 1), f0=st.floats(0, 1),
+       delta=st.floats(0, 0.5), alpha=st.floats(1e-4, 0.3))
+def test_epsilon_bound_monotone(n, f1, f0, delta, alpha):
+    k1, k0 = int(f1 * n), int(f0 * n)
+    e = epsilon_lower_bound(k1, n, k0, n, delta, alpha)
+    assert e >= 0
+    assert e <= epsilon_ceiling(n, alpha, delta) + 1e-12
+    if k1 < n:
+        assert epsilon_lower_bound(k1 + 1, n, k0, n, delta, alpha) >= e
+    if k0 > 0:
+        assert epsilon_lower_bound(k1, n, k0 - 1, n, delta, alpha) >= e
+    assert epsilon_lower_bound(k1, n, k0, n, delta / 2, alpha) >= e
+    assert epsilon_lower_bound(k1, n, k0, n, delta, alpha / 2) <= e
+
+
+@given(fpr=st.floats(1e-9, 1 - 1e-9), fnr=st.floats(1e-9, 1 - 1e-9), d=st.floats(0, 0.1))
+def test_mu_bound_decreasing_in_rates(fpr, fnr, d):
+    m = mu_lower_bound(fpr, fnr)
+    assert m >= 0
+    assert mu_lower_bound(min(fpr + d, 1.0), fnr) <= m + 1e-12
+    assert mu_lower_bound(fpr, min(fnr + d, 1.0)) <= m + 1e-12
+
+
+# ------------------------------------------------------------------- planner (AUDITING §4)
+
+
+MU0 = gdp_mu(1.0, 1e-5)
+
+
+def test_planner_certification_numbers_match_auditing_md_loosely():
+    # AUDITING.md §4.1 (80 % power, one test): black-box 3.3 M for 0.8 eps, 60 k for 0.5 eps.
+    bb = plan_samples(1.0, 1e-5, target_fraction=0.8, tests=1)
+    assert 2.2e6 < bb.n_per_side < 4.5e6
+    assert bb.threshold == pytest.approx(3.37, abs=0.3)
+    gd = plan_samples(1.0, 1e-5, method="gdp")
+    assert 12_000 < gd.n_per_side < 25_000
+    assert plan_samples(1.0, 1e-5, method="whitebox").n_per_side == 0
+    assert bb.n_total_per_side == pytest.approx(2 * bb.n_per_side, abs=1)
+
+
+def test_planner_detection_numbers_match_auditing_md_loosely():
+    # AUDITING.md §4.2: sensitivity x2 flagged black-box at ~18 k, GDP fit at ~650 (80 % power).
+    bb = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, tests=1)
+    assert 12_000 < bb.n_per_side < 25_000
+    gd = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, method="gdp")
+    assert 450 < gd.n_per_side < 900
+
+
+def test_planner_power_is_consistent_and_monotone():
+    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, method="gdp")
+    assert plan.power >= 0.8
+    p_small, _ = power_at(plan.n_per_side // 3, method="gdp", true_mu=2 * MU0,
+                          target_epsilon=1.0, delta=1e-5)
+    assert p_small < 0.8
+    with pytest.raises(ValueError, match="does not exceed"):
+        plan_samples(1.0, 1e-5, target_fraction=1.0)  # a correct mechanism is never flagged
