@@ -84,9 +84,169 @@ def _add_gdp(sub: argparse.ArgumentParser) -> Runner:
     return run
 
 
+def _add_list(sub: argparse.ArgumentParser) -> Runner:
+    sub.add_argument("--planted", action="store_true",
+                     help="include the planted-bug mechanisms (IDs planted/...)")
+    sub.add_argument("--json", action="store_true", help="print one JSON array")
+
+    def run(args: argparse.Namespace) -> int:
+        from dpgp_audit.registry import entries
+
+        rows = []
+        for e in entries(include_planted=args.planted):
+            try:
+                mech, _ = e.make()
+                claim = mech.claim.describe()
+                relation = mech.claim.relation.describe()
+            except Exception as err:  # noqa: BLE001 — listing must not die on one entry
+                claim, relation = f"(cannot build: {type(err).__name__}: {err})", ""
+            row = {"id": e.id, "paper": e.paper, "title": e.title, "claim": claim,
+                   "relation": relation}
+            if e.planted:
+                row.update(true_epsilon=e.true_epsilon, twin=e.twin)
+            rows.append(row)
+        if args.json:
+            from dpgp_audit.audit.runner import jsonable
+
+            print(json.dumps(jsonable(rows)))
+            return 0
+        for r in rows:
+            extra = ""
+            if "twin" in r:
+                extra = f"  [true eps={r['true_epsilon']:.4g}; twin {r['twin']}]"
+            print(f"{r['id']:<38} {r['paper']:<5} {r['title']}{extra}")
+            print(f"{'':<38} claim: {r['claim']}")
+        print(f"{len(rows)} mechanisms")
+        return 0
+
+    return run
+
+
+#: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
+AUDIT_DEFAULT_SAMPLES = 20_000
+
+
+def _add_audit(sub: argparse.ArgumentParser) -> Runner:
+    target = sub.add_mutually_exclusive_group(required=True)
+    target.add_argument("--mechanism", metavar="ID", help="registry ID (see `list --planted`)")
+    target.add_argument("--all", action="store_true",
+                        help="every registered non-planted mechanism on its default data")
+    sub.add_argument("--epsilon", type=float, help="override the mechanism's epsilon")
+    sub.add_argument("--delta", type=float, help="override the mechanism's delta")
+    sub.add_argument("--dataset", metavar="NAME", default="default",
+                     help="'default' (the entry's embedded data) or 'sine:N' (N-point sine data)")
+    sub.add_argument("--samples", type=int, metavar="N",
+                     help=f"black-box samples per side (default {AUDIT_DEFAULT_SAMPLES})")
+    sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
+    sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "all"),
+                     default="all")
+    sub.add_argument("--json", metavar="PATH", help="write the JSON report here")
+    sub.add_argument("--plot", metavar="PATH",
+                     help="write the trade-off PNG here (with --all: one file per mechanism)")
+    sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def run(args: argparse.Namespace) -> int:
+        return _run_audit(args)
+
+    return run
+
+
+def _audit_dataset(entry: object, name: str) -> object:
+    from dpgp_audit.datasets.default import default_dataset
+
+    if name == "default":
+        return entry.default_data()  # type: ignore[attr-defined]
+    if name.startswith("sine:"):
+        try:
+            size = int(name.split(":", 1)[1])
+        except ValueError:
+            raise ValueError(f"--dataset sine:N needs an integer N, got {name!r}") from None
+        if size < 2:
+            raise ValueError(f"--dataset sine:N needs N >= 2, got {size}")
+        return default_dataset(size)
+    raise ValueError(f"unknown --dataset {name!r}; use 'default' or 'sine:N'")
+
+
+def _plot_path(base: str, mech_id: str, many: bool) -> str:
+    if not many:
+        return base
+    import os
+    import re
+
+    root, ext = os.path.splitext(base)
+    return f"{root}_{re.sub(r'[^A-Za-z0-9.-]+', '_', mech_id)}{ext or '.png'}"
+
+
+def _run_audit(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from dpgp_audit.audit.runner import audit_mechanism, jsonable
+    from dpgp_audit.registry import entries, get
+
+    if args.samples is not None and args.samples < 2:
+        raise ValueError(f"--samples must be >= 2, got {args.samples}")
+    if not (0 < args.alpha < 1):
+        raise ValueError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    todo = entries() if args.all else [get(args.mechanism)]
+    seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
+    print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
+    auditors = (("whitebox", "blackbox", "sensitivity") if args.auditor == "all"
+                else (args.auditor,))
+    overrides = {"epsilon": args.epsilon, "delta": args.delta}
+    built = []
+    for entry in todo:  # build everything first: usage errors exit 2 before any audit runs
+        data = _audit_dataset(entry, args.dataset)
+        mech, data = entry.make(data, **overrides)
+        built.append((entry, mech, data))
+    children = np.random.SeedSequence(seed).spawn(len(built))
+    iterator = built
+    if args.all and not args.no_progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(built, desc="make audit", unit="mechanism")
+    reports = []
+    for (entry, mech, data), child in zip(iterator, children, strict=True):
+        n = args.samples or getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES
+        report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
+                                 n=n, alpha=args.alpha, name=entry.id, seed=seed,
+                                 progress=not args.all and not args.no_progress)
+        reports.append(report)
+        if args.all and hasattr(iterator, "write"):
+            iterator.write(report.table())
+        else:
+            print(report.table())
+        if args.plot:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            fig = report.plot(_plot_path(args.plot, entry.id, len(built) > 1))
+            plt.close(fig)
+    n_viol = sum(r.violation for r in reports)
+    if args.all:
+        print(f"\n{len(reports)} mechanisms audited: {n_viol} violation(s) found.")
+        for r in reports:
+            print(f"  {r.verdict.value:<13} {r.mechanism}")
+    if args.json:
+        doc = {"schema": "dpgp_audit/audit-report/1", "seed": seed,
+               "verdict": "VIOLATION" if n_viol else "NO_VIOLATION_FOUND",
+               "arguments": {k: v for k, v in vars(args).items() if k != "command"},
+               "reports": [r.as_dict() for r in reports]}
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(jsonable(doc), fh, indent=1)
+    return 1 if n_viol else 0
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Runner]]] = {
     "calibrate": ("noise standard deviation of the Gaussian mechanism", _add_calibrate),
     "gdp": ("Gaussian-DP profile: delta(epsilon; mu) or epsilon(delta; mu)", _add_gdp),
+    "list": ("list every registered mechanism (ID, paper, claim, neighbour relation)", _add_list),
+    "audit": ("audit a registered mechanism (or --all): verdict table, JSON, plot; "
+              "exit 0 no violation found, 1 violation, 2 usage error", _add_audit),
 }
 
 

@@ -23,6 +23,7 @@ __all__ = ["Entry", "entries", "get", "register"]
 
 # Modules whose import registers mechanisms. Keep sorted; one line per module.
 _MODULES: tuple[str, ...] = (
+    "dpgp_audit.audit.planted",
     "dpgp_audit.methods.primitives",
 )
 
@@ -54,6 +55,9 @@ class Entry:
         unbounded loss), for tests and the auditing lab.
     twin
         For planted bugs: the ID of the correct mechanism it breaks.
+    audit_samples
+        Black-box samples per side for ``make audit`` (``None``: the CLI default).
+        Lower it for mechanisms whose sampling is slow, so ``--all`` stays fast.
     """
 
     id: str
@@ -64,6 +68,7 @@ class Entry:
     defaults: dict = field(default_factory=dict)
     true_epsilon: float | None = None
     twin: str | None = None
+    audit_samples: int | None = None
 
     @property
     def planted(self) -> bool:

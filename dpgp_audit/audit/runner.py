@@ -1,0 +1,434 @@
+"""One call that audits a mechanism with every auditor it supports (catalogue A.1–A.6).
+
+:func:`audit_mechanism` generates neighbour pairs (A.1), then runs
+
+* ``"sensitivity"`` (A.4) if the mechanism implements ``SensitivityQuery`` — a
+  deterministic search; its witness pair is handed on to the other auditors;
+* ``"whitebox"`` (A.2) if it implements ``GaussianRelease`` — the exact
+  privacy profile, worst case over every pair;
+* ``"blackbox"`` (A.3) always — an **exploratory** phase ranks the pairs cheaply
+  (white-box μ, sensitivity ratio or a pilot sample), then a **confirmatory**
+  audit certifies the top pairs on fresh samples, Bonferroni-corrected over
+  the pairs confirmed;
+* ``"gdp-fit"`` (A.3, on request) — the μ lower bound on the top pair.
+
+The significance level α is split evenly over the statistical auditors
+(black-box, GDP fit and white-box, whose Monte Carlo route for unequal
+covariances is statistical), so the report's overall verdict has family-wise
+error at most α. Auditors that need an interface the mechanism lacks are
+skipped with the reason recorded.
+
+The :class:`AuditReport` is frozen; ``as_dict()`` is the JSON report,
+``table()`` the text verdict table, ``_repr_html_`` its notebook view and
+``plot()`` the trade-off figure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.neighbours import NeighbourPair, neighbour_pairs, rank_pairs
+from dpgp_audit.audit.result import NO_PROOF, AuditResult, Verdict
+from dpgp_audit.contract import GaussianRelease, SensitivityQuery
+
+__all__ = ["AUDITORS", "AuditReport", "audit_mechanism", "jsonable"]
+
+AUDITORS: tuple[str, ...] = ("sensitivity", "whitebox", "blackbox", "gdp-fit")
+_STATISTICAL = ("whitebox", "blackbox", "gdp-fit")
+
+
+def jsonable(obj: object) -> object:
+    """Recursively convert to JSON-safe values (non-finite floats become strings)."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, bool | np.bool_):
+        return bool(obj)
+    if isinstance(obj, int | np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        v = float(obj)
+        return v if math.isfinite(v) else str(v)
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(getattr(obj, "value", None), str):  # enums
+        return obj.value
+    return str(obj)
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Everything one :func:`audit_mechanism` call found.
+
+    Attributes
+    ----------
+    mechanism
+        Name of the audited mechanism (registry ID or class name).
+    claim
+        The claim audited, as a dictionary.
+    inputs
+        The inputs that determine the result: n, α, auditors, dataset size, seed (if known).
+    results
+        One :class:`AuditResult` per auditor run.
+    skipped
+        Auditor name → why it was not run.
+    witness
+        The neighbour pair of the first violation (sensitivity counterexample,
+        then white-box, then black-box), or the most distinguishable pair examined.
+    timings
+        Seconds per phase.
+    """
+
+    mechanism: str
+    claim: dict
+    inputs: dict
+    results: tuple[AuditResult, ...]
+    skipped: dict = field(default_factory=dict)
+    witness: NeighbourPair | None = None
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> Verdict:
+        """VIOLATION if any auditor found one; NO_EVIDENCE if any could have; else INCONCLUSIVE."""
+        verdicts = {r.verdict for r in self.results}
+        if Verdict.VIOLATION in verdicts:
+            return Verdict.VIOLATION
+        if Verdict.NO_EVIDENCE in verdicts:
+            return Verdict.NO_EVIDENCE
+        return Verdict.INCONCLUSIVE
+
+    @property
+    def violation(self) -> bool:
+        """True when some auditor refuted the claim."""
+        return self.verdict is Verdict.VIOLATION
+
+    def result(self, auditor: str) -> AuditResult | None:
+        """The result of one auditor, or ``None`` if it did not run."""
+        for r in self.results:
+            if r.auditor == auditor:
+                return r
+        return None
+
+    def as_dict(self) -> dict:
+        """JSON-ready report: inputs, every estimate with its guarantee, witness, timings."""
+        return jsonable({
+            "mechanism": self.mechanism,
+            "claim": self.claim,
+            "verdict": self.verdict.value,
+            "inputs": self.inputs,
+            "results": [r.as_dict() for r in self.results],
+            "skipped": self.skipped,
+            "witness": None if self.witness is None else self.witness.as_dict(),
+            "timings": self.timings,
+            "note": NO_PROOF,
+        })  # type: ignore[return-value]
+
+    def table(self) -> str:
+        """Plain-text verdict table."""
+        lines = [f"Audit of {self.mechanism}: {self.verdict.value}",
+                 f"  claim: {self.claim.get('describe', self.claim)}"]
+        header = f"  {'auditor':<12} {'verdict':<13} {'quantity':<11} {'estimate':>10} " \
+                 f"{'claimed':>10}  guarantee"
+        lines += [header, "  " + "-" * (len(header) + 20)]
+        for r in self.results:
+            lines.append(f"  {r.auditor:<12} {r.verdict.value:<13} {r.quantity:<11} "
+                         f"{_fmt(r.estimate):>10} {_fmt(r.claimed):>10}  {r.guarantee.value}")
+            extra = _extra_line(r)
+            if extra:
+                lines.append(f"  {'':<12} {extra}")
+        for name, why in self.skipped.items():
+            lines.append(f"  {name:<12} {'SKIPPED':<13} {why}")
+        if self.witness is not None:
+            lines.append(f"  witness pair: {self.witness.label}")
+        lines.append(f"  time: {self.timings.get('total', 0.0):.2f} s")
+        if not self.violation:
+            lines.append(f"  Note: {NO_PROOF}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def _repr_html_(self) -> str:
+        colour = {"VIOLATION": "#c0392b", "NO_EVIDENCE": "#27ae60", "INCONCLUSIVE": "#7f8c8d"}
+        rows = "".join(
+            f"<tr><td>{html.escape(r.auditor)}</td><td style='color:{colour[r.verdict.value]}'>"
+            f"<b>{r.verdict.value}</b></td><td>{r.quantity}</td><td>{_fmt(r.estimate)}</td>"
+            f"<td>{_fmt(r.claimed)}</td><td><small>{html.escape(r.guarantee.value)}</small></td>"
+            "</tr>" for r in self.results)
+        rows += "".join(f"<tr><td>{html.escape(k)}</td><td colspan=5><i>skipped: "
+                        f"{html.escape(v)}</i></td></tr>" for k, v in self.skipped.items())
+        v = self.verdict.value
+        note = "" if self.violation else f"<p><small>{html.escape(NO_PROOF)}</small></p>"
+        wit = ("" if self.witness is None else
+               f"<p>Witness pair: <code>{html.escape(self.witness.label)}</code></p>")
+        return (f"<div><p><b>Audit of {html.escape(self.mechanism)}</b>: "
+                f"<span style='color:{colour[v]}'><b>{v}</b></span><br>"
+                f"<small>{html.escape(str(self.claim.get('describe', '')))}</small></p>"
+                "<table><tr><th>auditor</th><th>verdict</th><th>quantity</th><th>estimate</th>"
+                f"<th>claimed</th><th>guarantee</th></tr>{rows}</table>{wit}{note}</div>")
+
+    def plot(self, path: str | None = None, ax: object = None) -> object:
+        """Empirical trade-off points with confidence boxes over the claimed curve.
+
+        Returns the matplotlib figure; writes a PNG when ``path`` is given.
+        """
+        from dpgp_audit.viz.audit_report import plot_report
+
+        return plot_report(self, path=path, ax=ax)
+
+
+def _fmt(v: float) -> str:
+    if isinstance(v, float) and math.isnan(v):
+        return "n/a"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.4g}"
+
+
+def _extra_line(r: AuditResult) -> str:
+    d = r.details
+    if r.auditor == "blackbox":
+        ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
+        return (f"eps ceiling at n={d.get('n_cert', '?')}/side: {ceiling}; "
+                f"pairs confirmed: {d.get('pairs_confirmed', 1)} (Bonferroni)")
+    if r.auditor == "sensitivity":
+        return (f"local at D: {d.get('local_sensitivity')}; searched: {d.get('global_searched')}; "
+                f"{d.get('evaluations')} queries")
+    if r.auditor == "whitebox" and "mu" in d:
+        return f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs"
+    if r.auditor == "gdp-fit":
+        implied = _fmt(d.get("implied_epsilon", math.nan))
+        return f"implied eps (Gaussian trade-off assumed): {implied}"
+    return ""
+
+
+def _claim_dict(claim: object) -> dict:
+    out = claim.as_dict() if hasattr(claim, "as_dict") else {"repr": repr(claim)}
+    if hasattr(claim, "describe"):
+        out["describe"] = claim.describe()
+    return out
+
+
+def _usable(mechanism: object, pairs: Sequence[NeighbourPair], attr: str) -> list[NeighbourPair]:
+    """Pairs on which the mechanism's ``attr`` (``mean``/``query``) accepts both datasets."""
+    out = []
+    fn = getattr(mechanism, attr)
+    for p in pairs:
+        try:
+            fn(p.d0)
+            fn(p.d1)
+        except ValueError:
+            continue
+        out.append(p)
+    return out
+
+
+def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *,
+                    auditors: Sequence[str] = ("whitebox", "blackbox", "sensitivity"),
+                    n: int = 20_000, alpha: float = 0.05, claim: object | None = None,
+                    progress: bool = False, pairs: Sequence[NeighbourPair] | None = None,
+                    n_pairs: int = 2, budget: int = 300, score: str = "auto",
+                    executor: object | None = None, fit_fraction: float = 0.5,
+                    y_bound: float | None = None, name: str | None = None,
+                    seed: int | None = None) -> AuditReport:
+    """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
+
+    Parameters
+    ----------
+    mechanism
+        Implements :class:`~dpgp_audit.contract.Mechanism` (``claim``, ``sample``);
+        optionally ``GaussianRelease`` and ``SensitivityQuery``.
+    data
+        The dataset D (a :class:`~dpgp_audit.dataset.Dataset`).
+    rng
+        Generator; every phase gets its own spawned child, so the exploratory and
+        confirmatory samples are independent.
+    auditors
+        Any of ``"sensitivity"``, ``"whitebox"``, ``"blackbox"``, ``"gdp-fit"``.
+    n
+        Samples per side for each black-box (and GDP-fit) audit.
+    alpha
+        Family-wise significance level, split evenly over the statistical auditors.
+    claim
+        Override the mechanism's claim (e.g. to test a smaller ε).
+    progress
+        Show a tqdm progress bar over the phases.
+    pairs
+        Candidate neighbour pairs; default :func:`~dpgp_audit.audit.neighbours.neighbour_pairs`.
+    n_pairs
+        How many top-ranked pairs the black-box auditor confirms (Bonferroni over them).
+    budget
+        Query budget of the sensitivity search.
+    score, executor, fit_fraction
+        Passed to :func:`~dpgp_audit.audit.blackbox.audit_blackbox`.
+    y_bound
+        Declared target bound for outputs-only pair generation (see ``neighbour_pairs``).
+    name
+        Name for the report (default: the class name).
+    seed
+        The seed ``rng`` was made from, if known: recorded in ``inputs`` for reproducibility.
+
+    Returns
+    -------
+    AuditReport
+    """
+    t_all = time.perf_counter()
+    rng = check_rng(rng)
+    n = check_positive_int("n", n)
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    auditors = tuple(auditors)
+    unknown = [a for a in auditors if a not in AUDITORS]
+    if unknown:
+        raise ValueError(f"unknown auditor(s) {unknown}; choose from {AUDITORS}")
+    if not hasattr(mechanism, "sample"):
+        raise TypeError("mechanism must implement sample(data, n, rng) (the Mechanism protocol)")
+    claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
+    relation = claim.relation
+    rng_pairs, rng_sens, rng_wb, rng_explore, rng_bb, rng_gdp = rng.spawn(6)
+    timings: dict = {}
+    skipped: dict = {}
+    results: list[AuditResult] = []
+    name = name or type(mechanism).__name__
+
+    t = time.perf_counter()
+    if pairs is None:
+        pairs = neighbour_pairs(data, relation, rng_pairs, y_bound=y_bound)
+    pairs = list(pairs)
+    timings["neighbours"] = time.perf_counter() - t
+
+    n_stat = sum(1 for a in auditors if a in _STATISTICAL
+                 and (a != "whitebox" or isinstance(mechanism, GaussianRelease)))
+    a_each = alpha / max(1, n_stat)
+
+    steps = [a for a in ("sensitivity", "whitebox", "blackbox", "gdp-fit") if a in auditors]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(steps), desc=f"audit {name}", leave=False)
+    witness: NeighbourPair | None = None
+    wit_source = ""
+
+    for step in steps:
+        t = time.perf_counter()
+        if bar is not None:
+            bar.set_postfix_str(step)
+        if step == "sensitivity":
+            if not isinstance(mechanism, SensitivityQuery):
+                skipped[step] = ("mechanism has no query()/norm/sensitivity_bound() "
+                                 "(SensitivityQuery)")
+            else:
+                from dpgp_audit.audit.sensitivity import check_sensitivity, witness_pair
+
+                res = check_sensitivity(mechanism, data, rng_sens, relation=relation,
+                                        budget=budget, y_bound=y_bound)
+                results.append(res)
+                w = witness_pair(res)
+                if w is not None and res.violation:
+                    pairs.insert(0, NeighbourPair(w.d0, w.d1, f"sensitivity witness: {w.label}"))
+                    witness, wit_source = pairs[0], "sensitivity"
+        elif step == "whitebox":
+            if not isinstance(mechanism, GaussianRelease):
+                skipped[step] = "mechanism has no mean()/cov() (GaussianRelease)"
+            else:
+                from dpgp_audit.audit.whitebox import audit_whitebox
+
+                usable = _usable(mechanism, pairs, "mean")
+                if not usable:
+                    skipped[step] = "no generated pair is accepted by the mechanism"
+                else:
+                    res = audit_whitebox(mechanism, usable, claim=claim, rng=rng_wb,
+                                         alpha=a_each)
+                    results.append(res)
+                    if res.violation and witness is None:
+                        witness, wit_source = _witness_from(res, usable), "whitebox"
+        elif step in ("blackbox", "gdp-fit"):
+            res = _blackbox(step, mechanism, pairs, claim, n=n, alpha=a_each,
+                            rng_explore=rng_explore, rng=rng_bb if step == "blackbox" else rng_gdp,
+                            n_pairs=n_pairs, score=score, executor=executor,
+                            fit_fraction=fit_fraction)
+            if isinstance(res, str):
+                skipped[step] = res
+            else:
+                results.append(res)
+                if res.violation and witness is None:
+                    witness, wit_source = _witness_from(res, pairs), step
+        timings[step] = time.perf_counter() - t
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    timings["total"] = time.perf_counter() - t_all
+    inputs = {"n_per_side": n, "alpha": alpha, "alpha_per_statistical_auditor": a_each,
+              "auditors": list(auditors), "pairs_generated": len(pairs),
+              "n_pairs_confirmed": n_pairs, "sensitivity_budget": budget,
+              "dataset": {"n": int(data.n), "dim": int(data.dim),  # type: ignore[attr-defined]
+                          "name": getattr(data, "name", "")},
+              "relation": relation.describe(), "seed": seed, "witness_source": wit_source}
+    return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
+                       results=tuple(results), skipped=skipped, witness=witness,
+                       timings=timings)
+
+
+def _witness_from(res: AuditResult, pairs: Sequence[NeighbourPair]) -> NeighbourPair | None:
+    w = res.details.get("witness")
+    if isinstance(w, dict) and "d0" in w:
+        label = str(w.get("label", res.details.get("witness_label", res.auditor)))
+        try:
+            return NeighbourPair.from_dict({**w, "label": label})
+        except (KeyError, ValueError):
+            return None
+    idx = res.details.get("witness_index")
+    if isinstance(idx, int) and 0 <= idx < len(pairs):
+        return pairs[idx]
+    return None
+
+
+def _blackbox(step: str, mechanism: object, pairs: list[NeighbourPair], claim: object, *,
+              n: int, alpha: float, rng_explore: np.random.Generator,
+              rng: np.random.Generator, n_pairs: int, score: str, executor: object | None,
+              fit_fraction: float) -> AuditResult | str:
+    """Exploration (rank pairs) then confirmation on fresh samples, Bonferroni over pairs."""
+    from dpgp_audit.audit import blackbox
+
+    top = rank_pairs(mechanism, pairs, rng_explore, top=n_pairs if step == "blackbox" else 1,
+                     pilot_n=min(200, max(20, n // 10)))
+    if not top:
+        return "no generated pair is accepted by the mechanism"
+    m = len(top)
+    fn = blackbox.audit_blackbox if step == "blackbox" else blackbox.audit_gdp_fit
+    rows = []
+    best: AuditResult | None = None
+    for (pair, s), child in zip(top, rng.spawn(m), strict=True):
+        r = fn(mechanism, pair.d0, pair.d1, n=n, rng=child, alpha=alpha / m, claim=claim,
+               score=score, executor=executor, fit_fraction=fit_fraction)
+        rows.append({"label": pair.label, "exploration_score": s, "estimate": r.estimate,
+                     "verdict": r.verdict.value})
+        key = (r.violation, r.estimate)
+        if best is None or key > (best.violation, best.estimate):
+            best, best_pair = r, pair
+    assert best is not None
+    verdicts = [row["verdict"] for row in rows]
+    if Verdict.VIOLATION.value in verdicts:
+        verdict = Verdict.VIOLATION
+    elif Verdict.NO_EVIDENCE.value in verdicts:
+        verdict = Verdict.NO_EVIDENCE
+    else:
+        verdict = Verdict.INCONCLUSIVE
+    details = dict(best.details)
+    details.update(pairs_confirmed=m, confirmed=rows, witness_label=best_pair.label,
+                   alpha_per_pair=alpha / m,
+                   witness={**best_pair.as_dict()})
+    return dataclasses.replace(best, verdict=verdict, alpha=alpha, details=details)

@@ -1,0 +1,95 @@
+"""Hypothesis strategies for property tests of sensitivity bounds (catalogue A.4).
+
+``hypothesis`` is a test dependency, so it is imported only when a strategy is
+built. Typical use in a user's test suite, with :func:`hypothesis.target`
+steering the search towards large query changes (hill climbing) and shrinking
+reporting a minimal counterexample::
+
+    from hypothesis import given, target
+    from dpgp_audit.audit.strategies import neighbouring_datasets
+    from dpgp_audit.privacy.claims import outputs_only
+
+    @given(neighbouring_datasets(outputs_only(1.0), n=(2, 12), x_range=(0.0, 10.0)))
+    def test_my_bound(pair):
+        change = mech.norm(mech.query(pair.d1) - mech.query(pair.d0))
+        target(change, label="query change")
+        assert change <= mech.sensitivity_bound() * (1 + 1e-9)
+
+For mechanisms built on public inputs (outputs-only relation with a fixed X),
+pass ``base=the_public_dataset``: only the targets are then generated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpgp_audit.audit.neighbours import NeighbourPair
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
+
+__all__ = ["neighbouring_datasets"]
+
+
+def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (1, 12),
+                          dim: int = 1, x_range: tuple[float, float] = (-5.0, 5.0),
+                          y_bound: float | None = None, base: Dataset | None = None) -> Any:
+    """A hypothesis strategy of :class:`~dpgp_audit.audit.neighbours.NeighbourPair`.
+
+    Parameters
+    ----------
+    relation
+        Outputs only (one target moved by at most ``d``) or whole rows (one row
+        substituted, ``|y| <= d``).
+    n
+        Inclusive range of dataset sizes (ignored when ``base`` is given).
+    dim
+        Input dimension (ignored when ``base`` is given).
+    x_range
+        Box from which inputs (and substituted inputs) are drawn.
+    y_bound
+        Target bound for generated targets. Default: the relation's ``d`` for whole
+        rows, ``2 d`` for outputs only. Outputs-only moves are clipped into it.
+    base
+        Fix the inputs to ``base.X`` (and the size to ``base.n``); targets are generated.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        Pairs (D, D′) that are neighbours under ``relation``.
+    """
+    from hypothesis import strategies as st
+
+    if not isinstance(relation, NeighbourRelation):
+        raise TypeError(f"relation must be a NeighbourRelation, got {type(relation).__name__}")
+    lo, hi = float(x_range[0]), float(x_range[1])
+    if not lo < hi:
+        raise ValueError(f"x_range must be (low, high) with low < high, got {x_range!r}")
+    rows_rel = relation.kind is Neighbour.ROWS
+    yb = float(y_bound) if y_bound is not None else (relation.d if rows_rel else 2 * relation.d)
+    floats_y = st.floats(-yb, yb, allow_nan=False, allow_infinity=False)
+    floats_x = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+
+    @st.composite
+    def _pairs(draw: Any) -> NeighbourPair:
+        if base is not None:
+            X = np.asarray(base.X)
+            size = base.n
+        else:
+            size = draw(st.integers(int(n[0]), int(n[1])))
+            X = np.array(draw(st.lists(floats_x, min_size=size * dim, max_size=size * dim)),
+                         dtype=float).reshape(size, dim)
+        y = np.array(draw(st.lists(floats_y, min_size=size, max_size=size)), dtype=float)
+        d0 = Dataset(X, y)
+        i = draw(st.integers(0, size - 1))
+        if rows_rel:
+            x_new = np.array(draw(st.lists(floats_x, min_size=X.shape[1],
+                                           max_size=X.shape[1])), dtype=float)
+            y_new = draw(floats_y)
+            return NeighbourPair(d0, d0.with_row(i, x_new, y_new), f"row {i} substituted")
+        t = draw(st.floats(-relation.d, relation.d, allow_nan=False, allow_infinity=False))
+        new = float(np.clip(y[i] + t, -yb, yb))
+        return NeighbourPair(d0, d0.with_target(i, new), f"y[{i}] moved by {new - y[i]:+.4g}")
+
+    return _pairs()

@@ -1,0 +1,151 @@
+"""A.1: neighbour generation for both relations, adversarial candidates, exploration ranking."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpgp_audit.audit.neighbours import (
+    NeighbourPair,
+    adversarial_rows,
+    is_neighbour,
+    neighbour_pairs,
+    pair_score,
+    rank_pairs,
+)
+from dpgp_audit.audit.strategies import neighbouring_datasets
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.datasets.default import default_dataset
+from dpgp_audit.methods.primitives import GaussianSumMechanism
+from dpgp_audit.privacy.claims import outputs_only, whole_rows
+
+
+def _changed_rows(p: NeighbourPair) -> np.ndarray:
+    return np.flatnonzero(np.any(p.d0.X != p.d1.X, axis=1) | (p.d0.y != p.d1.y))
+
+
+@pytest.mark.parametrize("relation", [outputs_only(0.7), whole_rows(1.0)])
+def test_A1_every_pair_is_a_neighbour(relation, rng):
+    data = default_dataset(15)
+    pairs = neighbour_pairs(data, relation, rng, n_random=5)
+    assert len(pairs) > 10
+    for p in pairs:
+        assert is_neighbour(p.d0, p.d1, relation), p.label
+        assert len(_changed_rows(p)) == 1, p.label
+
+
+def test_A1_outputs_only_moves_reach_d_and_respect_y_bound(rng):
+    data = default_dataset(10)
+    d = 0.5
+    pairs = neighbour_pairs(data, outputs_only(d), rng, n_random=0)
+    changes = [float(np.max(np.abs(p.d1.y - p.d0.y))) for p in pairs]
+    assert max(changes) == pytest.approx(d)
+    # y_bound: no target leaves [-b, b]; the "-bound -> +bound" pair is present when 2b <= d
+    pairs_b = neighbour_pairs(data, outputs_only(2.0), rng, n_random=3, y_bound=1.0)
+    assert all(np.all(np.abs(p.d1.y) <= 1.0) and np.all(np.abs(p.d0.y) <= 1.0) for p in pairs_b)
+    assert any("-bound -> +bound" in p.label for p in pairs_b)
+    # outputs only keeps X fixed and the size fixed unless tiny_n is asked for
+    assert all(p.d0.n == data.n and p.d0.same_inputs(p.d1) for p in pairs)
+    tiny = neighbour_pairs(data, outputs_only(d), rng, n_random=0, tiny_n=True)
+    assert {p.d0.n for p in tiny} == {1, 2, data.n}
+
+
+def test_A1_whole_rows_adversarial_candidates(rng):
+    data = default_dataset(12)
+    b = 1.0
+    pairs = neighbour_pairs(data, whole_rows(b), rng, n_random=2)
+    labels = [p.label for p in pairs]
+    # the largest target change 2b
+    assert max(float(np.max(np.abs(p.d1.y - p.d0.y))) for p in pairs) == pytest.approx(2 * b)
+    # an input far outside the data
+    far = [p for p in pairs if "far x" in p.label and p.d0.n == data.n]
+    assert far and all(np.max(p.d1.X) > data.X.max() + 5 * np.ptp(data.X) for p in far)
+    # a duplicated input
+    dup = [p for p in pairs if "duplicate" in p.label]
+    assert dup
+    for p in dup:
+        i = int(_changed_rows(p)[0])
+        others = np.delete(p.d1.X, i, axis=0)
+        assert np.any(np.all(others == p.d1.X[i], axis=1))
+    # tiny-N variants by default for whole rows
+    assert {1, 2} <= {p.d0.n for p in pairs}
+    assert any(lab.startswith("random") for lab in labels)
+
+
+def test_A1_targets_outside_the_bound_are_clipped_for_whole_rows(rng):
+    data = Dataset(np.arange(4.0), np.array([3.0, -2.0, 0.5, 0.0]))
+    for p in neighbour_pairs(data, whole_rows(1.0), rng):
+        assert np.all(np.abs(p.d0.y) <= 1.0) and np.all(np.abs(p.d1.y) <= 1.0)
+
+
+def test_A1_adversarial_rows_puts_the_isolated_point_first(rng):
+    x = np.concatenate([np.linspace(0, 1, 30), [50.0]])
+    data = Dataset(x, np.zeros_like(x))
+    rows = adversarial_rows(data, 5, rng)
+    assert rows[0] == 30
+    assert len(rows) == 5 and len(set(rows)) == 5
+    assert adversarial_rows(default_dataset(4), 10, rng) == [0, 1, 2, 3]
+
+
+def test_A1_rank_pairs_prefers_the_largest_shift(rng):
+    mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
+    data = default_dataset(10)
+    pairs = neighbour_pairs(data, outputs_only(1.0), rng, n_random=6)
+    top = rank_pairs(mech, pairs, rng, top=3)
+    # oracle: the white-box mu of the sum is |Δy| / sigma, largest for a full move by d
+    sigma = mech.calibration.sigma
+    assert top[0][1] == pytest.approx(1.0 / sigma, rel=1e-9)
+    best_naive = max(abs(float(np.sum(p.d1.y) - np.sum(p.d0.y))) / sigma for p in pairs)
+    assert top[0][1] == pytest.approx(best_naive, rel=1e-9)
+    assert [s for _, s in top] == sorted([s for _, s in top], reverse=True)
+
+
+def test_A1_pair_score_without_interfaces_uses_pilot_samples(rng):
+    class Blind:
+        claim = None
+
+        def sample(self, data, n, rng):
+            return np.sum(data.y) + rng.standard_normal((n, 1))
+
+    data = default_dataset(6)
+    pairs = neighbour_pairs(data, outputs_only(3.0), rng, n_random=0)
+    assert math.isnan(pair_score(Blind(), pairs[0]))
+    top = rank_pairs(Blind(), pairs, rng, top=1, pilot_n=400)
+    assert top[0][1] > 1.0  # a 3-sigma shift is clearly visible in the pilot
+
+
+def test_A1_pair_round_trip_and_swap(rng):
+    p = neighbour_pairs(default_dataset(5), whole_rows(1.0), rng)[0]
+    q = NeighbourPair.from_dict(p.as_dict())
+    assert q.d0 == p.d0 and q.d1 == p.d1 and q.label == p.label
+    s = p.swapped()
+    assert s.d0 == p.d1 and s.d1 == p.d0
+
+
+def test_A1_bad_arguments(rng):
+    with pytest.raises(TypeError, match="relation"):
+        neighbour_pairs(default_dataset(5), 1.0, rng)
+    with pytest.raises(ValueError, match="n_random"):
+        neighbour_pairs(default_dataset(5), outputs_only(1.0), rng, n_random=-1)
+    with pytest.raises(TypeError, match="Generator"):
+        neighbour_pairs(default_dataset(5), outputs_only(1.0), 0)
+
+
+@given(st.data())
+def test_A4_strategy_generates_neighbours(data):
+    rel = data.draw(st.sampled_from([outputs_only(0.5), whole_rows(2.0)]))
+    pair = data.draw(neighbouring_datasets(rel, n=(1, 6), dim=2))
+    assert is_neighbour(pair.d0, pair.d1, rel)
+    assert pair.d0.dim == 2
+
+
+@given(st.data())
+def test_A4_strategy_with_fixed_public_inputs(data):
+    base = default_dataset(5)
+    pair = data.draw(neighbouring_datasets(outputs_only(1.0), base=base))
+    assert pair.d0.same_inputs(base) and pair.d1.same_inputs(base)
+    assert is_neighbour(pair.d0, pair.d1, outputs_only(1.0))
