@@ -20,7 +20,7 @@ from dpgp_audit.gp.kernels import as_inputs
 __all__ = ["kmeans_inducing"]
 
 
-def kmeans_inducing(X: object, m: int, rng: np.random.Generator, *, n_init: int = 10
+def kmeans_inducing(X: object, m: int, rng: np.random.Generator, *, n_init: int = 4
                     ) -> np.ndarray:
     """M inducing inputs: the k-means centroids of the public inputs ``X`` (S21 §3.2).
 
