@@ -4,6 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB_PARAMS ?= tests/notebook_params
+NB ?=
 export MPLBACKEND ?= Agg
 export PYTHONHASHSEED ?= 0
 
@@ -22,6 +23,9 @@ help:
 	@echo "make audit     audit every registered mechanism on the embedded default data"
 	@echo "               (or one: make audit MECH=P.1/analytic-gaussian EPS=1 DELTA=1e-5)"
 	@echo "make test      set up .venv and run the test suite (unit, property, audit, notebooks)"
+	@echo "make test-notebooks  only the notebook tests (papermill + nbval, tiny CI parameters)"
+	@echo "make refs      rewrite tests/notebook_refs/ (strict nbval references) after a change"
+	@echo "               (add one: make refs NB=01_smith2018_cloaking)"
 	@echo "make lab       JupyterLab on notebooks/"
 	@echo "make notebooks papermill every notebook with full-scale parameters into build/"
 	@echo "make lint      ruff (incl. numpy legacy-random rule) + notebooks stored without outputs"
@@ -45,11 +49,14 @@ audit: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests
 
+test-notebooks: $(STAMP)
+	$(PY) -m pytest -q -m notebooks tests
+
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow tests
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check dpgp_audit tests benchmarks
+	$(VENV)/bin/ruff check .
 	$(PY) -m dpgp_audit.devtools.check_notebooks notebooks/*.ipynb
 
 lab: $(STAMP)
@@ -63,7 +70,7 @@ notebooks: $(STAMP)
 	done
 
 refs: $(STAMP)
-	$(PY) -m tests.notebook_harness --write-refs
+	$(PY) -m tests.notebook_harness --write-refs $(NB)
 
 bench: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) benchmarks/run_all.py

@@ -84,6 +84,51 @@ def _add_gdp(sub: argparse.ArgumentParser) -> Runner:
     return run
 
 
+def _add_laplace(sub: argparse.ArgumentParser) -> Runner:
+    sub.add_argument("--epsilon", type=float, required=True, help="target epsilon > 0")
+    sub.add_argument("--sensitivity", type=float, default=1.0, help="L1 sensitivity (default 1)")
+    sub.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def run(args: argparse.Namespace) -> int:
+        from dpgp_audit.privacy.mechanisms import laplace_scale
+
+        result = {"epsilon": args.epsilon, "sensitivity": args.sensitivity,
+                  "scale": laplace_scale(args.epsilon, args.sensitivity)}
+        print(json.dumps(result) if args.json else
+              f"scale b = {result['scale']:.6g}  (Laplace; epsilon={args.epsilon:g}, "
+              f"L1 sensitivity={args.sensitivity:g})")
+        return 0
+
+    return run
+
+
+def _add_split(sub: argparse.ArgumentParser) -> Runner:
+    sub.add_argument("--epsilon", type=float, required=True, help="total epsilon > 0")
+    sub.add_argument("--delta", type=float, default=0.0, help="total delta in [0, 1)")
+    sub.add_argument("--weights", type=float, nargs="+", required=True,
+                     help="relative share of epsilon for each part (> 0)")
+    sub.add_argument("--delta-weights", type=float, nargs="+", default=None,
+                     help="relative share of delta (>= 0; default: --weights)")
+    sub.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def run(args: argparse.Namespace) -> int:
+        from dpgp_audit.privacy.composition import split_budget
+
+        parts = split_budget(args.epsilon, args.delta, args.weights,
+                             delta_weights=args.delta_weights)
+        if args.json:
+            print(json.dumps({"epsilon": args.epsilon, "delta": args.delta,
+                              "parts": [{"epsilon": p.epsilon, "delta": p.delta}
+                                        for p in parts]}))
+        else:
+            for i, p in enumerate(parts):
+                print(f"part {i}: epsilon = {p.epsilon:.6g}, delta = {p.delta:.6g}")
+        return 0
+
+    return run
+
+
+
 def _add_list(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--planted", action="store_true",
                      help="include the planted-bug mechanisms (IDs planted/...)")
@@ -122,24 +167,6 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
     return run
 
 
-def _add_laplace(sub: argparse.ArgumentParser) -> Runner:
-    sub.add_argument("--epsilon", type=float, required=True, help="target epsilon > 0")
-    sub.add_argument("--sensitivity", type=float, default=1.0, help="L1 sensitivity (default 1)")
-    sub.add_argument("--json", action="store_true", help="print one JSON object")
-
-    def run(args: argparse.Namespace) -> int:
-        from dpgp_audit.privacy.mechanisms import laplace_scale
-
-        result = {"epsilon": args.epsilon, "sensitivity": args.sensitivity,
-                  "scale": laplace_scale(args.epsilon, args.sensitivity)}
-        print(json.dumps(result) if args.json else
-              f"scale b = {result['scale']:.6g}  (Laplace; epsilon={args.epsilon:g}, "
-              f"L1 sensitivity={args.sensitivity:g})")
-        return 0
-
-    return run
-
-
 #: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
 AUDIT_DEFAULT_SAMPLES = 20_000
 
@@ -166,32 +193,6 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
 
     def run(args: argparse.Namespace) -> int:
         return _run_audit(args)
-
-    return run
-
-
-def _add_split(sub: argparse.ArgumentParser) -> Runner:
-    sub.add_argument("--epsilon", type=float, required=True, help="total epsilon > 0")
-    sub.add_argument("--delta", type=float, default=0.0, help="total delta in [0, 1)")
-    sub.add_argument("--weights", type=float, nargs="+", required=True,
-                     help="relative share of epsilon for each part (> 0)")
-    sub.add_argument("--delta-weights", type=float, nargs="+", default=None,
-                     help="relative share of delta (>= 0; default: --weights)")
-    sub.add_argument("--json", action="store_true", help="print one JSON object")
-
-    def run(args: argparse.Namespace) -> int:
-        from dpgp_audit.privacy.composition import split_budget
-
-        parts = split_budget(args.epsilon, args.delta, args.weights,
-                             delta_weights=args.delta_weights)
-        if args.json:
-            print(json.dumps({"epsilon": args.epsilon, "delta": args.delta,
-                              "parts": [{"epsilon": p.epsilon, "delta": p.delta}
-                                        for p in parts]}))
-        else:
-            for i, p in enumerate(parts):
-                print(f"part {i}: epsilon = {p.epsilon:.6g}, delta = {p.delta:.6g}")
-        return 0
 
     return run
 
@@ -288,11 +289,11 @@ def _run_audit(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Runner]]] = {
     "calibrate": ("noise standard deviation of the Gaussian mechanism", _add_calibrate),
     "gdp": ("Gaussian-DP profile: delta(epsilon; mu) or epsilon(delta; mu)", _add_gdp),
+    "laplace": ("scale of the Laplace mechanism, b = sensitivity / epsilon", _add_laplace),
+    "split": ("split an (epsilon, delta) budget into parts (basic composition)", _add_split),
     "list": ("list every registered mechanism (ID, paper, claim, neighbour relation)", _add_list),
     "audit": ("audit a registered mechanism (or --all): verdict table, JSON, plot; "
               "exit 0 no violation found, 1 violation, 2 usage error", _add_audit),
-    "laplace": ("scale of the Laplace mechanism, b = sensitivity / epsilon", _add_laplace),
-    "split": ("split an (epsilon, delta) budget into parts (basic composition)", _add_split),
 }
 
 

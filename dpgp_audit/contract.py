@@ -38,18 +38,26 @@ class Mechanism(Protocol):
     """
 
     @property
-    def claim(self) -> Claim: ...
+    def claim(self) -> Claim:
+        """The privacy claim: level, neighbour relation, proven or not."""
+        ...
 
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray: ...
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``n`` independent releases for ``data``, shape ``(n, *output_shape)``."""
+        ...
 
 
 @runtime_checkable
 class GaussianRelease(Protocol):
     """Optional white-box interface: the release given ``data`` is N(mean(data), cov(data))."""
 
-    def mean(self, data: Dataset) -> np.ndarray: ...
+    def mean(self, data: Dataset) -> np.ndarray:
+        """Mean of the release given ``data``, flattened to shape ``(d,)``."""
+        ...
 
-    def cov(self, data: Dataset) -> np.ndarray: ...
+    def cov(self, data: Dataset) -> np.ndarray:
+        """Noise covariance of the release given ``data``, shape ``(d, d)``, PSD."""
+        ...
 
 
 @runtime_checkable
@@ -61,8 +69,14 @@ class SensitivityQuery(Protocol):
     """
 
     @property
-    def norm(self) -> Norm: ...
+    def norm(self) -> Norm:
+        """The norm in which the proof bounds the query change."""
+        ...
 
-    def query(self, data: Dataset) -> np.ndarray: ...
+    def query(self, data: Dataset) -> np.ndarray:
+        """The noise-free release for ``data``."""
+        ...
 
-    def sensitivity_bound(self) -> float: ...
+    def sensitivity_bound(self) -> float:
+        """The sensitivity the privacy proof uses (an upper bound over all neighbours)."""
+        ...

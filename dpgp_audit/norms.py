@@ -22,7 +22,9 @@ class Norm(Protocol):
 
     name: str
 
-    def __call__(self, diff: np.ndarray) -> float: ...
+    def __call__(self, diff: np.ndarray) -> float:
+        """Size of the query difference ``diff``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class L1:
     name: str = "L1"
 
     def __call__(self, diff: np.ndarray) -> float:
+        """Size of ``diff`` in this norm."""
         return float(np.sum(np.abs(np.ravel(diff))))
 
 
@@ -42,6 +45,7 @@ class L2:
     name: str = "L2"
 
     def __call__(self, diff: np.ndarray) -> float:
+        """Size of ``diff`` in this norm."""
         return float(np.linalg.norm(np.ravel(diff)))
 
 
@@ -52,6 +56,7 @@ class Linf:
     name: str = "Linf"
 
     def __call__(self, diff: np.ndarray) -> float:
+        """Size of ``diff`` in this norm."""
         return float(np.max(np.abs(np.ravel(diff))))
 
 
@@ -102,6 +107,7 @@ class Mahalanobis:
         return v - U @ (U.T @ v)
 
     def __call__(self, diff: np.ndarray) -> float:
+        """Size of ``diff`` in this norm."""
         v = np.ravel(diff).astype(float)
         w, U = self._eig
         resid = self.out_of_range(v)
@@ -122,6 +128,7 @@ class RKHS:
     name: str = "RKHS"
 
     def __call__(self, diff: np.ndarray) -> float:
+        """Size of ``diff`` in this norm."""
         beta = np.ravel(diff).astype(float)
         q = float(beta @ np.asarray(self.gram) @ beta)
         return float(np.sqrt(max(q, 0.0)))

@@ -24,11 +24,13 @@ __all__ = ["Entry", "entries", "get", "register"]
 # Modules whose import registers mechanisms. Keep sorted; one line per module.
 _MODULES: tuple[str, ...] = (
     "dpgp_audit.audit.planted",
+    "dpgp_audit.methods.binning",
     "dpgp_audit.methods.cloaking",
     "dpgp_audit.methods.primitives",
     "dpgp_audit.methods.s18_planted",
     "dpgp_audit.methods.s21",
     "dpgp_audit.methods.s21_selection",
+    "dpgp_audit.methods.selection",
     "dpgp_audit.methods.standard",
 )
 

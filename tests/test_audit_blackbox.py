@@ -175,7 +175,8 @@ def _flag_rate(audit, mech, n, runs=20, seed=0, **kw):
 
 
 def test_sensitivity_doubled_flagged_blackbox_at_planned_n():
-    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0)  # ~19 k certification
+    # ~19 k certification samples; the exact LR score fits only a threshold on 25 %
+    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, fit_fraction=0.25)
     assert plan.n_per_side < 25_000
     bug = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
     assert _flag_rate(audit_blackbox, bug, plan.n_total_per_side) >= 0.6  # planned power 0.8
@@ -184,12 +185,15 @@ def test_sensitivity_doubled_flagged_blackbox_at_planned_n():
 
 
 def test_sensitivity_doubled_flagged_gdp_fit_at_planned_n():
-    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, method="gdp")
+    plan = plan_samples(1.0, 1e-5, target_fraction=1.0, true_mu=2 * MU0, method="gdp",
+                        fit_fraction=0.25)
     assert plan.n_per_side < 900  # AUDITING.md: ~650
+    # the plan assumes the oracle threshold; the fitted one costs a little: margin x1.5
+    n = int(1.5 * plan.n_total_per_side)
     bug = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
-    assert _flag_rate(audit_gdp_fit, bug, plan.n_total_per_side) >= 0.6
+    assert _flag_rate(audit_gdp_fit, bug, n) >= 0.7
     good = ScalarGaussianWB(SIGMA, CLAIM)
-    assert _flag_rate(audit_gdp_fit, good, plan.n_total_per_side) <= 0.1
+    assert _flag_rate(audit_gdp_fit, good, n) <= 0.1
 
 
 def test_gdp_fit_result_fields_and_assumption_label(rng):
@@ -404,3 +408,77 @@ def test_tradeoff_plot_and_claim_roundtrip(rng):
     ax2 = results[0].plot(log=True)
     assert ax2.get_xscale() == "log"
     plt.close("all")
+
+
+# ----------------------------------------------------------------------------- more scores / safety
+
+
+@dataclass(frozen=True)
+class HeteroscedasticGaussian:
+    """Test-only: N(y₀, (1 + 3 y₀)²) — the noise scale depends on the data (Σ(D) ≠ Σ(D′))."""
+
+    the_claim: object
+
+    @property
+    def claim(self):
+        return self.the_claim
+
+    def mean(self, data):
+        return np.array([data.y[0]])
+
+    def cov(self, data):
+        return np.array([[(1 + 3 * data.y[0]) ** 2]])
+
+    def sample(self, data, n, rng):
+        return data.y[0] + (1 + 3 * data.y[0]) * rng.standard_normal((n, 1))
+
+
+def test_quadratic_lr_score_for_unequal_covariances(rng):
+    from dpgp_audit.audit.whitebox import unequal_gaussian_profile
+
+    mech = HeteroscedasticGaussian(ApproxDP(epsilon=1.0, delta=1e-2, relation=REL))
+    r = audit_blackbox(mech, D0, D1, n=40_000, rng=rng)
+    assert r.details["score"].startswith("lr-gaussian (quadratic")
+    # the truth from the white-box Monte Carlo (order D' || D has the heavy tail)
+    up = unequal_gaussian_profile([1.0], [[16.0]], [0.0], [[1.0]], n=400_000, rng=rng)
+    true_eps = up.epsilon_point(1e-2)
+    assert true_eps > 1.5
+    assert r.violation and r.estimate <= true_eps + 0.05
+
+
+def test_non_finite_outputs_are_refused(rng):
+    @dataclass(frozen=True)
+    class Broken:
+        claim: object = CLAIM
+
+        def sample(self, data, n, rng):
+            out = rng.standard_normal((n, 2))
+            out[0, 0] = np.nan
+            return out
+
+    with pytest.raises(ValueError, match="non-finite"):
+        audit_blackbox(Broken(), D0, D1, n=1000, rng=rng)
+
+
+class PicklingExecutor:
+    """Test-only executor that round-trips every task through pickle (like a Dask worker)."""
+
+    def submit(self, fn, *args):
+        import pickle
+        from concurrent.futures import Future
+
+        fn2, args2 = pickle.loads(pickle.dumps((fn, args)))
+        fut = Future()
+        fut.set_result(pickle.loads(pickle.dumps(fn2(*args2))))
+        return fut
+
+
+@pytest.mark.parametrize("mech", [ScalarGaussianWB(SIGMA, CLAIM, gain=2.0),
+                                  RandomizedResponse(0.8, PureDP(epsilon=1.0, relation=REL)),
+                                  VectorGaussian(np.ones((3, 1)), np.eye(3), CLAIM)])
+def test_tasks_survive_pickling_like_a_dask_cluster(mech):
+    kw = dict(n=6_000, chunk_size=1_000)
+    r1 = audit_blackbox(mech, D0, D1, rng=np.random.default_rng(4), **kw)
+    r2 = audit_blackbox(mech, D0, D1, rng=np.random.default_rng(4), executor=PicklingExecutor(),
+                        **kw)
+    assert r1.estimate == r2.estimate and r1.details["tests"] == r2.details["tests"]

@@ -21,7 +21,8 @@ from dpgp_audit.privacy.calibrate import (
 )
 from dpgp_audit.privacy.gdp import gdp_delta, gdp_epsilon, gdp_mu
 
-GRID = [(e, d) for e in (1e-3, 0.1, 0.5, 1.0, 2.0, 10.0, 50.0) for d in (1e-12, 1e-8, 1e-5, 1e-2, 0.3)]
+GRID = [(e, d) for e in (1e-3, 0.1, 0.5, 1.0, 2.0, 10.0, 50.0)
+        for d in (1e-12, 1e-8, 1e-5, 1e-2, 0.3)]
 
 
 def test_p1_reference_value_from_issue():
@@ -54,7 +55,8 @@ def test_p3_gdp_profile_matches_mpmath(epsilon, delta):
 
 
 def test_p1_classical_and_hall_closed_forms():
-    assert classical_sigma(0.5, 1e-5, 2.0) == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5)
+    expected = 2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5
+    assert classical_sigma(0.5, 1e-5, 2.0) == pytest.approx(expected)
     assert hall_sigma(0.5, 1e-5, 2.0) == pytest.approx(2.0 * math.sqrt(2 * math.log(2e5)) / 0.5)
 
 

@@ -22,10 +22,10 @@ from dpgp_audit.methods.primitives import (
 )
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import CalibrationRangeError
-from dpgp_audit.privacy.claims import PureDP
+from dpgp_audit.privacy.claims import Neighbour, PureDP
 from dpgp_audit.privacy.gdp import gdp_delta
 
-P_IDS = ["P.1/gaussian-sum", "P.2/laplace-sum", "P.2/exponential",
+P_IDS = ["P.1/gaussian-sum", "P.2/laplace-sum", "P.2/laplace-sum-rows", "P.2/exponential",
          "P.4/multivariate-gaussian", "P.5/functional"]
 
 
@@ -50,8 +50,12 @@ def test_sensitivity_bound_holds_on_generated_neighbours(mid, seed):
     y = g.uniform(-1, 1, data.n)
     d0 = Dataset(data.X, y)
     i = int(g.integers(data.n))
-    t = float(g.choice([-1.0, 1.0]) * g.uniform(0.0, 1.0) ** 0.25) * mech.claim.relation.d
-    d1 = _neighbour(d0, i, t)
+    rel = mech.claim.relation
+    if rel.kind is Neighbour.ROWS:  # substitute a whole row inside the declared domain
+        d1 = d0.with_row(i, g.uniform(-20, 20, data.dim), g.uniform(-rel.d, rel.d))
+    else:
+        t = float(g.choice([-1.0, 1.0]) * g.uniform(0.0, 1.0) ** 0.25) * rel.d
+        d1 = _neighbour(d0, i, t)
     assert mech.norm(mech.query(d0) - mech.query(d1)) <= mech.sensitivity_bound() * (1 + 1e-9)
 
 
@@ -104,6 +108,20 @@ def test_p2_laplace_exact_epsilon_equals_claim():
     loss = np.max(np.abs(stats.laplace(s0, mech.scale).logpdf(grid)
                          - stats.laplace(s1, mech.scale).logpdf(grid)))
     assert loss == pytest.approx(mech.claim.epsilon, rel=1e-9)
+
+
+def test_p2_laplace_whole_rows():
+    mech, data = registry.get("P.2/laplace-sum-rows").make()
+    assert mech.claim.relation.kind is Neighbour.ROWS and mech.claim.relation.d == 1.0
+    assert mech.sensitivity_bound() == 2.0 and mech.scale == 2.0
+    # the extreme substitution y_i: -1 -> +1 moves the sum by exactly 2 = the bound
+    lo = data.with_row(0, data.X[0], -1.0)
+    hi = data.with_row(0, [3.0], 1.0)
+    assert mech.norm(mech.query(hi) - mech.query(lo)) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="y_bound"):
+        LaplaceSumMechanism(d=1.0, epsilon=1.0, relation="rows")
+    with pytest.raises(ValueError, match="relation"):
+        LaplaceSumMechanism(d=1.0, epsilon=1.0, relation="pairs")
 
 
 def test_p2_declared_bound_and_clip():
@@ -282,3 +300,42 @@ def test_p5_refuses_other_inputs():
     with pytest.raises(ValueError, match="noise_variance"):
         FunctionalMechanism(X=data.X, grid=data.X, kernel=EQ(), epsilon=1.0, delta=1e-3,
                             noise_variance=-1.0)
+
+
+@given(seed=st.integers(0, 2**32 - 1), eps=st.floats(0.05, 20.0),
+       delta=st.sampled_from([1e-8, 1e-5, 1e-2]), singular=st.booleans())
+def test_p4_exact_profile_never_exceeds_claim(seed, eps, delta, singular):
+    # For random C and M (singular or not), the exact delta(eps) of the worst
+    # single-target change (GDP profile of the Gaussian pair) is at most the claim.
+    g = np.random.default_rng(seed)
+    k, n = 5, 3
+    C = g.standard_normal((k, n))
+    M = C @ np.diag(g.uniform(0.2, 2.0, n)) @ C.T if singular else (
+        (lambda A: A @ A.T + 0.1 * np.eye(k))(g.standard_normal((k, k))))
+    mech = MultivariateGaussianMechanism(C=C, M=M, epsilon=eps, delta=delta, d=0.8)
+    data = Dataset(np.arange(n, dtype=float), g.uniform(-1, 1, n))
+    norm = Mahalanobis(mech.cov(data))
+    mu = max(norm(mech.mean(_neighbour(data, i, 0.8)) - mech.mean(data)) for i in range(n))
+    assert gdp_delta(eps, mu) <= delta * (1 + 1e-8)
+
+
+@given(centres=st.lists(st.floats(0, 10), min_size=2, max_size=6, unique=True),
+       grid=st.lists(st.integers(-8, 48), min_size=1, max_size=5, unique=True),
+       eps=st.floats(0.05, 10.0), s2=st.sampled_from([None, 0.05, 1.0]))
+def test_p5_exact_grid_profile_never_exceeds_claim(centres, grid, eps, s2):
+    # Grid spacing >= 0.25 keeps K_gg numerically invertible enough for the check
+    # (the inequality itself, R Lemma A.2, holds for any grid).
+    X = np.array(centres)[:, None]
+    G = 0.25 * np.array(grid, dtype=float)[:, None]
+    mech = FunctionalMechanism(X=X, grid=G, kernel=EQ(lengthscale=2.0), epsilon=eps,
+                               delta=1e-5, noise_variance=s2)
+    data = Dataset(X, np.zeros(len(centres)))
+    # A tiny ridge (above the norm's eigenvalue cut-off) keeps rounding in the
+    # near-null directions of K_gg from reading as "outside the range"; it can only
+    # hide a violation confined to directions with variance below 1e-9 c^2.
+    cov = mech.cov(data) + 1e-9 * mech.scale**2 * np.eye(len(grid))
+    norm = Mahalanobis(cov)
+    mu = max(norm(mech.mean(data.with_target(j, 1.0)) - mech.mean(data))
+             for j in range(len(centres)))
+    assert mu <= mech.mu * (1 + 1e-6)
+    assert gdp_delta(eps, mu) <= 1e-5 * (1 + 1e-6)

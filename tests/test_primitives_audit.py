@@ -60,3 +60,12 @@ def test_blackbox_finds_no_violation(mid):
                          alpha=1e-3)
     assert res.verdict is not Verdict.VIOLATION
     assert res.estimate <= mech.claim.epsilon
+
+
+def test_blackbox_laplace_whole_rows_extreme_pair():
+    mech, data = registry.get("P.2/laplace-sum-rows").make()
+    d0 = data.with_row(0, data.X[0], -1.0)
+    d1 = data.with_row(0, data.X[0] + 4.0, 1.0)
+    res = audit_blackbox(mech, d0, d1, n=100_000, rng=np.random.default_rng(6), alpha=1e-3)
+    assert res.verdict is not Verdict.VIOLATION
+    assert 0.5 < res.estimate <= mech.claim.epsilon  # the extreme pair nearly attains epsilon

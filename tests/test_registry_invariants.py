@@ -60,7 +60,8 @@ def test_different_generators_give_different_releases(entry):
     assert not np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("entry", [e for e in ALL if isinstance(e.make()[0], GaussianRelease)],
+@pytest.mark.parametrize("entry", [e for e in ALL if isinstance(e.make()[0], GaussianRelease)
+                                   and "fixed-seed" not in e.id],  # its sampler is the bug
                          ids=lambda e: e.id)
 def test_whitebox_moments_match_samples(entry):
     mech, data = entry.make()

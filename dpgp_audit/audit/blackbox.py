@@ -24,7 +24,8 @@ Scores (large values = evidence for D′)
     :class:`~dpgp_audit.contract.GaussianRelease` (the exact likelihood ratio
     when means and covariance are right — Neyman–Pearson optimal). A mean
     difference outside the range of Σ uses the offending direction instead
-    (a perfect distinguisher).
+    (a perfect distinguisher). With Σ(D) ≠ Σ(D′) (same range) the exact
+    quadratic log-likelihood ratio is used.
 ``"lda"``
     Fisher's discriminant with a Ledoit–Wolf shrunk pooled covariance, fitted on
     the fitting split (hand-written: a dozen lines of numpy, no sklearn needed).
@@ -35,8 +36,8 @@ Scores (large values = evidence for D′)
 ``"identity"``
     The scalar output itself (both tails are tried).
 ``"auto"``
-    ``lr-gaussian`` if the mechanism is a GaussianRelease with
-    Σ(D) = Σ(D′); else ``categorical`` for integer/boolean or few-valued
+    ``lr-gaussian`` if the mechanism is a GaussianRelease (and the two laws
+    share a range); else ``categorical`` for integer/boolean or few-valued
     outputs; ``identity`` for scalars; ``lda`` otherwise.
 
 Scale: chunks and executors
@@ -97,6 +98,9 @@ __all__ = [
 ]
 
 _DEFAULT_DELTA = 1e-5
+_FIT_CHUNK = 50_000  # rows per chunk while fitting (the output size is not known yet)
+_FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose thresholds
+_FIT_FRACTION_FIXED = 0.25  # default fitting share when the score is known (lr-gaussian)
 _SCORES = ("auto", "lr-gaussian", "lda", "categorical", "identity")
 NO_PROOF_NOTE = ("No violation found is not a proof of privacy: only the tests listed were run, "
                  "and the epsilon ceiling at this n bounds what they could show.")
@@ -199,20 +203,52 @@ def fit_lda(X0: np.ndarray, X1: np.ndarray) -> LinearScore:
     return LinearScore(w, "lda")
 
 
-def _lr_gaussian(mechanism: GaussianRelease, d0: Dataset, d1: Dataset) -> LinearScore | None:
-    """Exact LR direction from the mechanism's white-box interface (None if Σ differs)."""
+@dataclass(frozen=True, eq=False)
+class QuadraticScore:
+    """Exact Gaussian log-likelihood ratio for unequal covariances (common range).
+
+    ``s(x) = ½‖W0 (x − m0)‖² − ½‖W1 (x − m1)‖²`` with ``W_i = L_i⁻¹ Uᵀ`` for the
+    Cholesky factors L_i of Σ_i restricted to the common range U (the constant
+    log-determinant term does not change which events are thresholded).
+    """
+
+    m0: np.ndarray
+    m1: np.ndarray
+    W0: np.ndarray
+    W1: np.ndarray
+    name: str = "lr-gaussian (quadratic, unequal covariances)"
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """Score each row of ``X``."""
+        X = np.asarray(X, dtype=float).reshape(X.shape[0], -1)
+        a = (X - self.m0) @ self.W0.T
+        b = (X - self.m1) @ self.W1.T
+        return 0.5 * (np.sum(a * a, axis=1) - np.sum(b * b, axis=1))
+
+
+def _lr_gaussian(mechanism: GaussianRelease, d0: Dataset,
+                 d1: Dataset) -> LinearScore | QuadraticScore | None:
+    """Exact LR score from the mechanism's white-box interface (None if it cannot be built)."""
     from dpgp_audit.audit.whitebox import factor_covariance, gaussian_profile
 
     c0 = np.asarray(mechanism.cov(d0), dtype=float)
     c1 = np.asarray(mechanism.cov(d1), dtype=float)
-    if c0.shape != c1.shape or not np.array_equal(c0, c1):
-        return None
+    m0 = np.ravel(np.asarray(mechanism.mean(d0), dtype=float))
+    m1 = np.ravel(np.asarray(mechanism.mean(d1), dtype=float))
     f = factor_covariance(c0)
-    m0 = np.ravel(mechanism.mean(d0))
-    m1 = np.ravel(mechanism.mean(d1))
     prof = gaussian_profile(m0, m1, f)
     if prof.infinite:
         return LinearScore(np.asarray(prof.direction), "lr-gaussian (out-of-range direction)")
+    if c0.shape != c1.shape or not np.array_equal(c0, c1):
+        f1 = factor_covariance(c1)
+        if not f.same_range(f1):
+            return None  # mutually singular parts: left to the learned scores
+        U = f.eigvecs
+        L0 = np.linalg.cholesky(U.T @ f.cov @ U)
+        L1 = np.linalg.cholesky(U.T @ f1.cov @ U)
+        W0 = np.linalg.solve(L0, U.T)
+        W1 = np.linalg.solve(L1, U.T)
+        return QuadraticScore(m0, m1, W0, W1)
     w = f.eigvecs @ (f.whiten(m1 - m0) / np.sqrt(f.eigvals))
     if not np.any(w):
         return None
@@ -244,7 +280,11 @@ def _sample_raw(mechanism: object, data: Dataset, size: int, rng: np.random.Gene
 
 def _sample_scores(mechanism: object, data: Dataset, size: int, rng: np.random.Generator,
                    index: int, score: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    return np.asarray(score(_sample_raw(mechanism, data, size, rng, index)), dtype=float)
+    s = np.asarray(score(_sample_raw(mechanism, data, size, rng, index)), dtype=float)
+    if not np.all(np.isfinite(s)):
+        raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
+                         "the audit refuses to count them")
+    return s
 
 
 def _sample_counts(mechanism: object, data: Dataset, size: int, rng: np.random.Generator,
@@ -333,6 +373,7 @@ class _Fitted:
     s1: np.ndarray
     n_fit: int
     seconds_fit: float
+    dim: int = 1
     extra: dict = field(default_factory=dict)
 
 
@@ -344,25 +385,36 @@ def _looks_discrete(X: np.ndarray) -> bool:
     return n_unique <= min(1000, max(2, rows.shape[0] // 20))
 
 
-def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: str,
-               max_fit_rows: int) -> _Fitted:
+def _fixed_score(mechanism: object, d0: Dataset, d1: Dataset,
+                 score: str) -> LinearScore | QuadraticScore | IdentityScore | None:
+    """The score when it needs no fitting (exact LR from the white-box interface)."""
     if score not in _SCORES:
         raise ValueError(f"score must be one of {_SCORES}, got {score!r}")
-    t = time.perf_counter()
-    mech, d0, d1 = sampler.mechanism, sampler.d0, sampler.d1
-    rng_raw, rng_rest = _child_rngs(rng, 2)
     fixed = None
     if score in ("auto", "lr-gaussian"):
-        fixed = _lr_gaussian(mech, d0, d1) if isinstance(mech, GaussianRelease) else None
+        fixed = (_lr_gaussian(mechanism, d0, d1) if isinstance(mechanism, GaussianRelease)
+                 else None)
         if fixed is None and score == "lr-gaussian":
-            raise ValueError("score 'lr-gaussian' needs a GaussianRelease with Σ(D) = Σ(D′) "
-                             "and m(D) != m(D′)")
+            raise ValueError("score 'lr-gaussian' needs a GaussianRelease whose two laws "
+                             "differ and share the range of their covariances")
+    return fixed
+
+
+def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: str,
+               max_fit_rows: int, fixed: Callable | None) -> _Fitted:
+    t = time.perf_counter()
+    mech, d0 = sampler.mechanism, sampler.d0
+    rng_raw, rng_rest = _child_rngs(rng, 2)
     if fixed is not None:
         s0, s1 = sampler.scores(rng_rest, n_fit, fixed)
         return _Fitted(fixed, fixed.name, np.sort(s0), np.sort(s1), n_fit,
-                       time.perf_counter() - t)
+                       time.perf_counter() - t, dim=int(np.size(mech.mean(d0))))
     n_raw = min(n_fit, max_fit_rows)
     X0, X1 = sampler.raw(rng_raw, n_raw)
+    for X in (X0, X1):
+        if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+            raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
+                             "the audit refuses to count them")
     name = score
     if score == "auto":
         if _looks_discrete(X0) and _looks_discrete(X1):
@@ -382,7 +434,8 @@ def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: s
     if n_fit > n_raw:  # remaining fitting rows are only scored (memory stays bounded)
         r0, r1 = sampler.scores(rng_rest, n_fit - n_raw, fn)
         s0, s1 = np.concatenate([s0, r0]), np.concatenate([s1, r1])
-    return _Fitted(fn, name, np.sort(s0), np.sort(s1), n_fit, time.perf_counter() - t)
+    return _Fitted(fn, name, np.sort(s0), np.sort(s1), n_fit, time.perf_counter() - t,
+                   dim=int(np.prod(X0.shape[1:], dtype=int)))
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -426,10 +479,15 @@ def _choose_blackbox_tests(fit: _Fitted, n_cert: int, delta: float, alpha: float
     nf = fit.s0.size
     candidates = []
     for tail, (k0, k1) in (("upper", (a0, a1)), ("lower", (b0, b1))):
-        p0 = (k0 + 0.5) / (nf + 1.0)  # smoothed plug-in rates (never exactly 0 or 1)
-        p1 = (k1 + 0.5) / (nf + 1.0)
-        for direction, (num, den) in (("D'>D", (p1, p0)), ("D>D'", (p0, p1))):
-            pred = np.asarray(epsilon_lower_bound(num * n_cert, n_cert, den * n_cert, n_cert,
+        for direction, (kn, kd) in (("D'>D", (k1, k0)), ("D>D'", (k0, k1))):
+            # Pessimistic plug-in rates: a one-sided CP bound at level _FIT_LEVEL on the
+            # fitting split. Taking the max over many thresholds of raw plug-in rates picks
+            # lucky tail thresholds (winner's curse); shading each rate by its own
+            # uncertainty favours thresholds whose advantage is real.
+            num = np.asarray(cp_lower(kn, nf, _FIT_LEVEL))
+            den = np.maximum(np.asarray(cp_upper(kd, nf, _FIT_LEVEL)), 0.5 / nf)
+            pred = np.asarray(epsilon_lower_bound(num * n_cert, n_cert,
+                                                  np.minimum(den * n_cert, n_cert), n_cert,
                                                   delta, alpha / tests))
             j = int(np.argmax(pred))
             candidates.append(_Test(tail, direction, float(grid[j]), float(pred[j])))
@@ -451,9 +509,11 @@ def _claim_epsilon_delta(claim: object, delta: float | None) -> tuple[float, flo
 
 
 def _prepare(mechanism: object, d0: Dataset, d1: Dataset, n: int, rng: np.random.Generator,
-             alpha: float, chunk_size: int | None, fit_fraction: float,
-             executor: object | None) -> tuple[int, int, int, _Sampler]:
+             alpha: float, chunk_size: int | None, fit_fraction: float | None,
+             executor: object | None, fixed: object | None) -> tuple[int, int, int, _Sampler]:
     n = check_positive_int("n", n)
+    if fit_fraction is None:  # a fixed score only needs its threshold fitted
+        fit_fraction = _FIT_FRACTION_FIXED if fixed is not None else 0.5
     rng = check_rng(rng)
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
@@ -465,8 +525,15 @@ def _prepare(mechanism: object, d0: Dataset, d1: Dataset, n: int, rng: np.random
     n_cert = n - n_fit
     if n_cert < 1:
         raise ValueError(f"n={n} is too small to split into fitting and certification samples")
-    chunk = check_positive_int("chunk_size", 100_000 if chunk_size is None else chunk_size)
+    chunk = check_positive_int("chunk_size", _FIT_CHUNK if chunk_size is None else chunk_size)
     return n_fit, n_cert, chunk, _Sampler(mechanism, d0, d1, chunk, executor)
+
+
+def _auto_chunk(sampler: _Sampler, chunk_size: int | None, dim: int) -> int:
+    """Certification chunk: about 2**21 output values (16 MB) unless the user fixed it."""
+    if chunk_size is None:
+        sampler.chunk = int(min(200_000, max(10_000, 2**21 // max(dim, 1))))
+    return sampler.chunk
 
 
 def _tradeoff_points(counts: dict[str, np.ndarray], grid: np.ndarray, n: int, alpha: float,
@@ -494,8 +561,8 @@ def _witness(d0: Dataset, d1: Dataset) -> dict:
 def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
                    rng: np.random.Generator, alpha: float = 0.05, claim: object | None = None,
                    score: str = "auto", executor: object | None = None,
-                   chunk_size: int | None = None, fit_fraction: float = 0.5, tests: int = 2,
-                   delta: float | None = None, c_min: float | None = None,
+                   chunk_size: int | None = None, fit_fraction: float | None = None,
+                   tests: int = 2, delta: float | None = None, c_min: float | None = None,
                    max_fit_rows: int = 200_000) -> AuditResult:
     """A.3: certified lower bound on ε at the claimed δ from samples of M(D) and M(D′).
 
@@ -519,9 +586,14 @@ def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
     executor
         Optional ``concurrent.futures``-style executor (or dask client).
     chunk_size
-        Rows per sampling chunk (default 100 000).
+        Rows per sampling chunk (default: 50 000 while fitting, then about 2**21
+        output values per chunk for certification, between 10 000 and 200 000
+        rows). Results depend on it (it fixes which child generator draws what),
+        never on the executor.
     fit_fraction
-        Share of the ``n`` samples per side used to fit the score and thresholds.
+        Share of the ``n`` samples per side used to fit the score and thresholds
+        (default 0.25 when the score is the exact ``lr-gaussian`` one, which only
+        needs a threshold, else 0.5).
     tests
         How many of the four (tail × direction) tests, ranked by their predicted
         bound on the fitting split, are certified; α is split evenly over them
@@ -546,12 +618,14 @@ def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     eps_c, del_c, conversion = _claim_epsilon_delta(claim, delta)
     rng = check_rng(rng)
+    fixed = _fixed_score(mechanism, d0, d1, score)
     n_fit, n_cert, chunk, sampler = _prepare(mechanism, d0, d1, n, rng, alpha, chunk_size,
-                                             fit_fraction, executor)
+                                             fit_fraction, executor, fixed)
     if tests not in (1, 2, 3, 4):
         raise ValueError(f"tests must be 1..4, got {tests!r}")
     rng_fit, rng_cert = _child_rngs(rng, 2)
-    fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows)
+    fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows, fixed)
+    chunk = _auto_chunk(sampler, chunk_size, fit.dim)
     c_min = min(0.5, 5.0 / n_fit) if c_min is None else float(c_min)
     chosen, grid = _choose_blackbox_tests(fit, n_cert, del_c, alpha, tests, c_min)
     thresholds = np.unique(np.concatenate([[c.threshold for c in chosen], grid]))
@@ -617,7 +691,7 @@ def _claim_mu(claim: object) -> tuple[float | None, str]:
 def audit_gdp_fit(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
                   rng: np.random.Generator, alpha: float = 0.05, claim: object | None = None,
                   score: str = "auto", executor: object | None = None,
-                  chunk_size: int | None = None, fit_fraction: float = 0.5,
+                  chunk_size: int | None = None, fit_fraction: float | None = None,
                   delta: float | None = None, max_fit_rows: int = 200_000) -> AuditResult:
     """A.3 GDP fit: certified lower bound on μ from one test's (FPR, FNR).
 
@@ -642,10 +716,12 @@ def audit_gdp_fit(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
     d_report = (claim.delta if isinstance(claim, ApproxDP) and claim.delta > 0 else
                 (_DEFAULT_DELTA if delta is None else float(delta)))
     rng = check_rng(rng)
+    fixed = _fixed_score(mechanism, d0, d1, score)
     n_fit, n_cert, chunk, sampler = _prepare(mechanism, d0, d1, n, rng, alpha, chunk_size,
-                                             fit_fraction, executor)
+                                             fit_fraction, executor, fixed)
     rng_fit, rng_cert = _child_rngs(rng, 2)
-    fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows)
+    fit = _fit_phase(sampler, rng_fit, n_fit, score, max_fit_rows, fixed)
+    chunk = _auto_chunk(sampler, chunk_size, fit.dim)
     grid = _threshold_grid(fit.s0, fit.s1, min(0.5, 5.0 / n_fit))
     a0, b0 = _tail_counts(fit.s0, grid)
     a1, b1 = _tail_counts(fit.s1, grid)
@@ -653,8 +729,9 @@ def audit_gdp_fit(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
     a = alpha / 2
     best = None
     for tail, fp_fit, tp_fit in (("upper", a0, a1), ("lower", b0, b1)):
-        fpr = (fp_fit + 0.5) / (nf + 1.0)
-        fnr = (nf - tp_fit + 0.5) / (nf + 1.0)
+        # pessimistic plug-in rates (see _choose_blackbox_tests: against the winner's curse)
+        fpr = np.asarray(cp_upper(fp_fit, nf, _FIT_LEVEL))
+        fnr = np.asarray(cp_upper(nf - tp_fit, nf, _FIT_LEVEL))
         pred = np.asarray(mu_lower_bound(cp_upper(fpr * n_cert, n_cert, a),
                                          cp_upper(fnr * n_cert, n_cert, a)))
         j = int(np.argmax(pred))

@@ -40,6 +40,7 @@ __all__ = [
     "adversarial_rows",
     "dataset_from_dict",
     "dataset_to_dict",
+    "is_neighbour",
     "neighbour_pairs",
     "pair_score",
     "rank_pairs",

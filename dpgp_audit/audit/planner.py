@@ -4,7 +4,7 @@ The planning model is the scalar (or whitened, projected) Gaussian shift: the
 auditor sees N(0, 1) under D and N(μ, 1) under D′, thresholds at t, and
 counts the event ``x > t`` on ``n`` fresh samples per side. Everything is
 exact binomial arithmetic except the average over the D-side count, which uses
-101 stratified quantile nodes of its binomial law.
+61 stratified quantile nodes of its binomial law.
 
 * ``method="blackbox"`` — power of the certified bound
   ``log((CP_lower(k1) − δ)/CP_upper(k0)) ≥ target`` (α split over ``tests``
@@ -34,7 +34,7 @@ from dpgp_audit.privacy.claims import check_delta, check_epsilon
 
 __all__ = ["SamplePlan", "plan_samples", "power_at"]
 
-_NODES = (np.arange(101) + 0.5) / 101  # stratified quantile nodes of the D-side count
+_NODES = (np.arange(61) + 0.5) / 61  # stratified quantile nodes of the D-side count
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class SamplePlan:
 
 
 def _k0_nodes(n: int, p0: np.ndarray) -> np.ndarray:
-    """Stratified quantiles of Bin(n, p0), shape (len(p0), 101)."""
+    """Stratified quantiles of Bin(n, p0), shape (len(p0), len(_NODES))."""
     return stats.binom.ppf(_NODES[None, :], n, p0[:, None])
 
 
@@ -112,7 +112,7 @@ def _power_gdp(n: int, t: np.ndarray, mu: float, mu_target: float, a: float) -> 
 
 def _t_grid(n: int, mu: float) -> np.ndarray:
     top = float(special.ndtri(1 - 1.0 / (4 * n))) + mu
-    return np.linspace(min(-1.0, mu / 2 - 1), max(top, 1.0), 61)
+    return np.linspace(min(-1.0, mu / 2 - 1), max(top, 1.0), 31)
 
 
 def power_at(n: int, *, method: str, true_mu: float, target_epsilon: float, delta: float,
@@ -122,14 +122,14 @@ def power_at(n: int, *, method: str, true_mu: float, target_epsilon: float, delt
         t = _t_grid(n, true_mu)
         pw = _power_blackbox(n, t, true_mu, target_epsilon, delta, alpha / (2 * tests))
     elif method == "gdp":
-        t = np.linspace(-1.0, true_mu + 3.0, 61)
+        t = np.linspace(-1.0, true_mu + 3.0, 31)
         pw = _power_gdp(n, t, true_mu, gdp.gdp_mu(target_epsilon, delta), alpha / 2)
     else:
         raise ValueError(f"method must be 'blackbox' or 'gdp', got {method!r}")
     j = int(np.argmax(pw))
     # refine around the best grid point
     lo, hi = t[max(j - 1, 0)], t[min(j + 1, t.size - 1)]
-    tf = np.linspace(lo, hi, 21)
+    tf = np.linspace(lo, hi, 13)
     if method == "blackbox":
         pf = _power_blackbox(n, tf, true_mu, target_epsilon, delta, alpha / (2 * tests))
     else:

@@ -61,6 +61,7 @@ from dpgp_audit.privacy.gdp import gdp_epsilon
 from dpgp_audit.registry import Entry, register
 
 __all__ = [
+    "CHEAPEST_AUDITOR",
     "DataDependentAmplitudeGP",
     "ExponentialSelection",
     "FixedNoiseMechanism",
@@ -650,6 +651,32 @@ def exp_no_half_worst_epsilon(epsilon: float, k: int, n: int) -> float:
 # --------------------------------------------------------------------------------------
 # Registration
 # --------------------------------------------------------------------------------------
+
+#: For each planted bug: the cheapest auditor that can see it, the samples per side it
+#: needs (0: deterministic auditors) and extra ``audit_mechanism`` arguments. The test
+#: suite asserts each row with a fixed seed; the auditing lab tabulates it.
+CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
+    "planted/sensitivity-x2": ("sensitivity", 0, {}),
+    "planted/sensitivity-x1.25": ("sensitivity", 0, {}),
+    "planted/neighbour-mismatch": ("sensitivity", 0, {}),
+    "planted/gp-sup-norm": ("sensitivity", 0, {}),
+    "planted/singular-noise": ("sensitivity", 0, {}),
+    "planted/std-as-variance": ("whitebox", 0, {}),
+    "planted/s18-delta-no-sqrt": ("whitebox", 0, {}),
+    "planted/s18-pinv-drops-direction": ("whitebox", 0, {}),
+    "planted/s18-supnorm": ("whitebox", 0, {}),
+    "planted/classical-large-eps": ("whitebox", 0, {}),
+    "planted/hall-large-eps": ("whitebox", 0, {}),
+    "planted/data-dependent-hyperparams": ("whitebox", 0, {"n_mc": 2_000}),
+    # 30 per side: 9 fit the threshold, 21 certify it (ceiling 1.46 > 1); one pair, so no
+    # Bonferroni split over pairs. (20 per side sufficed until the black-box auditor's
+    # pessimistic threshold choice, which needs more than 5 fitting samples.)
+    "planted/fixed-seed": ("blackbox", 30, {"n_pairs": 1, "fit_fraction": 0.3}),
+    "planted/laplace-l2": ("blackbox", 10_000, {}),
+    "planted/exp-no-half": ("blackbox", 5_000, {}),
+    # negative control: the same auditor at the same n must NOT flag it
+    "planted/exp-no-half-monotone": ("blackbox", 5_000, {}),
+}
 
 _D = {"epsilon": 1.0, "delta": 1e-5}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 __all__ = ["AuditResult", "Guarantee", "Verdict"]
 
@@ -19,7 +19,7 @@ NO_PROOF = ("An auditor that finds no violation has not proved the mechanism pri
             "it only failed to find evidence against the claim with the tests it ran.")
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     """Outcome of one audit."""
 
     VIOLATION = "VIOLATION"
@@ -30,7 +30,7 @@ class Verdict(str, Enum):
     """The test could not have refuted the claim (e.g. the ε ceiling at this n is below it)."""
 
 
-class Guarantee(str, Enum):
+class Guarantee(StrEnum):
     """What an estimate means."""
 
     EXACT = "exact (analytic, up to floating point)"

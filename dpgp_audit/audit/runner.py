@@ -200,11 +200,13 @@ def _extra_line(r: AuditResult) -> str:
     d = r.details
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
-        return (f"eps ceiling at n={d.get('n_cert', '?')}/side: {ceiling}; "
+        return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "
+                f"{ceiling}; "
                 f"pairs confirmed: {d.get('pairs_confirmed', 1)} (Bonferroni)")
     if r.auditor == "sensitivity":
-        return (f"local at D: {d.get('local_sensitivity')}; searched: {d.get('global_searched')}; "
-                f"{d.get('evaluations')} queries")
+        loc, glob = (_fmt(float(d.get(k, math.nan))) for k in ("local_sensitivity",
+                                                               "global_searched"))
+        return f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
     if r.auditor == "whitebox" and "mu" in d:
         return f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs"
     if r.auditor == "gdp-fit":
@@ -241,7 +243,7 @@ def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *
                     n_pairs: int = 2, budget: int = 300, score: str = "auto",
                     executor: object | None = None, fit_fraction: float = 0.5,
                     y_bound: float | None = None, name: str | None = None,
-                    seed: int | None = None) -> AuditReport:
+                    seed: int | None = None, n_mc: int = 20_000) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
 
     Parameters
@@ -278,6 +280,8 @@ def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *
         Name for the report (default: the class name).
     seed
         The seed ``rng`` was made from, if known: recorded in ``inputs`` for reproducibility.
+    n_mc
+        Monte Carlo draws per pair and order for white-box pairs with unequal covariances.
 
     Returns
     -------
@@ -350,7 +354,7 @@ def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *
                     skipped[step] = "no generated pair is accepted by the mechanism"
                 else:
                     res = audit_whitebox(mechanism, usable, claim=claim, rng=rng_wb,
-                                         alpha=a_each)
+                                         alpha=a_each, n_mc=n_mc)
                     results.append(res)
                     if res.violation and witness is None:
                         witness, wit_source = _witness_from(res, usable), "whitebox"
@@ -373,7 +377,7 @@ def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *
     timings["total"] = time.perf_counter() - t_all
     inputs = {"n_per_side": n, "alpha": alpha, "alpha_per_statistical_auditor": a_each,
               "auditors": list(auditors), "pairs_generated": len(pairs),
-              "n_pairs_confirmed": n_pairs, "sensitivity_budget": budget,
+              "n_pairs_confirmed": n_pairs, "sensitivity_budget": budget, "n_mc": n_mc,
               "dataset": {"n": int(data.n), "dim": int(data.dim),  # type: ignore[attr-defined]
                           "name": getattr(data, "name", "")},
               "relation": relation.describe(), "seed": seed, "witness_source": wit_source}

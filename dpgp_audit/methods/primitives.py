@@ -9,6 +9,7 @@ ID                          release                                      claim
 =========================== ============================================ =====================
 P.1/gaussian-sum            Σ y + N(0, σ²)                               (ε, δ), L2 = d
 P.2/laplace-sum             Σ y + Lap(d/ε)                               ε (pure), L1 = d
+P.2/laplace-sum-rows        Σ y + Lap(2B/ε), whole rows, |y| ≤ B         ε (pure), L1 = 2B
 P.2/exponential             threshold index ∝ exp(ε u / 2)               ε (pure), Δu = 1
 P.4/multivariate-gaussian   C y + σ N(0, M), M = C Cᵀ (singular)         (ε, δ), Mahalanobis
 P.5/functional              f_D(grid) + c g(grid), g ~ GP(0, k)          (ε, δ) via μ-GDP, RKHS
@@ -31,7 +32,13 @@ from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.norms import L1, L2, RKHS, Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
-from dpgp_audit.privacy.claims import ApproxDP, PureDP, check_epsilon, outputs_only
+from dpgp_audit.privacy.claims import (
+    ApproxDP,
+    PureDP,
+    check_epsilon,
+    outputs_only,
+    whole_rows,
+)
 from dpgp_audit.privacy.functional import (
     GPPathSampler,
     functional_mechanism_calibration,
@@ -170,29 +177,37 @@ def _readonly(name: str, value: object, ndim: int | tuple[int, ...]) -> np.ndarr
 
 @dataclass(frozen=True)
 class LaplaceSumMechanism:
-    """P.2: release Σ_i y_i + Lap(b), b = d/ε, under outputs-only neighbours (|y_i − y_i'| ≤ d).
+    """P.2: release Σ_i y_i + Lap(Δ₁/ε): pure ε-DP.
 
-    The L1 sensitivity of the sum is ``d``, so the release is ε-DP (pure). Targets
-    must satisfy the declared bound ``|y| <= y_bound`` if one is given
-    (``clip=True`` clips them explicitly; the claim records it).
+    ``relation="outputs"`` (default): outputs-only neighbours, |y_i − y_i'| ≤ d,
+    so Δ₁ = d. ``relation="rows"``: one whole row substituted with every target
+    bounded by ``|y| <= y_bound`` (required), so Δ₁ = 2·y_bound and ``d`` is unused.
+    Targets must satisfy a declared bound (``clip=True`` clips them explicitly;
+    the claim records it).
     """
 
     d: float
     epsilon: float
     y_bound: float | None = None
     clip: bool = False
+    relation: str = "outputs"
     scale: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         outputs_only(self.d)  # validates d
         _check_bound(self.y_bound, self.clip)
-        object.__setattr__(self, "scale", laplace_scale(self.epsilon, self.d))
+        if self.relation not in ("outputs", "rows"):
+            raise ValueError(f"relation must be 'outputs' or 'rows', got {self.relation!r}")
+        if self.relation == "rows" and self.y_bound is None:
+            raise ValueError("relation='rows' needs a declared y_bound (|y| <= y_bound)")
+        object.__setattr__(self, "scale", laplace_scale(self.epsilon, self.sensitivity_bound()))
 
     @property
     def claim(self) -> PureDP:
-        """ε-DP under outputs-only neighbours with bound d."""
-        return PureDP(epsilon=self.epsilon, relation=outputs_only(self.d),
-                      note=_clip_note(self.y_bound, self.clip))
+        """ε-DP under the chosen neighbour relation."""
+        rel = (whole_rows(self.y_bound) if self.relation == "rows"  # type: ignore[arg-type]
+               else outputs_only(self.d))
+        return PureDP(epsilon=self.epsilon, relation=rel, note=_clip_note(self.y_bound, self.clip))
 
     @property
     def norm(self) -> L1:
@@ -200,7 +215,9 @@ class LaplaceSumMechanism:
         return L1()
 
     def sensitivity_bound(self) -> float:
-        """Δ₁ = d."""
+        """Δ₁ = d (outputs only) or 2·y_bound (whole rows)."""
+        if self.relation == "rows":
+            return 2.0 * float(self.y_bound)  # type: ignore[arg-type]
         return float(self.d)
 
     def query(self, data: Dataset) -> np.ndarray:
@@ -216,8 +233,10 @@ class LaplaceSumMechanism:
 
 def _build_laplace_sum(data: Dataset, *, epsilon: float, d: float = 1.0,
                        y_bound: float | None = None, clip: bool = False,
+                       relation: str = "outputs",
                        delta: float | None = None) -> LaplaceSumMechanism:
-    return LaplaceSumMechanism(d=d, epsilon=epsilon, y_bound=y_bound, clip=clip)
+    return LaplaceSumMechanism(d=d, epsilon=epsilon, y_bound=y_bound, clip=clip,
+                               relation=relation)
 
 
 register(Entry(
@@ -227,6 +246,15 @@ register(Entry(
     build=_build_laplace_sum,
     default_data=default_dataset,
     defaults={"epsilon": 1.0, "d": 1.0},
+))
+
+register(Entry(
+    id="P.2/laplace-sum-rows",
+    paper="P",
+    title="Laplace mechanism on the sum of targets, whole-row neighbours (|y| <= 1)",
+    build=_build_laplace_sum,
+    default_data=default_dataset,
+    defaults={"epsilon": 1.0, "y_bound": 1.0, "relation": "rows"},
 ))
 
 

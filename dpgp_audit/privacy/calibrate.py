@@ -90,7 +90,7 @@ def _check_proven_range(method: str, epsilon: float, allow_unproven: bool) -> bo
 
 
 def classical_c(delta: float) -> float:
-    """c = sqrt(2 ln(1.25/δ)), the classical Gaussian-mechanism constant."""
+    """Return c = sqrt(2 ln(1.25/δ)), the classical Gaussian-mechanism constant."""
     return math.sqrt(2.0 * math.log(1.25 / check_delta(delta)))
 
 
@@ -140,7 +140,8 @@ def _balle_wang_alpha(epsilon: float, delta: float) -> float:
         hi += 2.0
     w = math.exp(optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
                                  maxiter=500))
-    # B⁺ branch (sign = +1): α = sqrt(1 + v/2) − sqrt(v/2); B⁻ branch: α = sqrt(1 + u/2) + sqrt(u/2).
+    # B⁺ branch (sign = +1): α = sqrt(1 + v/2) − sqrt(v/2);
+    # B⁻ branch (sign = −1): α = sqrt(1 + u/2) + sqrt(u/2).
     return math.sqrt(1.0 + w / 2.0) - sign * math.sqrt(w / 2.0)
 
 
@@ -154,7 +155,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
 
 def gdp_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """σ = Δ/μ(ε, δ): the Gaussian/functional mechanism calibrated through GDP (R Thm 4.1)."""
+    """Return σ = Δ/μ(ε, δ): the Gaussian mechanism calibrated through GDP (R Thm 4.1)."""
     return calibrate_gaussian(epsilon, delta, sensitivity, "gdp").sigma
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from enum import Enum
+from enum import StrEnum
 
 __all__ = [
     "ApproxDP",
@@ -63,7 +63,7 @@ def check_delta(delta: float, name: str = "delta", *, allow_zero: bool = False) 
     return delta
 
 
-class Neighbour(str, Enum):
+class Neighbour(StrEnum):
     """Which change between two datasets the guarantee covers."""
 
     OUTPUTS = "outputs-only"

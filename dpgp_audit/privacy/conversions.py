@@ -24,7 +24,7 @@ __all__ = [
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """ε such that ρ-zCDP implies (ε, δ)-DP: ε = ρ + 2 sqrt(ρ ln(1/δ)) (Bun & Steinke, Prop. 1.3)."""
+    """Return ε with ρ-zCDP ⇒ (ε, δ)-DP: ε = ρ + 2 sqrt(ρ ln(1/δ)) (Bun & Steinke, Prop. 1.3)."""
     if not (rho > 0 and math.isfinite(rho)):
         raise ValueError(f"rho must be finite and > 0, got {rho!r}")
     delta = check_delta(delta)
@@ -32,7 +32,10 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
 
 
 def zcdp_from_epsilon_delta(epsilon: float, delta: float) -> float:
-    """ρ = (sqrt(ε + ln(1/δ)) − sqrt(ln(1/δ)))² (H eq. 19), the inverse of :func:`zcdp_to_epsilon`."""
+    """Return ρ = (sqrt(ε + ln(1/δ)) − sqrt(ln(1/δ)))² (H eq. 19).
+
+    The inverse of :func:`zcdp_to_epsilon` in ε.
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     log_inv = math.log(1.0 / delta)

@@ -69,7 +69,7 @@ def log_phi_minus_scaled_phi(a: float, epsilon: float) -> float:
 
 
 def gdp_log_delta(epsilon: float, mu: float) -> float:
-    """log δ(ε; μ), the log privacy profile of μ-GDP (R eq. 5), for ε ≥ 0."""
+    """Return log δ(ε; μ), the log privacy profile of μ-GDP (R eq. 5), for ε ≥ 0."""
     epsilon = float(epsilon)
     mu = float(mu)
     if mu <= 0 or not math.isfinite(mu):

@@ -155,7 +155,7 @@ def exponential_mechanism(utilities: np.ndarray, epsilon: float, sensitivity: fl
     last = int(np.flatnonzero(p > 0)[-1])
     cdf[last:] = 1.0
     u = rng.random(n)
-    return np.searchsorted(cdf, u, side="right").astype(np.int64)
+    return np.searchsorted(cdf, u, side="right").astype(np.int64, copy=False)
 
 
 def multivariate_gaussian_noise(M_factor: np.ndarray, shape: int | tuple[int, ...],

@@ -1,85 +1,115 @@
-"""Plot an audit report: empirical trade-off points with confidence boxes over the claimed curve.
+"""Plots of audit reports and of experiments on the auditors (catalogue A.5, A.6).
 
-The hypothesis-testing view of DP (Kairouz et al.; Dong, Roth & Su): a mechanism
-is (ε, δ)-DP exactly when every test of "D or D′?" has type-II error
-β ≥ f(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)). A black-box audit measures
-(FPR, FNR) pairs of threshold tests; a point whose whole confidence box lies
-below the curve refutes the claim. For a Gaussian release, the white-box
-auditor's exact curve G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) is drawn too.
+:func:`plot_report` draws an :class:`~dpgp_audit.audit.runner.AuditReport` with
+:func:`dpgp_audit.viz.tradeoff.plot_tradeoff`: the empirical (FPR, FNR) points of
+the black-box tests with their Clopper–Pearson boxes over the claimed trade-off
+curve, the white-box auditor's exact curve, in the linear view and in the log ROC
+view (where violations at small δ become visible).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-__all__ = ["claimed_tradeoff", "plot_report"]
-
-
-def claimed_tradeoff(alpha: np.ndarray, claim: dict) -> np.ndarray | None:
-    """Lower boundary of the (FPR, FNR) region a claim allows (``None`` if unknown)."""
-    alpha = np.asarray(alpha, dtype=float)
-    if "mu" in claim:
-        from dpgp_audit.privacy.gdp import gdp_tradeoff
-
-        return gdp_tradeoff(alpha, float(claim["mu"]))
-    if "epsilon" in claim:
-        eps, delta = float(claim["epsilon"]), float(claim.get("delta", 0.0))
-        return np.maximum.reduce([np.zeros_like(alpha), 1 - delta - math.exp(eps) * alpha,
-                                  math.exp(-eps) * (1 - delta - alpha)])
-    return None
+__all__ = ["plot_planted_catch", "plot_power", "plot_report"]
 
 
 def plot_report(report: object, path: str | None = None, ax: object = None) -> object:
-    """Draw one :class:`~dpgp_audit.audit.runner.AuditReport`; save a PNG if ``path`` is given."""
+    """Draw one report (linear and log views); save a PNG when ``path`` is given.
+
+    With ``ax`` given, only the linear view is drawn on it. Returns the figure.
+    """
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
 
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5.2, 5.0))
-    else:
+    from dpgp_audit.viz.tradeoff import claim_from_dict, plot_tradeoff
+
+    try:
+        claim = claim_from_dict(report.claim)
+    except (KeyError, TypeError, ValueError):
+        claim = None
+    results = [r for r in report.results if r.auditor != "sensitivity"]
+    if ax is not None:
+        plot_tradeoff(results, claim=claim, ax=ax)
         fig = ax.figure
-    grid = np.linspace(0.0, 1.0, 401)
-    curve = claimed_tradeoff(grid, report.claim)
-    if curve is not None:
-        label = f"claimed: {report.claim.get('describe', '')}"[:70]
-        ax.plot(grid, curve, color="k", lw=2, label=label)
-        ax.fill_between(grid, 0, curve, color="#c0392b", alpha=0.08,
-                        label="forbidden by the claim")
-    wb = report.result("whitebox")
-    if wb is not None and "mu" in wb.details:
-        mu = float(wb.details["mu"])
-        if math.isfinite(mu):
-            from dpgp_audit.privacy.gdp import gdp_tradeoff
-
-            ax.plot(grid, gdp_tradeoff(grid, mu), color="#2980b9", ls="--",
-                    label=f"white-box exact, worst pair (mu={mu:.3g})")
-        else:
-            ax.plot([0, 0, 1], [1, 0, 0], color="#2980b9", ls="--",
-                    label="white-box: mu = inf (perfectly distinguishable)")
-    for name, colour in (("blackbox", "#e67e22"), ("gdp-fit", "#8e44ad")):
-        r = report.result(name)
-        if r is None or "tradeoff" not in r.details:
-            continue
-        tr = r.details["tradeoff"]
-        fpr, fnr = np.asarray(tr["fpr"], float), np.asarray(tr["fnr"], float)
-        for k in range(fpr.size):
-            # Boxes show the confidence region of both error rates of one test.
-            lo_x, hi_x = float(tr["fpr_lo"][k]), float(tr["fpr_hi"][k])
-            lo_y, hi_y = float(tr["fnr_lo"][k]), float(tr["fnr_hi"][k])
-            ax.add_patch(Rectangle((lo_x, lo_y), hi_x - lo_x, hi_y - lo_y, fill=False,
-                                   ec=colour, lw=0.7, alpha=0.7))
-        ax.scatter(fpr, fnr, s=10, color=colour, zorder=3,
-                   label=f"{name}: empirical (FPR, FNR), {tr.get('box_level', 0.95):.0%} boxes")
-        ax.scatter(fnr, fpr, s=10, color=colour, marker="x", zorder=3, alpha=0.6)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("type I error (FPR)")
-    ax.set_ylabel("type II error (FNR)")
-    ax.set_title(f"{report.mechanism}: {report.verdict.value}", fontsize=10)
-    ax.set_aspect("equal")
-    ax.legend(fontsize=7, loc="upper right")
+    else:
+        fig, (ax_lin, ax_log) = plt.subplots(1, 2, figsize=(11, 5.2))
+        plot_tradeoff(results, claim=claim, ax=ax_lin)
+        plot_tradeoff(results, claim=claim, ax=ax_log, log=True)
+        fig.suptitle(f"{report.mechanism}: {report.verdict.value}", fontsize=11)
+        fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=110, bbox_inches="tight")
+    return fig
+
+
+_AUDITOR_COLOURS = {"sensitivity": "#16a085", "whitebox": "#2980b9", "blackbox": "#e67e22",
+                    "gdp-fit": "#8e44ad"}
+
+
+def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
+    """Bar chart: samples per side each planted bug needed, coloured by the auditor that caught it.
+
+    Deterministic auditors (sensitivity search, white-box) need no samples and are
+    drawn at the left edge; a hatched bar marks a bug *not* flagged at its n.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(rows) + 1.2))
+    else:
+        fig = ax.figure
+    labels, widths, colours, hatches = [], [], [], []
+    for r in rows:
+        labels.append(r["id"].replace("planted/", ""))
+        widths.append(np.log10(max(r["n"], 1)) if r["n"] else 0.15)
+        colours.append(_AUDITOR_COLOURS.get(r["auditor"], "grey"))
+        hatches.append("" if r["verdict"] == "VIOLATION" else "//")
+    y = np.arange(len(rows))
+    bars = ax.barh(y, widths, color=colours, edgecolor="k", linewidth=0.5)
+    for bar, h in zip(bars, hatches, strict=True):
+        bar.set_hatch(h)
+    for yi, r in zip(y, rows, strict=True):
+        tag = "0 samples" if not r["n"] else f"n = {r['n']:,}/side"
+        ax.text(max(widths) * 0.02 + (widths[yi] if r["n"] else 0.15), yi,
+                f"{tag}  {r['verdict']}", va="center", fontsize=7)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("log10(samples per side needed)")
+    ax.set_xlim(0, max(widths) * 1.6 + 0.5)
+    ax.legend(handles=[Patch(color=c, label=a) for a, c in _AUDITOR_COLOURS.items()],
+              fontsize=7, loc="lower right")
+    ax.set_title("Planted bugs: the cheapest auditor that caught each", fontsize=10)
+    return fig
+
+
+def plot_power(curves: list[dict], predicted: dict | None = None, ax: object = None) -> object:
+    """Detection rate against samples per side, with Clopper–Pearson bars.
+
+    ``curves`` are :func:`~dpgp_audit.audit.lab.detection_rate` results;
+    ``predicted`` maps a label to ``(sizes, power)`` from the sample-size planner.
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    else:
+        fig = ax.figure
+    for c in curves:
+        s = np.asarray(c["sizes"], float)
+        rate = np.asarray(c["rate"])
+        err = np.vstack([rate - np.asarray(c["rate_lo"]), np.asarray(c["rate_hi"]) - rate])
+        ax.errorbar(s, rate, yerr=err, marker="o", capsize=3,
+                    color=_AUDITOR_COLOURS.get(c["auditor"]),
+                    label=f"{c['auditor']}: observed ({c['reps']} audits per n)")
+    for label, (sizes, power) in (predicted or {}).items():
+        colour = next((c for a, c in _AUDITOR_COLOURS.items() if a.split("-")[0] in label),
+                      "grey")
+        ax.plot(sizes, power, ls="--", color=colour, alpha=0.6, label=label)
+    ax.set_xscale("log")
+    ax.set_ylim(-0.03, 1.03)
+    ax.axhline(0.8, color="k", lw=0.5, ls=":")
+    ax.set_xlabel("samples per side")
+    ax.set_ylabel("share of audits that flag the bug")
+    ax.legend(fontsize=7)
     return fig

@@ -1,0 +1,145 @@
+"""Experiments on the auditors themselves, for the auditing lab notebook (catalogue A.5, A.6).
+
+* :func:`audit_planted_suite` — every planted bug audited by the cheapest
+  auditor able to see it, at the sample size it needs
+  (:data:`~dpgp_audit.audit.planted.CHEAPEST_AUDITOR`), next to its correct
+  twin audited the same way;
+* :func:`detection_rate` — how often an auditor flags a mechanism on a fixed
+  pair, as a function of the samples per side (empirical power, with
+  Clopper–Pearson intervals on the rate).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.neighbours import NeighbourPair
+from dpgp_audit.audit.planted import CHEAPEST_AUDITOR
+from dpgp_audit.audit.runner import audit_mechanism
+from dpgp_audit.audit.stats import cp_lower, cp_upper
+from dpgp_audit.registry import get
+
+__all__ = ["audit_planted_suite", "detection_rate"]
+
+
+def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None = None,
+                        n_scale: float = 1.0, progress: bool = False) -> list[dict]:
+    """Audit each planted bug (and its twin) with its cheapest auditor.
+
+    Parameters
+    ----------
+    rng
+        Generator; each bug and each twin gets a spawned child.
+    ids
+        Planted IDs (default: every entry of ``CHEAPEST_AUDITOR``).
+    n_scale
+        Multiply the stated sample sizes (e.g. 0.5 to see where an audit starts
+        to miss); deterministic auditors ignore it.
+    progress
+        tqdm bar over the bugs.
+
+    Returns
+    -------
+    list of dict
+        One row per bug: ``id``, ``title``, ``true_epsilon``, ``auditor``, ``n``,
+        ``verdict``, ``estimate``, ``quantity``, ``guarantee``, ``twin``,
+        ``twin_verdict``, ``seconds``.
+    """
+    rng = check_rng(rng)
+    ids = list(CHEAPEST_AUDITOR) if ids is None else list(ids)
+    it = ids
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(ids, desc="planted bugs")
+    rows = []
+    for mech_id, child in zip(it, rng.spawn(len(ids)), strict=True):
+        auditor, n, kw = CHEAPEST_AUDITOR[mech_id]
+        n_used = max(2, int(round(n * n_scale))) if n else 2
+        entry = get(mech_id)
+        mech, data = entry.make()
+        r_bug, r_twin = child.spawn(2)
+        t = time.perf_counter()
+        report = audit_mechanism(mech, data, r_bug, auditors=(auditor,), n=n_used,
+                                 name=mech_id, **kw)
+        seconds = time.perf_counter() - t
+        res = report.result(auditor)
+        twin_verdict = None
+        if entry.twin is not None:
+            twin_entry = get(entry.twin)
+            twin_mech, twin_data = twin_entry.make(**{k: v for k, v in entry.defaults.items()
+                                                      if k in twin_entry.defaults})
+            twin_report = audit_mechanism(twin_mech, twin_data, r_twin, auditors=(auditor,),
+                                          n=n_used, name=entry.twin, **kw)
+            twin_verdict = twin_report.verdict.value
+        rows.append({
+            "id": mech_id, "title": entry.title, "true_epsilon": entry.true_epsilon,
+            "auditor": auditor, "n": n if n else 0, "n_used": n_used if n else 0,
+            "verdict": report.verdict.value if res is None else res.verdict.value,
+            "estimate": None if res is None else res.estimate,
+            "claimed": None if res is None else res.claimed,
+            "quantity": None if res is None else res.quantity,
+            "guarantee": None if res is None else res.guarantee.value,
+            "twin": entry.twin, "twin_verdict": twin_verdict, "seconds": seconds,
+        })
+    return rows
+
+
+def detection_rate(mechanism: object, pair: NeighbourPair, sizes: Sequence[int], reps: int,
+                   rng: np.random.Generator, *, auditor: str = "blackbox", alpha: float = 0.05,
+                   confidence: float = 0.95, progress: bool = False) -> dict:
+    """Empirical power: the share of ``reps`` independent audits of ``pair`` that flag a violation.
+
+    Parameters
+    ----------
+    mechanism
+        Any :class:`~dpgp_audit.contract.Mechanism`.
+    pair
+        The neighbour pair to audit (e.g. a sensitivity witness).
+    sizes
+        Samples per side to try.
+    reps
+        Independent audits per size.
+    rng
+        Generator (spawned per size and repetition).
+    auditor
+        ``"blackbox"`` or ``"gdp-fit"``.
+    alpha
+        Level of each audit.
+    confidence
+        Level of the Clopper–Pearson interval on each rate.
+
+    Returns
+    -------
+    dict
+        ``sizes``, ``rate``, ``rate_lo``, ``rate_hi``, ``hits``, ``reps``, ``auditor``.
+    """
+    from dpgp_audit.audit import blackbox
+
+    rng = check_rng(rng)
+    reps = check_positive_int("reps", reps)
+    sizes = [check_positive_int("sizes[i]", int(s)) for s in sizes]
+    fn = {"blackbox": blackbox.audit_blackbox, "gdp-fit": blackbox.audit_gdp_fit}.get(auditor)
+    if fn is None:
+        raise ValueError(f"auditor must be 'blackbox' or 'gdp-fit', got {auditor!r}")
+    hits = []
+    it = list(zip(sizes, rng.spawn(len(sizes)), strict=True))
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc=f"power ({auditor})")
+    for n, child in it:
+        k = 0
+        for r in child.spawn(reps):
+            k += fn(mechanism, pair.d0, pair.d1, n=n, rng=r, alpha=alpha).violation
+        hits.append(k)
+    hits_arr = np.asarray(hits)
+    a = (1 - confidence) / 2
+    return {"sizes": sizes, "hits": hits, "reps": reps, "auditor": auditor,
+            "rate": (hits_arr / reps).tolist(),
+            "rate_lo": np.atleast_1d(cp_lower(hits_arr, reps, a)).tolist(),
+            "rate_hi": np.atleast_1d(cp_upper(hits_arr, reps, a)).tolist()}

@@ -1,0 +1,1 @@
+"""Developer tools run by ``make lint`` (not imported by the library)."""

@@ -1,0 +1,131 @@
+"""A.6: `python -m dpgp_audit list` and `audit` — exit codes, JSON schema, PNG, seeds."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from dpgp_audit.cli import main
+from dpgp_audit.registry import entries
+
+
+def test_A6_list_prints_every_mechanism(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for e in entries():
+        assert e.id in out
+    assert "planted/" not in out
+    assert "claim:" in out and ("outputs only" in out or "whole rows" in out)
+    assert main(["list", "--planted"]) == 0
+    out = capsys.readouterr().out
+    assert "planted/std-as-variance" in out and "twin" in out
+
+
+def test_A6_list_json(capsys):
+    assert main(["list", "--planted", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    ids = {r["id"] for r in rows}
+    assert {e.id for e in entries(include_planted=True)} == ids
+    planted = next(r for r in rows if r["id"] == "planted/fixed-seed")
+    assert planted["true_epsilon"] == "inf" and planted["twin"] == "P.1/gaussian-sum"
+    assert all({"paper", "claim", "relation"} <= set(r) for r in rows)
+
+
+def test_A6_planted_bug_exits_1_with_json_and_png(tmp_path, capsys):
+    js, png = tmp_path / "r.json", tmp_path / "r.png"
+    code = main(["audit", "--mechanism", "planted/sensitivity-x2", "--samples", "2000",
+                 "--seed", "5", "--json", str(js), "--plot", str(png), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "VIOLATION" in out and "seed: 5" in out
+    doc = json.loads(js.read_text())
+    assert doc["schema"] == "dpgp_audit/audit-report/1"
+    assert doc["seed"] == 5 and doc["verdict"] == "VIOLATION"
+    (rep,) = doc["reports"]
+    assert rep["mechanism"] == "planted/sensitivity-x2"
+    assert set(rep) >= {"claim", "verdict", "inputs", "results", "skipped", "witness",
+                        "timings", "note"}
+    assert rep["inputs"]["n_per_side"] == 2000 and rep["inputs"]["seed"] == 5
+    auditors = {r["auditor"]: r for r in rep["results"]}
+    assert set(auditors) == {"sensitivity", "whitebox", "blackbox"}
+    for r in rep["results"]:
+        assert r["guarantee"] and r["verdict"] in ("VIOLATION", "NO_EVIDENCE", "INCONCLUSIVE")
+        assert "estimate" in r and "claimed" in r
+    assert auditors["sensitivity"]["guarantee"].startswith("definitive counterexample")
+    assert rep["witness"]["d0"]["y"] and rep["witness"]["d1"]["y"]
+    assert rep["timings"]["total"] > 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_A6_correct_mechanism_exits_0(tmp_path, capsys):
+    js = tmp_path / "ok.json"
+    code = main(["audit", "--mechanism", "P.1/gaussian-sum", "--samples", "5000", "--seed", "1",
+                 "--json", str(js), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "not proved the mechanism private" in out
+    assert json.loads(js.read_text())["verdict"] == "NO_VIOLATION_FOUND"
+
+
+def test_A6_overrides_and_single_auditor(tmp_path, capsys):
+    js = tmp_path / "o.json"
+    code = main(["audit", "--mechanism", "P.1/gaussian-sum", "--epsilon", "2", "--delta", "1e-6",
+                 "--auditor", "whitebox", "--seed", "3", "--json", str(js), "--no-progress"])
+    assert code == 0
+    rep = json.loads(js.read_text())["reports"][0]
+    assert rep["claim"]["epsilon"] == 2.0 and rep["claim"]["delta"] == 1e-6
+    assert [r["auditor"] for r in rep["results"]] == ["whitebox"]
+    capsys.readouterr()
+
+
+def test_A6_fresh_seed_is_printed_and_recorded(tmp_path, capsys):
+    js = tmp_path / "s.json"
+    main(["audit", "--mechanism", "planted/gp-sup-norm", "--auditor", "sensitivity",
+          "--json", str(js), "--no-progress"])
+    out = capsys.readouterr().out
+    seed = int(re.search(r"seed: (\d+)", out).group(1))
+    assert json.loads(js.read_text())["seed"] == seed
+
+
+def test_A6_same_seed_same_report(tmp_path, capsys):
+    docs = []
+    for k in range(2):
+        js = tmp_path / f"{k}.json"
+        main(["audit", "--mechanism", "A.5/exp-mech", "--samples", "3000", "--seed", "11",
+              "--json", str(js), "--no-progress"])
+        docs.append(json.loads(js.read_text())["reports"][0]["results"])
+    capsys.readouterr()
+    strip = [[{k: v for k, v in r.items() if k != "details"} for r in d] for d in docs]
+    assert strip[0] == strip[1]
+
+
+@pytest.mark.parametrize("argv", [
+    ["audit", "--mechanism", "no/such-mechanism"],
+    ["audit", "--mechanism", "P.1/gaussian-sum", "--alpha", "1.5"],
+    ["audit", "--mechanism", "P.1/gaussian-sum", "--dataset", "nope"],
+    ["audit", "--mechanism", "P.1/gaussian-sum", "--epsilon", "-1"],
+    ["audit", "--mechanism", "P.1/gaussian-sum", "--samples", "1"],
+    ["audit", "--mechanism", "P.1/gaussian-sum", "--auditor", "oracle"],
+    ["audit"],
+    ["audit", "--all", "--mechanism", "P.1/gaussian-sum"],
+])
+def test_A6_usage_errors_exit_2(argv, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    assert code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_A6_all_audits_every_non_planted_mechanism(tmp_path, capsys):
+    js = tmp_path / "all.json"
+    code = main(["audit", "--all", "--auditor", "whitebox", "--seed", "2", "--json", str(js),
+                 "--dataset", "default", "--no-progress"])
+    out = capsys.readouterr().out
+    doc = json.loads(js.read_text())
+    assert {r["mechanism"] for r in doc["reports"]} == {e.id for e in entries()}
+    assert code == (1 if doc["verdict"] == "VIOLATION" else 0)
+    assert "mechanisms audited" in out

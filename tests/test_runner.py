@@ -1,0 +1,137 @@
+"""A.6: audit_mechanism / AuditReport (JSON, table, HTML, plot, skips, claim override) and lab."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dpgp_audit.audit.lab import audit_planted_suite, detection_rate
+from dpgp_audit.audit.neighbours import NeighbourPair
+from dpgp_audit.audit.result import NO_PROOF, Verdict
+from dpgp_audit.audit.runner import audit_mechanism
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.datasets.default import default_dataset
+from dpgp_audit.methods.primitives import GaussianSumMechanism
+from dpgp_audit.privacy.claims import ApproxDP, outputs_only
+from dpgp_audit.registry import get
+
+
+@pytest.fixture(scope="module")
+def ok_report():
+    mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
+    return audit_mechanism(mech, default_dataset(), np.random.default_rng(4), n=4000,
+                           name="sum", seed=4)
+
+
+def test_A6_report_json_is_strict_json(ok_report):
+    doc = ok_report.as_dict()
+    text = json.dumps(doc, allow_nan=False)  # no NaN/inf leaks into the JSON
+    back = json.loads(text)
+    assert back["verdict"] == "NO_EVIDENCE" and back["note"] == NO_PROOF
+    assert back["inputs"]["seed"] == 4 and back["inputs"]["n_per_side"] == 4000
+    assert {r["auditor"] for r in back["results"]} == {"sensitivity", "whitebox", "blackbox"}
+    assert back["timings"]["total"] >= back["timings"]["blackbox"] > 0
+    # α is split over the two statistical auditors run (white-box and black-box)
+    assert back["inputs"]["alpha_per_statistical_auditor"] == pytest.approx(0.025)
+
+
+def test_A6_report_table_html_and_plot(ok_report, tmp_path):
+    table = ok_report.table()
+    assert "NO_EVIDENCE" in table and NO_PROOF in table
+    html = ok_report._repr_html_()
+    assert "<table>" in html and "NO_EVIDENCE" in html and "not proved" in html
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = tmp_path / "p.png"
+    fig = ok_report.plot(str(path))
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    plt.close(fig)
+
+
+def test_A6_claim_override_turns_a_correct_mechanism_into_a_violation():
+    mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
+    tighter = ApproxDP(epsilon=0.5, delta=1e-5, relation=outputs_only(1.0))
+    rep = audit_mechanism(mech, default_dataset(), np.random.default_rng(0),
+                          auditors=("whitebox",), claim=tighter)
+    assert rep.verdict is Verdict.VIOLATION
+    assert rep.result("whitebox").estimate == pytest.approx(1.0, rel=1e-6)  # the true ε
+    assert rep.witness is not None
+
+
+def test_A6_missing_interfaces_are_skipped_with_reasons():
+    class OnlySamples:
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+        def sample(self, data, n, rng):
+            return np.sum(data.y) + 4.0 * rng.standard_normal((n, 1))
+
+    rep = audit_mechanism(OnlySamples(), default_dataset(), np.random.default_rng(1), n=2000,
+                          progress=True)
+    assert set(rep.skipped) == {"whitebox", "sensitivity"}
+    assert "GaussianRelease" in rep.skipped["whitebox"]
+    assert "SensitivityQuery" in rep.skipped["sensitivity"]
+    assert [r.auditor for r in rep.results] == ["blackbox"]
+    assert rep.inputs["alpha_per_statistical_auditor"] == pytest.approx(0.05)
+
+
+def test_A6_bad_arguments():
+    mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="unknown auditor"):
+        audit_mechanism(mech, default_dataset(), rng, auditors=("oracle",))
+    with pytest.raises(ValueError, match="alpha"):
+        audit_mechanism(mech, default_dataset(), rng, alpha=1.0)
+    with pytest.raises(TypeError, match="Generator"):
+        audit_mechanism(mech, default_dataset(), 0)
+    with pytest.raises(TypeError, match="sample"):
+        audit_mechanism(object(), default_dataset(), rng)
+
+
+def test_A5_lab_detection_rate_extremes():
+    mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
+    d0 = Dataset(np.arange(3.0), np.zeros(3))
+    far = NeighbourPair(d0, d0.with_target(0, 40.0), "shift of 40 (10 sigma)")
+    same = NeighbourPair(d0, d0, "identical datasets")
+    hit = detection_rate(mech, far, [2000], 3, np.random.default_rng(0))
+    miss = detection_rate(mech, same, [2000], 3, np.random.default_rng(0), auditor="gdp-fit")
+    assert hit["rate"] == [1.0] and miss["rate"] == [0.0]
+    assert hit["rate_lo"][0] > 0.2 and miss["rate_hi"][0] < 0.8
+    with pytest.raises(ValueError, match="auditor"):
+        detection_rate(mech, far, [100], 1, np.random.default_rng(0), auditor="whitebox")
+
+
+def test_A5_lab_planted_suite_rows():
+    rows = audit_planted_suite(np.random.default_rng(0),
+                               ids=["planted/sensitivity-x2", "planted/fixed-seed"])
+    assert [r["id"] for r in rows] == ["planted/sensitivity-x2", "planted/fixed-seed"]
+    for r in rows:
+        assert r["verdict"] == "VIOLATION" and r["twin_verdict"] != "VIOLATION"
+        assert r["twin"] == get(r["id"]).twin
+    assert rows[0]["n"] == 0 and rows[1]["n"] == 30
+
+
+def test_A4_sensitivity_witness_is_handed_to_the_other_auditors():
+    mech, data = get("planted/sensitivity-x2").make()
+    rep = audit_mechanism(mech, data, np.random.default_rng(2), n=2000)
+    assert rep.witness.label.startswith("sensitivity witness")
+    assert rep.inputs["witness_source"] == "sensitivity"
+    wb = rep.result("whitebox")
+    assert wb.verdict is Verdict.VIOLATION
+    # the exact white-box ε of the witness pair is the bug's true ε
+    assert wb.estimate == pytest.approx(get("planted/sensitivity-x2").true_epsilon, rel=1e-6)
+
+
+def test_A1_pairs_the_mechanism_rejects_are_dropped():
+    from dpgp_audit.audit.neighbours import neighbour_pairs, rank_pairs
+    from dpgp_audit.privacy.claims import whole_rows
+
+    mech, data = get("A.5/gp-smoother-iso").make()  # built for the 20 public inputs
+    pairs = neighbour_pairs(data, whole_rows(1.0), np.random.default_rng(0))  # has tiny N
+    assert {p.d0.n for p in pairs} >= {1, 2, 20}
+    ranked = rank_pairs(mech, pairs, np.random.default_rng(0), top=len(pairs))
+    assert ranked and all(p.d0.n == 20 for p, _ in ranked)
