@@ -161,3 +161,27 @@ def test_kfold_and_prepare_folds_validation():
         prepare_folds(X_TOY, polynomial_cloaking_matrix(0), [np.array([0, 1])])
     with pytest.raises(ValueError, match="rule"):
         config_sensitivity(_toy_models(False)[0], 1.0, "paper")
+
+
+def test_s21_5_cross_checks_with_s18_selection(rng):
+    """Same folds, GP configs, no noise: S21's clipped SSE equals S18's; its bound is tighter."""
+    from dpgp_audit.methods.selection import (
+        GPConfig,
+        clipped_sse_sensitivity,
+        fold_cloaking_matrices,
+        fold_sse,
+    )
+
+    X = np.sort(rng.uniform(0, 10, 15))[:, None]
+    y = rng.normal(0, 2, 15)
+    d = 0.8
+    tests = kfold_test_sets(15, 3, interleaved=True)
+    for ls in (0.5, 2.0):
+        cfg = GPConfig(EQ(ls), 0.3)
+        m = prepare_folds(X, gp_cloaking_matrix(EQ(ls), 0.3), tests)
+        Cs = fold_cloaking_matrices(X, cfg, tests)
+        for f, C in zip(m.folds, Cs, strict=True):
+            np.testing.assert_allclose(f.C, C, rtol=1e-10, atol=1e-12)
+        assert cv_sse(m, y, d, include_noise=False) == pytest.approx(
+            float(fold_sse(y, tests, Cs, 4 * d).sum()))
+        assert config_sensitivity(m, d, "valid") <= clipped_sse_sensitivity(Cs, d, 4 * d) + 1e-9

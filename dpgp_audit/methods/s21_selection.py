@@ -15,6 +15,12 @@ on each fold's C (Alg. 1 line 7), i.e. exactly the noise the regression
 release with (ε_reg, δ_reg) would add. Selection is pure ε-DP; the later
 regression release spends its own budget (S21 §6.7 uses ε = 1 + 1).
 
+It extends S18.4's :class:`~dpgp_audit.methods.selection.HyperparameterSelection`
+(which clips noise-free errors and adds the DP noise as a constant) with the
+S21 ingredients: the noise inside the clip, any linear model per configuration,
+the per-row (same j in every fold) sensitivity, and threshold dropping; both
+sample with the toolbox's exponential mechanism.
+
 Planted twin ``planted/s21-unclipped-sse``: the sensitivity is computed for
 clipped errors but the utility uses the unclipped SSE (Alg. 1 line 9, and the
 paper's §5.1 numbers: 1597 > 4 · (4d)² = 256 cannot be a clipped SSE). One
