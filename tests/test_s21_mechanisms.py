@@ -235,3 +235,18 @@ def test_s21_5_threshold_drops_configurations(built):
     assert p.sum() == pytest.approx(1.0) and np.count_nonzero(p) == 1
     with pytest.raises(ValueError, match="threshold"):
         CVSelection(mech.X, mech.configs, 1.0, 1.0, folds=3, threshold=lo / 2)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 16), sor=st.booleans())
+def test_s21_3_4_label_flip_bound_holds(seed, n, sor):
+    g = np.random.default_rng(seed)
+    X = g.uniform(0, 6, size=(n, 2))
+    k = EQ(g.uniform(0.5, 4.0), variance=g.uniform(0.5, 3.0))
+    mech = (SoRCloakingClassifier(k, X, min(3, n), g, 1.0, 0.01) if sor
+            else LaplaceCloakingClassifier(k, X, 1.0, 0.01))
+    data = Dataset(X, np.where(g.uniform(size=n) < 0.5, -1.0, 1.0))
+    base = mech.query(data)
+    for j in range(n):
+        flipped = data.with_target(j, -data.y[j])
+        assert mech.norm(mech.query(flipped) - base) <= mech.sensitivity_bound() * (1 + 1e-8)
