@@ -124,9 +124,7 @@ class LinearCloakingRelease:
 
     def noise_std(self) -> np.ndarray:
         """Standard deviation of the DP noise at each output (public)."""
-        return np.sqrt(np.clip(np.diag(self.mechanism.cov_public()), 0.0, None)) if hasattr(
-            self.mechanism, "cov_public") else self.mechanism.sigma * np.sqrt(
-            np.clip(np.diag(self.mechanism.M), 0.0, None))
+        return self.mechanism.sigma * np.sqrt(np.clip(np.diag(self.mechanism.M), 0.0, None))
 
 
 def _cloak(C: np.ndarray, d: float, epsilon: float, delta: float, method: str,
