@@ -30,6 +30,8 @@ _MODULES: tuple[str, ...] = (
     "dpgp_audit.methods.dpsvgp",
     "dpgp_audit.methods.primitives",
     "dpgp_audit.methods.s18_planted",
+    "dpgp_audit.methods.s21",
+    "dpgp_audit.methods.s21_selection",
     "dpgp_audit.methods.selection",
     "dpgp_audit.methods.standard",
 )
