@@ -24,7 +24,7 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.norms import Norm
 from dpgp_audit.privacy.claims import Claim
 
-__all__ = ["GaussianRelease", "Mechanism", "SensitivityQuery"]
+__all__ = ["DiscreteRelease", "GaussianRelease", "Mechanism", "SensitivityQuery"]
 
 
 @runtime_checkable
@@ -57,6 +57,19 @@ class GaussianRelease(Protocol):
 
     def cov(self, data: Dataset) -> np.ndarray:
         """Noise covariance of the release given ``data``, shape ``(d, d)``, PSD."""
+        ...
+
+
+@runtime_checkable
+class DiscreteRelease(Protocol):
+    """Optional white-box interface for finite outputs (selection mechanisms).
+
+    ``log_probabilities(data)[k]`` is log P(release = k | data). The pure-DP
+    privacy loss of a pair is then ``max_k |log p_k(D) − log p_k(D′)|`` exactly.
+    """
+
+    def log_probabilities(self, data: Dataset) -> np.ndarray:
+        """Log-probability of each possible output given ``data``, shape ``(k,)``."""
         ...
 
 

@@ -149,3 +149,21 @@ def test_A4_strategy_with_fixed_public_inputs(data):
     pair = data.draw(neighbouring_datasets(outputs_only(1.0), base=base))
     assert pair.d0.same_inputs(base) and pair.d1.same_inputs(base)
     assert is_neighbour(pair.d0, pair.d1, outputs_only(1.0))
+
+
+def test_A1_discrete_release_pairs_ranked_by_exact_privacy_loss():
+    """Finite-output mechanisms are explored by their exact pure-DP loss, not by a pilot."""
+    from dpgp_audit.audit.neighbours import pair_score, rank_pairs
+    from dpgp_audit.contract import DiscreteRelease
+    from dpgp_audit.registry import get
+
+    mech, data = get("P.2/exponential").make()
+    assert isinstance(mech, DiscreteRelease)
+    rng = np.random.default_rng(3)
+    pairs = neighbour_pairs(data, mech.claim.relation, rng)
+    exact = [float(np.max(np.abs(mech.log_probabilities(p.d0) - mech.log_probabilities(p.d1))))
+             for p in pairs]
+    assert [pair_score(mech, p) for p in pairs] == pytest.approx(exact, rel=1e-12)
+    top = rank_pairs(mech, pairs, rng, top=1)[0]
+    assert top[1] == pytest.approx(max(exact))
+    assert max(exact) <= mech.claim.epsilon * (1 + 1e-9)  # correct mechanism: loss within claim

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.contract import GaussianRelease, SensitivityQuery
+from dpgp_audit.contract import DiscreteRelease, GaussianRelease, SensitivityQuery
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
@@ -292,6 +292,8 @@ def pair_score(mechanism: object, pair: NeighbourPair) -> float:
     * :class:`GaussianRelease` with equal covariances: the white-box μ,
       ``‖Σ^{-1/2}(m₀ − m₁)‖`` (``inf`` if the difference leaves the range of Σ);
       with unequal covariances ``inf`` (rank it first; the auditors decide).
+    * :class:`DiscreteRelease` (finite outputs): the exact pure-DP privacy loss
+      ``max_k |log p_k(D) − log p_k(D′)|``.
     * otherwise :class:`SensitivityQuery`: ``norm(q(D) − q(D′)) / bound``.
     * otherwise ``nan`` (rank by a pilot sample instead, see :func:`rank_pairs`).
     """
@@ -304,6 +306,13 @@ def pair_score(mechanism: object, pair: NeighbourPair) -> float:
         if not np.allclose(c0, c1, rtol=1e-10, atol=1e-14 * max(1.0, float(np.abs(c0).max()))):
             return math.inf
         return Mahalanobis(c0)(m1 - m0)
+    if isinstance(mechanism, DiscreteRelease):
+        lp0 = np.ravel(mechanism.log_probabilities(pair.d0))
+        lp1 = np.ravel(mechanism.log_probabilities(pair.d1))
+        both = np.isfinite(lp0) & np.isfinite(lp1)
+        if np.any(np.isfinite(lp0) != np.isfinite(lp1)):
+            return math.inf  # an output possible under one dataset only
+        return float(np.max(np.abs(lp0[both] - lp1[both]))) if both.any() else 0.0
     if isinstance(mechanism, SensitivityQuery):
         diff = np.ravel(mechanism.query(pair.d1)) - np.ravel(mechanism.query(pair.d0))
         return mechanism.norm(diff) / float(mechanism.sensitivity_bound())

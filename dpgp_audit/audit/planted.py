@@ -674,6 +674,7 @@ CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
     "planted/fixed-seed": ("blackbox", 20, {"n_pairs": 1, "fit_fraction": 0.25}),
     "planted/laplace-l2": ("blackbox", 10_000, {}),
     "planted/exp-no-half": ("blackbox", 5_000, {}),
+    "planted/s21-unclipped-sse": ("blackbox", 20_000, {"score": "categorical"}),
     # negative control: the same auditor at the same n must NOT flag it
     "planted/exp-no-half-monotone": ("blackbox", 5_000, {}),
 }
