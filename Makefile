@@ -68,8 +68,9 @@ lab: $(STAMP)
 notebooks: $(STAMP)
 	mkdir -p build/full
 	for nb in notebooks/*.ipynb; do \
-	  $(VENV)/bin/papermill "$$nb" "build/full/$$(basename $$nb)" -k python3 --cwd notebooks \
-	    -p show_progress True || exit 1; \
+	  stem=$$(basename $$nb .ipynb); \
+	  $(VENV)/bin/papermill "$$nb" "build/full/$$stem.ipynb" -k python3 --cwd notebooks \
+	    -f "notebooks/full_scale/$$stem.yaml" || exit 1; \
 	done
 
 refs: $(STAMP)
