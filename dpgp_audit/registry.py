@@ -25,8 +25,12 @@ __all__ = ["Entry", "entries", "get", "register"]
 _MODULES: tuple[str, ...] = (
     "dpgp_audit.audit.planted",
     "dpgp_audit.methods.dpsetconv",
+    "dpgp_audit.methods.dpsgd_svgp",
     "dpgp_audit.methods.dpsvgp",
+    "dpgp_audit.methods.dpsvgp_hetero",
+    "dpgp_audit.methods.dpsvgp_hyper",
     "dpgp_audit.methods.primitives",
+    "dpgp_audit.privacy.coinpress",
 )
 
 _REGISTRY: dict[str, Entry] = {}
