@@ -438,6 +438,7 @@ _EXAMPLES: list[KernelExample] = []
 # the Gibbs and integral kernels. kernel_registry() imports them first, so a new
 # kernel joins the invariant tests by adding one line here. Keep sorted.
 _KERNEL_MODULES: tuple[str, ...] = (
+    "dpgp_audit.gp.gibbs",
 )
 
 

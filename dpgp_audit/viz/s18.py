@@ -1,0 +1,86 @@
+"""Plots for the S18 notebook (Fig. 1 A/B, Fig. 3-style map, selection heat map).
+
+Pure functions in the style of :mod:`dpgp_audit.viz.calibration_plots`: numbers in, a
+:class:`matplotlib.figure.Figure` out, no global pyplot state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = ["plot_dp_fit", "plot_selection_heatmap", "plot_spatial_noise"]
+
+
+def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.5, 4.0)) -> tuple[Figure, Axes]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def plot_dp_fit(X: np.ndarray, y: np.ndarray, Xs: np.ndarray, mean: np.ndarray,
+                post_var: np.ndarray, dp_samples: np.ndarray, noise_sd: np.ndarray, *,
+                title: str = "", ylim: tuple[float, float] | None = None,
+                ax: Axes | None = None) -> Figure:
+    """S18 Fig. 1 style: data, posterior mean ± 2 sd (blue band), DP sample releases (grey),
+    DP noise ± 1 sd (black dashed) and ± ¼ sd (grey dashed).
+    """
+    fig, ax = _axes(ax)
+    xs = np.ravel(Xs)
+    ax.plot(np.ravel(X), y, ".", color="0.5", ms=3, label="data")
+    sd = np.sqrt(np.maximum(post_var, 0.0))
+    ax.fill_between(xs, mean - 2 * sd, mean + 2 * sd, color="C0", alpha=0.2,
+                    label="GP posterior ±2 sd")
+    for i, s in enumerate(np.atleast_2d(dp_samples)):
+        ax.plot(xs, s, color="0.6", lw=0.8, label="DP releases" if i == 0 else None)
+    ax.plot(xs, mean, color="C0", lw=2, label="posterior mean")
+    for f, style, lab in ((1.0, "k--", "DP noise ±1 sd"), (0.25, "--", "DP noise ±¼ sd")):
+        kw = {"color": "0.4"} if f < 1 else {}
+        ax.plot(xs, mean + f * noise_sd, style, lw=1, label=lab, **kw)
+        ax.plot(xs, mean - f * noise_sd, style, lw=1, **kw)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
+def plot_spatial_noise(X: np.ndarray, Xs: np.ndarray, dp_pred: np.ndarray,
+                       noise_sd: np.ndarray, delta_scale: float, *, title: str = "",
+                       ax: Axes | None = None) -> Figure:
+    """S18 Fig. 3 style: training locations (dots), test predictions as circles whose area
+    is the DP prediction and whose opacity falls with the DP noise sd (transparent at
+    ≥ 40% of ``delta_scale``).
+    """
+    fig, ax = _axes(ax, (5.5, 5.0))
+    ax.plot(X[:, 0], X[:, 1], ".", color="0.6", ms=2)
+    alpha = np.clip(1.0 - noise_sd / (0.4 * delta_scale), 0.05, 1.0)
+    size = 40 * np.clip(dp_pred, 1e-9, None) / max(float(np.max(np.abs(dp_pred))), 1e-9)
+    colours = np.zeros((len(Xs), 4))
+    colours[:, 2] = 0.7
+    colours[:, 3] = alpha
+    ax.scatter(Xs[:, 0], Xs[:, 1], s=size, c=colours, edgecolors="none")
+    ax.set_aspect("equal")
+    ax.set_title(title)
+    return fig
+
+
+def plot_selection_heatmap(probs: np.ndarray, row_labels: Sequence[str],
+                           col_labels: Sequence[str], *, title: str = "",
+                           ax: Axes | None = None) -> Figure:
+    """S18-supp Fig. 4 style: selection probability (rows: privacy level, columns:
+    lengthscale).
+    """
+    fig, ax = _axes(ax, (6.0, 3.5))
+    im = ax.imshow(probs, aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0)
+    ax.set_xticks(range(len(col_labels)), col_labels)
+    ax.set_yticks(range(len(row_labels)), row_labels)
+    ax.set_xlabel("lengthscale")
+    ax.set_ylabel("regression privacy")
+    fig.colorbar(im, ax=ax, label="P(select)")
+    ax.set_title(title)
+    return fig
