@@ -110,7 +110,7 @@ def test_h5_whitebox_at_claim_over_generated_pairs(mech_id, rng):
     assert res.estimate <= mech.claim.epsilon * (1 + 1e-9)
 
 
-def test_h5_whitebox_catches_an_understated_noise_floor(rng):
+def test_h5_refuses_noise_below_declared_floor():
     # claim the noise variances are >= 1.0 while the rule gives 0.1 + 0.2|y|:
     # statistics() refuses rather than release with a too-small sensitivity
     mech, data = registry.get("H.5/heteroscedastic-stats").make(base_noise=0.1)
