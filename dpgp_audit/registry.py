@@ -27,13 +27,17 @@ _MODULES: tuple[str, ...] = (
     "dpgp_audit.methods.binning",
     "dpgp_audit.methods.cloaking",
     "dpgp_audit.methods.dpsetconv",
+    "dpgp_audit.methods.dpsgd_svgp",
     "dpgp_audit.methods.dpsvgp",
+    "dpgp_audit.methods.dpsvgp_hetero",
+    "dpgp_audit.methods.dpsvgp_hyper",
     "dpgp_audit.methods.primitives",
     "dpgp_audit.methods.s18_planted",
     "dpgp_audit.methods.s21",
     "dpgp_audit.methods.s21_selection",
     "dpgp_audit.methods.selection",
     "dpgp_audit.methods.standard",
+    "dpgp_audit.privacy.coinpress",
 )
 
 _REGISTRY: dict[str, Entry] = {}

@@ -28,6 +28,7 @@ variational parameters and the noise variance are learned privately.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -41,6 +42,7 @@ from dpgp_audit.gp.linalg import psd_cholesky
 from dpgp_audit.privacy.claims import ApproxDP, check_delta, check_epsilon, whole_rows
 
 __all__ = [
+    "DPSGDSVGPRelease",
     "DPSVGP",
     "FittedDPSVGP",
     "calibrate_dpsgd_noise",
@@ -333,3 +335,111 @@ class DPSVGP:
         return FittedDPSVGP(kernel=self.kernel, inducing=Z, m=theta[:M].copy(), L=L,
                             noise_variance=math.exp(theta[-1]), claim=self.claim(),
                             noise_multiplier=z)
+
+
+# ----------------------------------------------------------------------------- contract, registry
+
+_calibrated_noise = functools.lru_cache(maxsize=64)(calibrate_dpsgd_noise)
+"""``calibrate_dpsgd_noise`` memoised on its (hashable) arguments: it is a pure function,
+and one calibration costs about a second, while an audit trains thousands of models."""
+
+
+@dataclass(frozen=True, eq=False)
+class DPSGDSVGPRelease:
+    """R.5 as a :class:`~dpgp_audit.contract.Mechanism`: the parameters DP-SGD releases.
+
+    One release is the trained ``(m, free(L), log σ²)`` of :meth:`DPSVGP.fit`
+    (everything else is public). :meth:`sample` trains ``n`` models
+    independently on the same generator; the noise multiplier is calibrated once
+    per dataset size (the same calibration ``fit`` performs) and reused.
+    """
+
+    model: DPSVGP
+
+    @property
+    def claim(self) -> ApproxDP:
+        """The model's (ε, δ) claim; it rests on dp-accounting's RDP accountant."""
+        base = self.model.claim()
+        return ApproxDP(epsilon=base.epsilon, delta=base.delta, relation=base.relation,
+                        proven=base.proven,
+                        note=base.note + "; the epsilon is dp-accounting's RDP bound for "
+                                         "sampled-without-replacement Gaussian steps (R uses "
+                                         "Opacus' PRV accountant instead)")
+
+    def noise_multiplier(self, n_rows: int) -> float:
+        """The calibrated noise multiplier for a dataset of ``n_rows`` rows."""
+        m = self.model
+        n_rows = check_positive_int("n_rows", n_rows)
+        return _calibrated_noise(float(m.epsilon), float(m.delta), n_rows,
+                                 min(int(m.batch_size), n_rows), int(m.steps))
+
+    @property
+    def output_dim(self) -> int:
+        """M + (M or M(M+1)/2) + 1."""
+        M = self.model.inducing.shape[0]
+        return M + _param_index(M, bool(self.model.diag_covariance))[0].size + 1
+
+    def unpack(self, fit: FittedDPSVGP) -> np.ndarray:
+        """The released vector ``(m, free(L), log σ²)`` of one fitted model."""
+        M = fit.m.size
+        rows, cols = _param_index(M, bool(self.model.diag_covariance))
+        return np.concatenate([fit.m, fit.L[rows, cols], [math.log(fit.noise_variance)]])
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` independent DP-SGD trainings, shape (n, :attr:`output_dim`).
+
+        Not vectorised across runs (each run is a sequential optimiser); keep the
+        configuration small for audits (few steps, small N).
+        """
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        z = self.noise_multiplier(data.n)
+        out = np.empty((n, self.output_dim))
+        with _one_blas_thread():  # tiny matrices: threaded BLAS only adds contention
+            for j in range(n):
+                # z is exactly the calibration fit() would compute: the claim stands
+                out[j] = self.unpack(self.model.fit(data, rng, _noise_multiplier=z))
+        return out
+
+
+def _one_blas_thread():
+    """``threadpoolctl.threadpool_limits(1)``: speed only (3-4x on these tiny solves)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1)
+
+
+def _build_dpsgd_svgp(data: Dataset, *, epsilon: float, delta: float, y_bound: float = 1.0,
+                      n_inducing: int = 4, domain: tuple[float, float] = (0.0, 10.0),
+                      lengthscale: float = 2.0, steps: int = 5, batch_size: int = 10,
+                      clip_norm: float = 1.0, learning_rate: float = 0.05) -> DPSGDSVGPRelease:
+    """Registry factory: a tiny DP-SGD run (public Z grid, fixed EQ kernel)."""
+    from dpgp_audit.gp.kernels import EQ
+
+    Z = np.linspace(domain[0], domain[1], n_inducing)[:, None]
+    if data.dim != 1:
+        raise ValueError("the registry factory places Z on a 1-D grid; build DPSVGP with "
+                         "public inducing inputs for multi-dimensional data")
+    return DPSGDSVGPRelease(DPSVGP(EQ(lengthscale=lengthscale), Z, epsilon, delta,
+                                   clip_norm=clip_norm, batch_size=batch_size, steps=steps,
+                                   learning_rate=learning_rate, y_bound=y_bound))
+
+
+def _register() -> None:
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.registry import Entry, register
+
+    register(Entry(
+        id="R.5/dpsgd-svgp",
+        paper="R",
+        title="DP-SGD SVGP (tiny: 5 steps, batches of 10), released variational parameters; "
+              "claim from dp-accounting's RDP accountant",
+        build=_build_dpsgd_svgp,
+        default_data=default_dataset,
+        defaults={"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 4, "steps": 5,
+                  "batch_size": 10},
+        audit_samples=100,
+    ))
+
+
+_register()

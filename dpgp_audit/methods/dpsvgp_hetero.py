@@ -35,7 +35,8 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
-from dpgp_audit.gp.kernels import Kernel
+from dpgp_audit.datasets.default import default_dataset
+from dpgp_audit.gp.kernels import EQ, Kernel
 from dpgp_audit.gp.svgp import QU, predict_from_qu, sufficient_statistics
 from dpgp_audit.methods.dpsvgp import DPSVGPStats, radial_profile, stationary_kernel_bound
 from dpgp_audit.methods.dpsvgp_bounds import (
@@ -49,8 +50,10 @@ from dpgp_audit.methods.dpsvgp_posterior import DPQU, Correction, noise_aware_qu
 from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
+from dpgp_audit.registry import Entry, register
 
 __all__ = [
+    "AffineNoiseVariance",
     "DPDirichletClassifier",
     "DPHeteroscedasticStats",
     "dirichlet_targets",
@@ -270,3 +273,84 @@ class DPDirichletClassifier:
         P = np.exp(L)
         return P / P.sum(axis=1, keepdims=True)
 
+
+
+# ----------------------------------------------------------------------------- registry
+
+
+@dataclass(frozen=True)
+class AffineNoiseVariance:
+    """A public per-row noise rule σ_i² = base + slope·|y_i| (≥ base = σ²_min).
+
+    A picklable callable for :class:`DPHeteroscedasticStats` (the rule may read
+    the private target; the sensitivity only needs its lower bound ``base``).
+    """
+
+    base: float
+    slope: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.base > 0 and math.isfinite(self.base)):
+            raise ValueError(f"base must be finite and > 0, got {self.base!r}")
+        if not (self.slope >= 0 and math.isfinite(self.slope)):
+            raise ValueError(f"slope must be finite and >= 0, got {self.slope!r}")
+
+    def __call__(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """σ_i² for every row."""
+        return self.base + self.slope * np.abs(np.asarray(y, dtype=float))
+
+
+def _grid(data: Dataset, n_inducing: int, domain: tuple[float, float]) -> np.ndarray:
+    if data.dim != 1:
+        raise ValueError("the registry factory places Z on a 1-D grid; build the mechanism "
+                         "with public inducing inputs for multi-dimensional data")
+    return np.linspace(domain[0], domain[1], n_inducing)[:, None]
+
+
+def _build_hetero(data: Dataset, *, epsilon: float, delta: float, y_bound: float = 1.0,
+                  n_inducing: int = 5, domain: tuple[float, float] = (0.0, 10.0),
+                  lengthscale: float = 2.0, base_noise: float = 0.1,
+                  noise_slope: float = 0.2) -> DPHeteroscedasticStats:
+    """Registry factory: Z on a public grid, σ_i² = base_noise + noise_slope·|y_i|."""
+    return DPHeteroscedasticStats(Z=_grid(data, n_inducing, domain),
+                                  kernel=EQ(lengthscale=lengthscale), y_bound=y_bound,
+                                  epsilon=epsilon, delta=delta,
+                                  noise_var_fn=AffineNoiseVariance(base_noise, noise_slope),
+                                  min_noise_var=base_noise)
+
+
+def _build_dirichlet(data: Dataset, *, epsilon: float, delta: float, n_classes: int = 3,
+                     n_inducing: int = 5, domain: tuple[float, float] = (0.0, 10.0),
+                     lengthscale: float = 2.0, alpha_eps: float = 0.01) -> DPDirichletClassifier:
+    """Registry factory: Z on a public grid; ``data.y`` holds labels 0..C−1."""
+    return DPDirichletClassifier(Z=_grid(data, n_inducing, domain),
+                                 kernel=EQ(lengthscale=lengthscale), n_classes=n_classes,
+                                 epsilon=epsilon, delta=delta, alpha_eps=alpha_eps)
+
+
+def default_label_dataset(n: int = 20) -> Dataset:
+    """Deterministic 3-class labels on a grid in [0, 10]: 0 left, 1 middle, 2 right."""
+    x = np.linspace(0.0, 10.0, n)
+    return Dataset(x[:, None], np.digitize(x, [10.0 / 3.0, 20.0 / 3.0]).astype(float),
+                   name="default-3-class")
+
+
+register(Entry(
+    id="H.5/heteroscedastic-stats",
+    paper="H",
+    title="Heteroscedastic DP-SVGP statistics (App. D, sensitivity / min noise), whole rows",
+    build=_build_hetero,
+    default_data=default_dataset,
+    defaults={"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 5,
+              "lengthscale": 2.0, "base_noise": 0.1, "noise_slope": 0.2},
+))
+
+register(Entry(
+    id="H.5/dirichlet-classifier",
+    paper="H",
+    title="DP Dirichlet GP classification: C class statistics, sqrt(C) sensitivity, whole rows",
+    build=_build_dirichlet,
+    default_data=default_label_dataset,
+    defaults={"epsilon": 1.0, "delta": 1e-5, "n_classes": 3, "n_inducing": 5,
+              "lengthscale": 2.0},
+))

@@ -25,7 +25,7 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.gp.kernels import Kernel
+from dpgp_audit.gp.kernels import EQ, Kernel
 from dpgp_audit.gp.svgp import gaussian_log_density
 from dpgp_audit.methods.dpsvgp import DPSVGPStats
 from dpgp_audit.methods.dpsvgp_bounds import upper_dim, upper_unvec
@@ -39,6 +39,7 @@ from dpgp_audit.privacy.selection import (
     random_stopping,
     random_stopping_budget,
 )
+from dpgp_audit.registry import Entry, register
 
 __all__ = ["Candidate", "DPHyperparameterSearch", "loglik_clip_bounds"]
 
@@ -190,3 +191,45 @@ class DPHyperparameterSearch:
                                   len(self.candidates), self.budget, rng)
             out[j, 0] = res.index
         return out
+
+
+# ----------------------------------------------------------------------------- registry
+
+
+def default_search_dataset(n: int = 20, n_valid: int = 5) -> Dataset:
+    """Sine data on [0, 10] with every ``n // n_valid``-th point moved to the end (validation).
+
+    Deterministic; the last ``n_valid`` rows are the validation set, spread over the domain.
+    """
+    x = np.linspace(0.0, 10.0, n)
+    step = max(n // n_valid, 1)
+    valid = np.arange(step - 1, n, step)[:n_valid]
+    order = np.concatenate([np.setdiff1d(np.arange(n), valid), valid])
+    return Dataset(x[order, None], np.sin(x[order]), name="default-sine-train-valid")
+
+
+def _build_search(data: Dataset, *, epsilon: float, delta: float, gamma: float = 0.5,
+                  n_valid: int = 5, y_bound: float = 1.0, n_inducing: int = 5,
+                  domain: tuple[float, float] = (0.0, 10.0),
+                  lengthscales: tuple[float, ...] = (1.0, 3.0),
+                  noise_stds: tuple[float, ...] = (0.1, 0.5)) -> DPHyperparameterSearch:
+    """Registry factory: a small grid of (lengthscale, noise) candidates, last rows validate."""
+    if data.dim != 1:
+        raise ValueError("the registry factory places Z on a 1-D grid; build "
+                         "DPHyperparameterSearch with public inducing inputs for D > 1")
+    cands = tuple(Candidate(EQ(lengthscale=ell), s) for ell in lengthscales for s in noise_stds)
+    return DPHyperparameterSearch(Z=np.linspace(domain[0], domain[1], n_inducing)[:, None],
+                                  candidates=cands, y_bound=y_bound, epsilon_tot=epsilon,
+                                  delta_tot=delta, gamma=gamma, n_train=data.n - n_valid)
+
+
+register(Entry(
+    id="H.4/hyperparameter-search",
+    paper="H",
+    title="DP hyperparameter search (Alg. 2): Liu-Talwar random stopping over 4 candidates, "
+          "released index",
+    build=_build_search,
+    default_data=default_search_dataset,
+    defaults={"epsilon": 1.0, "delta": 1e-5, "gamma": 0.5, "n_valid": 5},
+    audit_samples=100,
+))

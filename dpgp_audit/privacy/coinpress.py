@@ -25,8 +25,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.claims import ZCDP, whole_rows
+from dpgp_audit.privacy.conversions import zcdp_from_epsilon_delta
 
-__all__ = ["CoinPressResult", "coinpress_mean", "coinpress_rho_schedule", "gaussian_tail_bound"]
+__all__ = [
+    "CoinPressMean",
+    "CoinPressResult",
+    "coinpress_mean",
+    "coinpress_rho_schedule",
+    "gaussian_tail_bound",
+]
 
 
 def gaussian_tail_bound(dim: int, beta: float) -> float:
@@ -117,3 +126,114 @@ def coinpress_mean(x: np.ndarray, centre: float, radius: float, rho: float,
         c = clipped_sum / n + sd * float(rng.standard_normal())
         r = gamma * math.sqrt(scale * scale / n + sd * sd)
     return CoinPressResult(c, float(np.sum(rhos)), rhos, intervals, sds)
+
+
+@dataclass(frozen=True, eq=False)
+class CoinPressMean:
+    """H.3 as a :class:`~dpgp_audit.contract.Mechanism`: the CoinPress mean of the targets.
+
+    The release is :func:`coinpress_mean` of ``data.y`` clipped to the public
+    prior interval [centre − radius, centre + radius] (H App. B: values outside
+    it are clipped; every CoinPress step clips inside it anyway, so the explicit
+    clip changes nothing). The dataset size n is public (substitution).
+
+    Parameters
+    ----------
+    centre, radius
+        Public prior interval.
+    rho
+        Total zCDP budget; :meth:`from_epsilon_delta` derives it by H eq. (19).
+    n_iter, last_fraction, scale, beta
+        As in :func:`coinpress_mean`.
+    """
+
+    centre: float
+    radius: float
+    rho: float
+    n_iter: int = 12
+    last_fraction: float = 0.75
+    scale: float = 1.0
+    beta: float = 0.01
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.radius > 0 and math.isfinite(self.radius) and math.isfinite(self.centre)):
+            raise ValueError(f"need a finite centre and radius > 0, got {self.centre!r}, "
+                             f"{self.radius!r}")
+        coinpress_rho_schedule(self.rho, self.n_iter, self.last_fraction)  # validates
+        gaussian_tail_bound(1, self.beta)
+        if not (self.scale > 0 and math.isfinite(self.scale)):
+            raise ValueError(f"scale must be finite and > 0, got {self.scale!r}")
+
+    @classmethod
+    def from_epsilon_delta(cls, centre: float, radius: float, epsilon: float, delta: float,
+                           **kw: object) -> CoinPressMean:
+        """ρ = (sqrt(ε + ln 1/δ) − sqrt(ln 1/δ))² (H eq. 19), so the release is (ε, δ)-DP."""
+        return cls(centre=centre, radius=radius, rho=zcdp_from_epsilon_delta(epsilon, delta),
+                   source=f"rho from ({epsilon:g}, {delta:g}) by H eq. 19",
+                   **kw)  # type: ignore[arg-type]
+
+    @property
+    def claim(self) -> ZCDP:
+        """ρ-zCDP under substitution of one row (adaptive composition of the 12 steps)."""
+        lo, hi = self.centre - self.radius, self.centre + self.radius
+        note = f"targets clipped to [{lo:g}, {hi:g}]; n public; {self.n_iter} steps"
+        if self.source:
+            note += f"; {self.source}"
+        return ZCDP(rho=self.rho, relation=whole_rows(max(abs(lo), abs(hi))), note=note)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` independent CoinPress means, shape (n, 1), vectorised over the runs.
+
+        Run j uses the j-th block of ``n_iter`` standard normals in the order
+        :func:`coinpress_mean` draws them, so run j equals a sequential call of
+        :func:`coinpress_mean` on the same stream (tested).
+        """
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        lo0, hi0 = self.centre - self.radius, self.centre + self.radius
+        x = np.clip(as_finite_array("y", data.y, ndim=1), lo0, hi0)
+        m = x.shape[0]
+        rhos = coinpress_rho_schedule(self.rho, self.n_iter, self.last_fraction)
+        gamma = gaussian_tail_bound(1, self.beta)
+        xs = np.sort(x)
+        csum = np.concatenate([[0.0], np.cumsum(xs)])
+        z = rng.standard_normal((n, len(rhos)))
+        c = np.full(n, float(self.centre))
+        r = np.full(n, float(self.radius))
+        for t, rho_t in enumerate(rhos):
+            half = r if t == 0 else r + gamma * self.scale
+            lo, hi = np.maximum(lo0, c - half), np.minimum(hi0, c + half)
+            stuck = hi <= lo                   # the noisy centre left the prior interval
+            edge = np.where(c < lo0, lo0, hi0)
+            lo, hi = np.where(stuck, edge, lo), np.where(stuck, edge, hi)
+            sd = (hi - lo) / (m * math.sqrt(2.0 * rho_t))
+            i_lo = np.searchsorted(xs, lo, side="left")
+            i_hi = np.searchsorted(xs, hi, side="right")
+            clipped_sum = lo * i_lo + (csum[i_hi] - csum[i_lo]) + hi * (m - i_hi)
+            c = clipped_sum / m + sd * z[:, t]
+            r = gamma * np.sqrt(self.scale * self.scale / m + sd * sd)
+        return c[:, None]
+
+
+def _build_coinpress(data: Dataset, *, epsilon: float, delta: float, centre: float = 0.0,
+                     radius: float = 1.0) -> CoinPressMean:
+    """Registry factory: the CoinPress mean of the targets in the prior [c − r, c + r]."""
+    return CoinPressMean.from_epsilon_delta(centre, radius, epsilon, delta)
+
+
+def _register() -> None:
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.registry import Entry, register
+
+    register(Entry(
+        id="H.3/coinpress",
+        paper="H",
+        title="CoinPress mean of clipped targets (12 steps), rho-zCDP from (eps, delta)",
+        build=_build_coinpress,
+        default_data=default_dataset,
+        defaults={"epsilon": 1.0, "delta": 1e-5, "centre": 0.0, "radius": 1.0},
+    ))
+
+
+_register()
