@@ -27,12 +27,7 @@ ALLOW: dict[str, str] = {
 # Known gaps for the lead to resolve (register or move to ALLOW), each with what blocks it.
 # Listed so the guard stays green while it still fails for any *new* unregistered class;
 # a pending class that becomes registered fails test_pending_list_is_current.
-PENDING: dict[str, str] = {
-    "dpgp_audit.methods.s21.TwoStepLaplaceClassifier": (
-        "S21.3's two-step variant (S21 §6.5): sample() is sequential, ~50 ms per draw on the "
-        "40-point default data, so make audit's pilot + certification would take minutes; "
-        "needs a cheaper default or a small Entry.audit_samples and an ID from the lead"),
-}
+PENDING: dict[str, str] = {}
 
 # Modules never imported by the walk.
 _SKIP_MODULES = ("dpgp_audit.__main__",)  # importing it runs the CLI

@@ -413,6 +413,16 @@ def _build_laplace(data: Dataset, *, epsilon: float, delta: float, lengthscale: 
     return LaplaceCloakingClassifier(EQ(lengthscale), data.X, epsilon, delta)
 
 
+def _build_two_step(data: Dataset, *, epsilon: float, delta: float,
+                    lengthscale: float = 3.5) -> TwoStepLaplaceClassifier:
+    return TwoStepLaplaceClassifier(EQ(lengthscale), data.X, epsilon, delta)
+
+
+def _small_classification_data() -> Dataset:
+    """12 points of the default stripes: the two-step sampler refactors per draw."""
+    return default_classification_data(12)
+
+
 def _build_sor(data: Dataset, *, epsilon: float, delta: float, lengthscale: float = 3.5,
                n_inducing: int = 6, inducing_seed: int) -> SoRCloakingClassifier:
     return SoRCloakingClassifier(EQ(lengthscale), data.X, n_inducing,
@@ -437,6 +447,11 @@ def _register() -> None:
         id="S21.3/laplace-classification", paper="S21",
         title="DP GP classification: one cloaked Laplace Newton step, d = 2 (S21 §4)",
         build=_build_laplace, default_data=default_classification_data, defaults=common))
+    register(Entry(
+        id="S21.3/laplace-classification-two-step", paper="S21",
+        title="DP GP classification: two cloaked Newton steps, budget split (S21 §6.5)",
+        build=_build_two_step, default_data=_small_classification_data, defaults=common,
+        audit_samples=200))  # step 2 re-solves the cloaking problem per draw (~10 ms)
     register(Entry(
         id="S21.4/sor-classification", paper="S21",
         title="DP sparse GP classification, Subset of Regressors, k-means inducing (S21 §4.1)",
