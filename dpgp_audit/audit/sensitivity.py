@@ -44,6 +44,10 @@ from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
 __all__ = ["check_sensitivity", "witness_pair"]
 
+# Objective value for infinite / rejected candidates: large, but its square (which
+# differential_evolution takes for its convergence test) must stay finite.
+_SENTINEL = 1e150
+
 
 @dataclass
 class _Search:
@@ -331,7 +335,7 @@ def _optimise(search: _Search, data: Dataset, relation: NeighbourRelation,
     for i in chosen:
         def objective(z: np.ndarray, i: int = i) -> float:
             v = search.value(make_pair(i, np.asarray(z)), "optimiser")
-            return -v if math.isfinite(v) else (-1e300 if v > 0 else 1e300)
+            return -v if math.isfinite(v) else (-_SENTINEL if v > 0 else _SENTINEL)
 
         popsize = 5
         maxiter = max(1, per_row // (2 * popsize * len(bounds)) - 1)
