@@ -31,7 +31,12 @@ from typing import Literal
 import numpy as np
 from scipy import linalg
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.cloaking import (
     CloakingSolution,
@@ -107,9 +112,7 @@ class CloakingMechanism:
         C = C.copy()
         C.setflags(write=False)
         object.__setattr__(self, "C", C)
-        d = float(self.d)
-        if not (np.isfinite(d) and d > 0):
-            raise ValueError(f"d must be finite and > 0, got {self.d!r}")
+        d = check_positive_float("d", self.d)
         sol = self.solution
         if sol is None:
             if self.solver == "fast":

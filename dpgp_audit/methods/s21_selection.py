@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit._validation import check_positive_float, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ, as_inputs
 from dpgp_audit.methods.cloaking import CloakingMechanism
@@ -131,9 +131,7 @@ class CVSelection:
         if not configs:
             raise ValueError("configs must hold at least one configuration")
         object.__setattr__(self, "configs", configs)
-        d = float(self.d)
-        if not (math.isfinite(d) and d > 0):
-            raise ValueError(f"d must be finite and > 0, got {self.d!r}")
+        d = check_positive_float("d", self.d)
         if not (math.isfinite(float(self.epsilon)) and self.epsilon > 0):
             raise ValueError(f"epsilon must be finite and > 0, got {self.epsilon!r}")
         tests = (kfold_test_sets(X.shape[0], self.folds) if isinstance(self.folds, int | np.integer)

@@ -31,7 +31,12 @@ from typing import Literal
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
@@ -175,9 +180,7 @@ class StandardDPGP:
         nv = float(self.noise_variance)
         if not (np.isfinite(nv) and nv >= 0):
             raise ValueError(f"noise_variance must be finite and >= 0, got {nv!r}")
-        d = float(self.d)
-        if not (np.isfinite(d) and d > 0):
-            raise ValueError(f"d must be finite and > 0, got {self.d!r}")
+        d = check_positive_float("d", self.d)
         Kp = self.kernel(X)
         K = Kp + nv * np.eye(X.shape[0])
         L = psd_cholesky(K, name="K + noise_variance*I")
