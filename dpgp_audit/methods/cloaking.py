@@ -37,7 +37,7 @@ from dpgp_audit._validation import (
     check_positive_int,
     check_rng,
 )
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
 from dpgp_audit.gp.cloaking import (
     CloakingSolution,
     calc_delta_paper,
@@ -236,12 +236,7 @@ class CloakedRelease:
     offset: np.ndarray | None = None
 
     def _check(self, data: Dataset) -> Dataset:
-        if not isinstance(data, Dataset):
-            raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
-        if data.X.shape != self.X.shape or not np.array_equal(data.X, self.X):
-            raise ValueError("data.X differs from the public inputs X this mechanism was built "
-                             "for (outputs-only relation: X is fixed and public)")
-        return data
+        return check_public_inputs(data, self.X)
 
     @property
     def claim(self) -> ApproxDP:
