@@ -1,6 +1,6 @@
 """GP core benchmark: vectorised kernels and regression versus baselines.
 
-Run with BLAS pinned to one thread (set here before numpy loads)::
+Run with BLAS pinned to one thread (by ``_common``)::
 
     python benchmarks/bench_gp.py
 
@@ -16,29 +16,14 @@ Side by side:
 
 from __future__ import annotations
 
-import os
+import numpy as np
+from _common import best_of  # pins BLAS to one thread
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process import kernels as skk
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-from sklearn.gaussian_process import GaussianProcessRegressor  # noqa: E402
-from sklearn.gaussian_process import kernels as skk  # noqa: E402
-
-from dpgp_audit.gp.kernels import EQ  # noqa: E402
-from dpgp_audit.gp.regression import ExactGP  # noqa: E402
-from dpgp_audit.gp.sparse import SparseGP  # noqa: E402
-
-
-def _best(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from dpgp_audit.gp.kernels import EQ
+from dpgp_audit.gp.regression import ExactGP
+from dpgp_audit.gp.sparse import SparseGP
 
 
 def _naive_eq(X, ls, var):
@@ -59,34 +44,34 @@ def main() -> dict[str, float]:
     out: dict[str, float] = {}
 
     X = rng.normal(size=(300, 3))
-    out["gram n=300 ours [s]"] = _best(lambda: k(X))
-    out["gram n=300 naive loop [s]"] = _best(lambda: _naive_eq(X, ls, 1.5), 1)
-    out["gram n=300 sklearn [s]"] = _best(lambda: sk(X))
+    out["gram n=300 ours [s]"] = best_of(lambda: k(X), 3)
+    out["gram n=300 naive loop [s]"] = best_of(lambda: _naive_eq(X, ls, 1.5), 1)
+    out["gram n=300 sklearn [s]"] = best_of(lambda: sk(X), 3)
     X3 = rng.normal(size=(3000, 3))
-    out["gram n=3000 ours [s]"] = _best(lambda: k(X3))
-    out["gram n=3000 sklearn [s]"] = _best(lambda: sk(X3))
+    out["gram n=3000 ours [s]"] = best_of(lambda: k(X3), 3)
+    out["gram n=3000 sklearn [s]"] = best_of(lambda: sk(X3), 3)
 
     n = 1500
     X = rng.uniform(-3, 3, size=(n, 1))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=n)
     Xs = np.linspace(-3, 3, 500)[:, None]
     gp = ExactGP(EQ(0.8), 0.01)
-    out["exact n=1500 fit+predict ours [s]"] = _best(lambda: gp.fit(X, y).predict(Xs))
+    out["exact n=1500 fit+predict ours [s]"] = best_of(lambda: gp.fit(X, y).predict(Xs), 3)
     gpr = GaussianProcessRegressor(skk.RBF(0.8), alpha=0.01, optimizer=None)
-    out["exact n=1500 fit+predict sklearn [s]"] = _best(
-        lambda: gpr.fit(X, y).predict(Xs, return_std=True))
+    out["exact n=1500 fit+predict sklearn [s]"] = best_of(
+        lambda: gpr.fit(X, y).predict(Xs, return_std=True), 3)
     fitted = gp.fit(X, y)
     y2 = y + 0.1
-    out["exact n=1500 new targets, with_targets [s]"] = _best(
-        lambda: fitted.with_targets(y2).predict(Xs))
-    out["exact n=1500 new targets, refit [s]"] = _best(lambda: gp.fit(X, y2).predict(Xs))
+    out["exact n=1500 new targets, with_targets [s]"] = best_of(
+        lambda: fitted.with_targets(y2).predict(Xs), 3)
+    out["exact n=1500 new targets, refit [s]"] = best_of(lambda: gp.fit(X, y2).predict(Xs), 3)
 
     N = 20000
     Xb = rng.uniform(-3, 3, size=(N, 1))
     yb = np.sin(2 * Xb[:, 0]) + 0.1 * rng.normal(size=N)
     Z = np.linspace(-3, 3, 30)[:, None]
     sp = SparseGP(EQ(0.8), 0.01, Z, "fitc")
-    out["fitc n=20000 M=30 fit+predict [s]"] = _best(lambda: sp.fit(Xb, yb).predict(Xs))
+    out["fitc n=20000 M=30 fit+predict [s]"] = best_of(lambda: sp.fit(Xb, yb).predict(Xs), 3)
     return out
 
 

@@ -1,6 +1,6 @@
 """R.3 benchmark: GP noise on a grid, Kronecker sampler (R Alg. 4) versus naive full Cholesky.
 
-Run with BLAS pinned to one thread (set here before numpy loads)::
+Run with BLAS pinned to one thread (by ``_common``)::
 
     python benchmarks/bench_grid.py
 
@@ -11,26 +11,11 @@ factorise-and-sample and sample-only.
 
 from __future__ import annotations
 
-import os
+import numpy as np
+from _common import best_of  # pins BLAS to one thread
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from dpgp_audit.gp.grid import Grid, KroneckerGridSampler, NaiveGridSampler  # noqa: E402
-from dpgp_audit.gp.kernels import EQ  # noqa: E402
-
-
-def _best(fn, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from dpgp_audit.gp.grid import Grid, KroneckerGridSampler, NaiveGridSampler
+from dpgp_audit.gp.kernels import EQ
 
 
 def main() -> dict:
@@ -38,17 +23,17 @@ def main() -> dict:
     kernel = EQ(0.2)  # R App. F: lambda = 0.2, 32 points per unit
     # (i) 256 x 256 grid (8 units at 32 points per unit)
     g256 = Grid((-4.0, -4.0), (1 / 32, 1 / 32), (256, 256))
-    t256 = _best(lambda: KroneckerGridSampler(g256, kernel, jitter=1e-9).sample(1, rng))
+    t256 = best_of(lambda: KroneckerGridSampler(g256, kernel, jitter=1e-9).sample(1, rng))
     s256 = KroneckerGridSampler(g256, kernel, jitter=1e-9)
-    t256_sample = _best(lambda: s256.sample(1, rng))
+    t256_sample = best_of(lambda: s256.sample(1, rng))
     # (ii) 32 x 32 grid: both samplers
     g32 = Grid((-0.5, -0.5), (1 / 32, 1 / 32), (32, 32))
-    t_kron = _best(lambda: KroneckerGridSampler(g32, kernel, jitter=1e-9).sample(1, rng))
-    t_naive = _best(lambda: NaiveGridSampler(g32, kernel, jitter=1e-9).sample(1, rng), 3)
+    t_kron = best_of(lambda: KroneckerGridSampler(g32, kernel, jitter=1e-9).sample(1, rng))
+    t_naive = best_of(lambda: NaiveGridSampler(g32, kernel, jitter=1e-9).sample(1, rng), 3)
     k32 = KroneckerGridSampler(g32, kernel, jitter=1e-9)
     n32 = NaiveGridSampler(g32, kernel, jitter=1e-9)
-    t_kron_s = _best(lambda: k32.sample(1, rng))
-    t_naive_s = _best(lambda: n32.sample(1, rng))
+    t_kron_s = best_of(lambda: k32.sample(1, rng))
+    t_naive_s = best_of(lambda: n32.sample(1, rng))
     out = {
         "256x256 factorise+sample [s]": t256,
         "256x256 sample only [s]": t256_sample,

@@ -1,6 +1,6 @@
 """DP toolbox benchmark: the sampling primitives versus straightforward baselines.
 
-Run with BLAS pinned to one thread (set here before numpy loads)::
+Run with BLAS pinned to one thread (by ``_common``)::
 
     python benchmarks/bench_toolbox.py
 
@@ -17,33 +17,18 @@ Side by side:
 
 from __future__ import annotations
 
-import os
+import numpy as np
+from _common import best_of  # pins BLAS to one thread
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from dpgp_audit.gp.kernels import EQ  # noqa: E402
-from dpgp_audit.privacy.functional import GPPathSampler, gram_factor  # noqa: E402
-from dpgp_audit.privacy.mechanisms import (  # noqa: E402
+from dpgp_audit.gp.kernels import EQ
+from dpgp_audit.privacy.functional import GPPathSampler, gram_factor
+from dpgp_audit.privacy.mechanisms import (
     exponential_log_probabilities,
     exponential_mechanism,
     exponential_probabilities,
     multivariate_gaussian_noise,
 )
-from dpgp_audit.privacy.multivariate import covariance_factor  # noqa: E402
-
-
-def _best(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from dpgp_audit.privacy.multivariate import covariance_factor
 
 
 def _row(label: str, ours: float, base: float, base_label: str) -> None:
@@ -58,16 +43,16 @@ def main() -> None:
     u = 1e6 + 5.0 * rng.normal(size=1000)  # large offset, spread-out probabilities
     n = 1_000_000
     lp = exponential_log_probabilities(u, 1.0, 1.0)
-    ours = _best(lambda: exponential_mechanism(u, 1.0, 1.0, n, rng))
+    ours = best_of(lambda: exponential_mechanism(u, 1.0, 1.0, n, rng), 3)
     gumbel_n = 10_000  # n × k Gumbel variates: 100x fewer draws to bound memory and time
 
     def gumbel():
         return np.argmax(lp + rng.gumbel(size=(gumbel_n, lp.size)), axis=1)
 
-    base = _best(gumbel) * (n / gumbel_n)
+    base = best_of(gumbel, 3) * (n / gumbel_n)
     _row("inverse CDF", ours, base, "Gumbel-max (scaled)")
     p = exponential_probabilities(u, 1.0, 1.0)
-    base2 = _best(lambda: rng.choice(p.size, size=n, p=p))
+    base2 = best_of(lambda: rng.choice(p.size, size=n, p=p), 3)
     _row("inverse CDF", ours, base2, "rng.choice")
 
     print("2. GP path noise (m = 400, 20 calls x 1000 paths)")
@@ -84,14 +69,14 @@ def main() -> None:
             F = gram_factor(k(pts, pts))
             2.0 * (rng.standard_normal((1000, F.shape[1])) @ F.T)
 
-    _row("cached factor", _best(cached), _best(uncached), "refactor per call")
+    _row("cached factor", best_of(cached, 3), best_of(uncached, 3), "refactor per call")
 
     print("3. multivariate Gaussian noise (k = 200, 1e5 draws)")
     A = rng.normal(size=(200, 200))
     M = A @ A.T / 200 + np.eye(200)
     F = covariance_factor(M)
-    ours = _best(lambda: multivariate_gaussian_noise(F, 100_000, rng))
-    base = _best(lambda: rng.multivariate_normal(np.zeros(200), M, size=100_000))
+    ours = best_of(lambda: multivariate_gaussian_noise(F, 100_000, rng), 3)
+    base = best_of(lambda: rng.multivariate_normal(np.zeros(200), M, size=100_000), 3)
     _row("cached factor, batched", ours, base, "rng.multivariate_normal")
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["as_finite_array", "check_positive_int", "check_rng"]
+__all__ = ["as_finite_array", "check_finite_float", "check_positive_float",
+           "check_positive_int", "check_rng"]
 
 
 def check_rng(rng: object) -> np.random.Generator:
@@ -40,3 +43,19 @@ def check_positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def check_finite_float(name: str, value: object) -> float:
+    """Return ``value`` as a float, raising ``ValueError`` if it is NaN or infinite."""
+    v = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v!r}")
+    return v
+
+
+def check_positive_float(name: str, value: object) -> float:
+    """Return ``value`` as a float, raising ``ValueError`` unless it is finite and > 0."""
+    v = float(value)  # type: ignore[arg-type]
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {v!r}")
+    return v

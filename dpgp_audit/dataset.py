@@ -14,7 +14,7 @@ import numpy as np
 
 from dpgp_audit._validation import as_finite_array
 
-__all__ = ["ClipReport", "Dataset", "clip_targets"]
+__all__ = ["ClipReport", "Dataset", "check_public_inputs", "clip_targets"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,3 +115,17 @@ def clip_targets(y: np.ndarray, bound: float, *, clip: bool) -> tuple[np.ndarray
             "explicitly (recorded in the claim) or widen the bound"
         )
     return np.clip(y, -bound, bound), ClipReport(float(bound), n_out)
+
+
+def check_public_inputs(data: object, X: np.ndarray) -> Dataset:
+    """Return ``data`` if it is a :class:`Dataset` on exactly the public inputs ``X``.
+
+    Under the outputs-only relation the inputs are fixed and public, so a mechanism built
+    for ``X`` refuses any other object (``TypeError``) or other inputs (``ValueError``).
+    """
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
+    if data.X.shape != X.shape or not np.array_equal(data.X, X):
+        raise ValueError("data.X differs from the public inputs X this mechanism was built "
+                         "for (outputs-only relation: X is fixed and public)")
+    return data

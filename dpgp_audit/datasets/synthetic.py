@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import Kernel, as_inputs
 
@@ -37,13 +42,6 @@ def _nonneg(name: str, value: object) -> float:
     v = float(value)  # type: ignore[arg-type]
     if not np.isfinite(v) or v < 0:
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
-    return v
-
-
-def _positive(name: str, value: object) -> float:
-    v = float(value)  # type: ignore[arg-type]
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return v
 
 
@@ -130,7 +128,7 @@ def sawtooth_function(x: object, *, period: float, direction: float = 1.0, phase
     discontinuous wave (for φ = 0).
     """
     x = as_finite_array("x", x)
-    period = _positive("period", period)
+    period = check_positive_float("period", period)
     if direction not in (-1, 1, -1.0, 1.0):
         raise ValueError(f"direction must be -1 or 1, got {direction!r}")
     n_terms = check_positive_int("n_terms", n_terms)
@@ -174,7 +172,7 @@ def stripe_labels(X: object, stripe_width: float = 3.5) -> np.ndarray:
     Xa = as_inputs("X", X)
     if Xa.shape[1] != 2:
         raise ValueError(f"X must have 2 columns, got {Xa.shape[1]}")
-    w = _positive("stripe_width", stripe_width)
+    w = check_positive_float("stripe_width", stripe_width)
     s = (Xa[:, 0] + Xa[:, 1]) / np.sqrt(2.0)
     return (np.floor(s / w) % 2).astype(float)
 
@@ -196,7 +194,7 @@ def stripes_2d(n: int, rng: np.random.Generator, *, extent: float = 10.0,
     """
     n = check_positive_int("n", n)
     rng = check_rng(rng)
-    extent = _positive("extent", extent)
+    extent = check_positive_float("extent", extent)
     p = float(label_noise)
     if not (0.0 <= p <= 0.5):
         raise ValueError(f"label_noise must lie in [0, 0.5], got {label_noise!r}")
@@ -217,7 +215,7 @@ def stripes_grid(n_side: int = 10, *, extent: float = 10.0, stripe_width: float 
     Grid points sit at cell centres; labels from :func:`stripe_labels`.
     """
     n_side = check_positive_int("n_side", n_side)
-    extent = _positive("extent", extent)
+    extent = check_positive_float("extent", extent)
     g = (np.arange(n_side) + 0.5) * extent / n_side
     G1, G2 = np.meshgrid(g, g, indexing="xy")
     X = np.column_stack([G1.ravel(), G2.ravel()])

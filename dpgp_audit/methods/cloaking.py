@@ -31,8 +31,13 @@ from typing import Literal
 import numpy as np
 from scipy import linalg
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
+from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
 from dpgp_audit.gp.cloaking import (
     CloakingSolution,
     calc_delta_paper,
@@ -46,7 +51,7 @@ from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
 
-__all__ = ["CloakingGP", "CloakingMechanism", "cloaking_gp"]
+__all__ = ["CloakedRelease", "CloakingGP", "CloakingMechanism", "cloaking_gp"]
 
 DeltaRule = Literal["mahalanobis", "paper-calcdelta"]
 
@@ -107,9 +112,7 @@ class CloakingMechanism:
         C = C.copy()
         C.setflags(write=False)
         object.__setattr__(self, "C", C)
-        d = float(self.d)
-        if not (np.isfinite(d) and d > 0):
-            raise ValueError(f"d must be finite and > 0, got {self.d!r}")
+        d = check_positive_float("d", self.d)
         sol = self.solution
         if sol is None:
             if self.solver == "fast":
@@ -218,13 +221,68 @@ class CloakingMechanism:
         return m + self.sigma * (z @ self._factor.T)
 
 
+class CloakedRelease:
+    """Mechanism, GaussianRelease and SensitivityQuery by delegation to a cloaking mechanism.
+
+    Shared base of :class:`CloakingGP` and :class:`dpgp_audit.methods.s21.LinearCloakingRelease`:
+    a subclass holds the fixed public inputs ``X`` and a :class:`CloakingMechanism`
+    ``mechanism``, and may set a public ``offset`` added to every release and refine
+    :meth:`_check`. The outputs-only relation fixes X, so a dataset with other inputs is
+    refused.
+    """
+
+    X: np.ndarray
+    mechanism: CloakingMechanism
+    offset: np.ndarray | None = None
+
+    def _check(self, data: Dataset) -> Dataset:
+        return check_public_inputs(data, self.X)
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP, outputs only with bound d (d = 2 for ±1 labels)."""
+        return self.mechanism.claim
+
+    @property
+    def norm(self) -> Mahalanobis:
+        """Mahalanobis norm of the noise shape M (S18 eq. 6)."""
+        return self.mechanism.norm
+
+    @property
+    def C(self) -> np.ndarray:
+        """The public linear map (for an exact GP the cloaking matrix K_*f K⁻¹, S18 eq. 8)."""
+        return self.mechanism.C
+
+    def sensitivity_bound(self) -> float:
+        """The bound d · Δ."""
+        return self.mechanism.sensitivity_bound()
+
+    def query(self, data: Dataset) -> np.ndarray:
+        """The noise-free release (for :class:`CloakingGP` the posterior mean at ``Xs``)."""
+        q = self.mechanism.query(self._check(data))
+        return q if self.offset is None else q + self.offset
+
+    def mean(self, data: Dataset) -> np.ndarray:
+        """White-box mean."""
+        return self.query(data)
+
+    def cov(self, data: Dataset) -> np.ndarray:
+        """White-box covariance σ² M (data-independent)."""
+        return self.mechanism.cov(self._check(data))
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` DP releases, shape (n, k)."""
+        out = self.mechanism.sample(self._check(data), n, rng)
+        return out if self.offset is None else out + self.offset
+
+
 @dataclass(frozen=True, eq=False)
-class CloakingGP:
+class CloakingGP(CloakedRelease):
     """S18.2 on an exact GP: C = K_*f (K + σ_n² I)⁻¹ at public test inputs ``Xs``.
 
-    Implements the mechanism contract by delegation to :attr:`mechanism`, and
-    :meth:`predict` returns the DP mean, the GP posterior variance (public: it does not
-    depend on y) and the DP noise covariance.
+    Implements the mechanism contract by delegation to :attr:`mechanism`
+    (:class:`CloakedRelease`), and :meth:`predict` returns the DP mean, the GP posterior
+    variance (public: it does not depend on y) and the DP noise covariance.
     """
 
     kernel: Kernel
@@ -259,49 +317,6 @@ class CloakingGP:
             C, self.d, self.epsilon, self.delta, method=self.method,
             allow_unproven=self.allow_unproven, solver=self.solver, solver_rng=self.solver_rng,
             y_bound=self.y_bound, clip=self.clip))
-
-    def _check(self, data: Dataset) -> Dataset:
-        if not isinstance(data, Dataset):
-            raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
-        if data.X.shape != self.X.shape or not np.array_equal(data.X, self.X):
-            raise ValueError("data.X differs from the public inputs X this mechanism was built "
-                             "for (outputs-only relation: X is fixed and public)")
-        return data
-
-    @property
-    def claim(self) -> ApproxDP:
-        """See :class:`CloakingMechanism`."""
-        return self.mechanism.claim
-
-    @property
-    def norm(self) -> Mahalanobis:
-        """See :class:`CloakingMechanism`."""
-        return self.mechanism.norm
-
-    @property
-    def C(self) -> np.ndarray:
-        """The cloaking matrix K_*f K⁻¹ (S18 eq. 8)."""
-        return self.mechanism.C
-
-    def sensitivity_bound(self) -> float:
-        """d·Δ."""
-        return self.mechanism.sensitivity_bound()
-
-    def query(self, data: Dataset) -> np.ndarray:
-        """Noise-free posterior mean at ``Xs``."""
-        return self.mechanism.query(self._check(data))
-
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean."""
-        return self.query(data)
-
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance."""
-        return self.mechanism.cov(self._check(data))
-
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` DP releases at ``Xs``, shape (n, k)."""
-        return self.mechanism.sample(self._check(data), n, rng)
 
     def predict(self, data: Dataset, rng: np.random.Generator,
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

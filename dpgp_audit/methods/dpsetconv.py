@@ -46,7 +46,7 @@ from typing import Literal
 import numpy as np
 from scipy import linalg
 
-from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit._validation import check_positive_float, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.grid import Grid, KroneckerGridSampler
@@ -80,10 +80,8 @@ def noise_scales(mu: float, t: float, clip_bound: float,
     ``σ_d² = 2 C_k / ((1 − t) μ²)`` and ``σ_s² = 4 C² C_k / (t μ²)``; with
     ``C_k = 1`` these are exactly R eq. (12).
     """
-    mu = float(mu)
+    mu = check_positive_float("mu", mu)
     t = float(t)
-    if not (math.isfinite(mu) and mu > 0):
-        raise ValueError(f"mu must be finite and > 0, got {mu!r}")
     if not (0.0 < t < 1.0):
         raise ValueError(f"t (the share of mu² spent on the signal channel) must lie in (0, 1), "
                          f"got {t!r}")

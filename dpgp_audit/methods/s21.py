@@ -35,7 +35,7 @@ from dpgp_audit.gp.kernels import EQ, Kernel, as_inputs
 from dpgp_audit.gp.laplace import LaplaceClassifier, SoRClassifier, check_labels
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.gp.sparse import SparseGP
-from dpgp_audit.methods.cloaking import CloakingMechanism
+from dpgp_audit.methods.cloaking import CloakedRelease, CloakingMechanism
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.claims import ApproxDP
 from dpgp_audit.privacy.composition import basic_composition, split_budget
@@ -59,13 +59,13 @@ InducingPlacement = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 
 
 @dataclass(frozen=True, eq=False)
-class LinearCloakingRelease:
+class LinearCloakingRelease(CloakedRelease):
     """A cloaked linear release ``offset + C y + σ z`` on fixed public inputs ``X``.
 
     Implements Mechanism, GaussianRelease and SensitivityQuery by delegating to
-    :class:`CloakingMechanism`; adds the public-input check and (for classifiers)
-    the label check. ``post_var`` holds the public model variance at the outputs
-    (for plots), when the model has one.
+    :class:`CloakingMechanism` (:class:`~dpgp_audit.methods.cloaking.CloakedRelease`:
+    the public-input check); adds the label check for classifiers. ``post_var``
+    holds the public model variance at the outputs (for plots), when the model has one.
     """
 
     X: np.ndarray
@@ -76,55 +76,55 @@ class LinearCloakingRelease:
     info: dict = field(default_factory=dict, repr=False)
 
     def _check(self, data: Dataset) -> Dataset:
-        if not isinstance(data, Dataset):
-            raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
-        if data.X.shape != self.X.shape or not np.array_equal(data.X, self.X):
-            raise ValueError("data.X differs from the public inputs X this mechanism was built "
-                             "for (outputs-only relation: X is fixed and public)")
+        data = super()._check(data)
         if self.labels:
             check_labels(data.y, "data.y")
         return data
 
-    @property
-    def claim(self) -> ApproxDP:
-        """(ε, δ)-DP, outputs only with bound d (d = 2 for ±1 labels)."""
-        return self.mechanism.claim
-
-    @property
-    def norm(self) -> Mahalanobis:
-        """Mahalanobis norm of the noise shape M."""
-        return self.mechanism.norm
-
-    @property
-    def C(self) -> np.ndarray:
-        """The public linear map."""
-        return self.mechanism.C
-
-    def sensitivity_bound(self) -> float:
-        """The bound d · Δ."""
-        return self.mechanism.sensitivity_bound()
-
-    def query(self, data: Dataset) -> np.ndarray:
-        """The noise-free release."""
-        q = self.mechanism.query(self._check(data))
-        return q if self.offset is None else q + self.offset
-
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean."""
-        return self.query(data)
-
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance σ² M (data-independent)."""
-        return self.mechanism.cov(self._check(data))
-
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, k)."""
-        out = self.mechanism.sample(self._check(data), n, rng)
-        return out if self.offset is None else out + self.offset
-
     def noise_std(self) -> np.ndarray:
         """Standard deviation of the DP noise at each output (public)."""
         return self.mechanism.sigma * np.sqrt(np.clip(np.diag(self.mechanism.M), 0.0, None))
+
+
+class _NewtonStepRelease:
+    """Contract methods of the S21.3/S21.4 classifiers, delegated to their cloaked ``release``.
+
+    A subclass holds ``release`` (a labelled :class:`LinearCloakingRelease` of the first
+    Newton step at f̂ = 0) and ``model`` (for post-processing predictions).
+    """
+
+    release: LinearCloakingRelease
+    model: LaplaceClassifier | SoRClassifier
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP, outputs only with d = 2 (one label flipped)."""
+        return self.release.claim
+
+    @property
+    def norm(self) -> Mahalanobis:
+        """Mahalanobis norm of the noise shape."""
+        return self.release.norm
+
+    def sensitivity_bound(self) -> float:
+        """2 Δ."""
+        return self.release.sensitivity_bound()
+
+    def query(self, data: Dataset) -> np.ndarray:
+        """Non-private first Newton step C y (SoR: the inducing-space step C_u y)."""
+        return self.release.query(data)
+
+    def mean(self, data: Dataset) -> np.ndarray:
+        """White-box mean."""
+        return self.release.mean(data)
+
+    def cov(self, data: Dataset) -> np.ndarray:
+        """White-box covariance."""
+        return self.release.cov(data)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` private releases: f̃, shape (n, n_train) (SoR: ũ, shape (n, M))."""
+        return self.release.sample(data, n, rng)
 
 
 def _cloak(C: np.ndarray, d: float, epsilon: float, delta: float, method: str,
@@ -179,7 +179,7 @@ def sparse_cloaking(X: object, Xs: object, kernel: Kernel, noise_variance: float
 
 # --------------------------------------------------------------------------- S21.3
 @dataclass(frozen=True, eq=False)
-class LaplaceCloakingClassifier:
+class LaplaceCloakingClassifier(_NewtonStepRelease):
     """S21.3: one private Newton step of Laplace GP classification (S21 §4).
 
     Releases f̃ = C y + σ z at the training inputs with C = ½ (K⁻¹ + W)⁻¹ at f̂ = 0
@@ -205,36 +205,6 @@ class LaplaceCloakingClassifier:
         mech = _cloak(step.C, LABEL_SENSITIVITY, self.epsilon, self.delta, self.method,
                       self.allow_unproven)
         object.__setattr__(self, "release", LinearCloakingRelease(model.X, mech, labels=True))
-
-    @property
-    def claim(self) -> ApproxDP:
-        """(ε, δ)-DP, outputs only with d = 2 (one label flipped)."""
-        return self.release.claim
-
-    @property
-    def norm(self) -> Mahalanobis:
-        """Mahalanobis norm of the noise shape."""
-        return self.release.norm
-
-    def sensitivity_bound(self) -> float:
-        """2 Δ."""
-        return self.release.sensitivity_bound()
-
-    def query(self, data: Dataset) -> np.ndarray:
-        """Non-private first Newton step C y."""
-        return self.release.query(data)
-
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean."""
-        return self.release.mean(data)
-
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance."""
-        return self.release.cov(data)
-
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` private f̃ vectors, shape (n, n_train)."""
-        return self.release.sample(data, n, rng)
 
     def predict_proba(self, f_tilde: np.ndarray, Xs: object, *, averaged: bool = True
                       ) -> np.ndarray:
@@ -298,7 +268,7 @@ class TwoStepLaplaceClassifier:
 
 # --------------------------------------------------------------------------- S21.4
 @dataclass(frozen=True, eq=False)
-class SoRCloakingClassifier:
+class SoRCloakingClassifier(_NewtonStepRelease):
     """S21.4: one private Newton step of SoR Laplace classification (S21 §4.1).
 
     The release is the inducing-space vector ũ = C_u y + σ z with
@@ -330,36 +300,6 @@ class SoRCloakingClassifier:
         mech = _cloak(step.C, LABEL_SENSITIVITY, self.epsilon, self.delta, self.method,
                       self.allow_unproven)
         object.__setattr__(self, "release", LinearCloakingRelease(model.X, mech, labels=True))
-
-    @property
-    def claim(self) -> ApproxDP:
-        """(ε, δ)-DP, outputs only with d = 2."""
-        return self.release.claim
-
-    @property
-    def norm(self) -> Mahalanobis:
-        """Mahalanobis norm of the noise shape."""
-        return self.release.norm
-
-    def sensitivity_bound(self) -> float:
-        """2 Δ."""
-        return self.release.sensitivity_bound()
-
-    def query(self, data: Dataset) -> np.ndarray:
-        """Non-private inducing-space step C_u y."""
-        return self.release.query(data)
-
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean."""
-        return self.release.mean(data)
-
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance."""
-        return self.release.cov(data)
-
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` private ũ vectors, shape (n, M)."""
-        return self.release.sample(data, n, rng)
 
     def predict_proba(self, u_tilde: np.ndarray, Xs: object, *, averaged: bool = True
                       ) -> np.ndarray:

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit._validation import check_positive_float, check_positive_int, check_rng
+from dpgp_audit.dataset import Dataset, check_public_inputs
 from dpgp_audit.gp.kernels import EQ, as_inputs
 from dpgp_audit.methods.cloaking import CloakingMechanism
 from dpgp_audit.methods.cv_utility import (
@@ -131,9 +131,7 @@ class CVSelection:
         if not configs:
             raise ValueError("configs must hold at least one configuration")
         object.__setattr__(self, "configs", configs)
-        d = float(self.d)
-        if not (math.isfinite(d) and d > 0):
-            raise ValueError(f"d must be finite and > 0, got {self.d!r}")
+        d = check_positive_float("d", self.d)
         if not (math.isfinite(float(self.epsilon)) and self.epsilon > 0):
             raise ValueError(f"epsilon must be finite and > 0, got {self.epsilon!r}")
         tests = (kfold_test_sets(X.shape[0], self.folds) if isinstance(self.folds, int | np.integer)
@@ -174,12 +172,7 @@ class CVSelection:
         return float(np.max(self.sensitivities[self.kept]))
 
     def _check(self, data: Dataset) -> Dataset:
-        if not isinstance(data, Dataset):
-            raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
-        if data.X.shape != self.X.shape or not np.array_equal(data.X, self.X):
-            raise ValueError("data.X differs from the public inputs X this mechanism was built "
-                             "for (outputs-only relation)")
-        return data
+        return check_public_inputs(data, self.X)
 
     def sse(self, data: Dataset) -> np.ndarray:
         """(Expected) CV SSE of every configuration (all, not only the kept ones)."""

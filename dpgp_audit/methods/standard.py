@@ -31,8 +31,13 @@ from typing import Literal
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
+from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.norms import Linf, Mahalanobis
@@ -175,9 +180,7 @@ class StandardDPGP:
         nv = float(self.noise_variance)
         if not (np.isfinite(nv) and nv >= 0):
             raise ValueError(f"noise_variance must be finite and >= 0, got {nv!r}")
-        d = float(self.d)
-        if not (np.isfinite(d) and d > 0):
-            raise ValueError(f"d must be finite and > 0, got {self.d!r}")
+        d = check_positive_float("d", self.d)
         Kp = self.kernel(X)
         K = Kp + nv * np.eye(X.shape[0])
         L = psd_cholesky(K, name="K + noise_variance*I")
@@ -236,12 +239,7 @@ class StandardDPGP:
         return self.delta_h
 
     def _targets(self, data: Dataset) -> np.ndarray:
-        if not isinstance(data, Dataset):
-            raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
-        if data.X.shape != self.X.shape or not np.array_equal(data.X, self.X):
-            raise ValueError("data.X differs from the public inputs X this mechanism was built "
-                             "for (outputs-only relation: X is fixed and public)")
-        y = data.y
+        y = check_public_inputs(data, self.X).y
         if self.y_bound is not None:
             y, _ = clip_targets(y, self.y_bound, clip=self.clip)
         return y

@@ -31,6 +31,7 @@ from typing import Literal
 import numpy as np
 from scipy import optimize
 
+from dpgp_audit._validation import check_positive_float
 from dpgp_audit.privacy.claims import check_delta, check_epsilon
 from dpgp_audit.privacy.gdp import gdp_mu, log_phi_minus_scaled_phi
 
@@ -64,10 +65,7 @@ class UnprovenCalibrationWarning(UserWarning):
 
 def check_sensitivity(sensitivity: float) -> float:
     """Return ``sensitivity`` as a float, raising ``ValueError`` unless finite and > 0."""
-    sensitivity = float(sensitivity)
-    if not (math.isfinite(sensitivity) and sensitivity > 0):
-        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
-    return sensitivity
+    return check_positive_float("sensitivity", sensitivity)
 
 
 def _check_proven_range(method: str, epsilon: float, allow_unproven: bool) -> bool:

@@ -16,9 +16,10 @@ The two neighbour relations of the five papers are
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from enum import StrEnum
+
+from dpgp_audit._validation import check_finite_float
 
 __all__ = [
     "ApproxDP",
@@ -35,16 +36,9 @@ __all__ = [
 ]
 
 
-def _finite(name: str, value: float) -> float:
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return value
-
-
 def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float, raising ``ValueError`` unless ``0 < epsilon < inf``."""
-    epsilon = _finite(name, epsilon)
+    epsilon = check_finite_float(name, epsilon)
     if epsilon <= 0:
         raise ValueError(f"{name} must be > 0, got {epsilon!r}")
     return epsilon
@@ -55,7 +49,7 @@ def check_delta(delta: float, name: str = "delta", *, allow_zero: bool = False) 
 
     With ``allow_zero=True`` the interval is [0, 1) (pure DP).
     """
-    delta = _finite(name, delta)
+    delta = check_finite_float(name, delta)
     low_ok = delta >= 0 if allow_zero else delta > 0
     if not (low_ok and delta < 1):
         interval = "[0, 1)" if allow_zero else "(0, 1)"
@@ -91,7 +85,7 @@ class NeighbourRelation:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Neighbour(self.kind))
-        d = _finite("d", self.d)
+        d = check_finite_float("d", self.d)
         if d <= 0:
             raise ValueError(f"d (the neighbour bound on y) must be > 0, got {d!r}")
         object.__setattr__(self, "d", d)
@@ -173,7 +167,7 @@ class GaussianDP(_ClaimBase):
     mu: float
 
     def __post_init__(self) -> None:
-        mu = _finite("mu", self.mu)
+        mu = check_finite_float("mu", self.mu)
         if mu <= 0:
             raise ValueError(f"mu must be > 0, got {mu!r}")
         object.__setattr__(self, "mu", mu)
@@ -207,7 +201,7 @@ class ZCDP(_ClaimBase):
     rho: float
 
     def __post_init__(self) -> None:
-        rho = _finite("rho", self.rho)
+        rho = check_finite_float("rho", self.rho)
         if rho <= 0:
             raise ValueError(f"rho must be > 0, got {rho!r}")
         object.__setattr__(self, "rho", rho)

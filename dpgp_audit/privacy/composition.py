@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpgp_audit._validation import check_positive_float
 from dpgp_audit.privacy.claims import (
     ZCDP,
     ApproxDP,
@@ -204,9 +205,7 @@ def split_budget(epsilon: float, delta: float, weights: Sequence[float], *,
 
 def split_gdp(mu: float, weights: Sequence[float]) -> tuple[float, ...]:
     """Split a μ-GDP budget: μ_i = μ sqrt(w_i / Σw), so sqrt(Σ μ_i²) = μ (up to rounding down)."""
-    mu = float(mu)
-    if not (math.isfinite(mu) and mu > 0):
-        raise ValueError(f"mu must be finite and > 0, got {mu!r}")
+    mu = check_positive_float("mu", mu)
     w = _weights("weights", weights, allow_zero=False)
     sq = _shares(mu * mu, w)
     mus = [math.sqrt(s) for s in sq]

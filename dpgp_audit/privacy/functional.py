@@ -36,7 +36,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.privacy.calibrate import (
     GaussianCalibration,
     calibrate_gaussian,
@@ -120,9 +125,7 @@ class GPPathSampler:
         """``n`` independent paths times ``scale``, shape (n, m)."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        scale = float(scale)
-        if not (np.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+        scale = check_positive_float("scale", scale)
         z = rng.standard_normal((n, self.factor.shape[1]))
         return scale * (z @ self.factor.T)
 
@@ -228,10 +231,6 @@ def functional_mechanism_scale(epsilon: float, delta: float, rkhs_sensitivity: f
 
 def functional_mechanism_mu(scale: float, rkhs_sensitivity: float) -> float:
     """μ = Δ/c: the functional mechanism with multiplier c is μ-GDP (R Thm 4.1)."""
-    scale = float(scale)
-    rkhs_sensitivity = float(rkhs_sensitivity)
-    if not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be finite and > 0, got {scale!r}")
-    if not (np.isfinite(rkhs_sensitivity) and rkhs_sensitivity > 0):
-        raise ValueError(f"rkhs_sensitivity must be finite and > 0, got {rkhs_sensitivity!r}")
+    scale = check_positive_float("scale", scale)
+    rkhs_sensitivity = check_positive_float("rkhs_sensitivity", rkhs_sensitivity)
     return rkhs_sensitivity / scale

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import optimize, special
 
+from dpgp_audit._validation import check_positive_float
 from dpgp_audit.privacy.claims import check_delta, check_epsilon
 
 __all__ = [
@@ -71,9 +72,7 @@ def log_phi_minus_scaled_phi(a: float, epsilon: float) -> float:
 def gdp_log_delta(epsilon: float, mu: float) -> float:
     """Return log δ(ε; μ), the log privacy profile of μ-GDP (R eq. 5), for ε ≥ 0."""
     epsilon = float(epsilon)
-    mu = float(mu)
-    if mu <= 0 or not math.isfinite(mu):
-        raise ValueError(f"mu must be finite and > 0, got {mu!r}")
+    mu = check_positive_float("mu", mu)
     if epsilon < 0 or not math.isfinite(epsilon):
         raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
     # R eq. (5) with a = −ε/μ + μ/2 and b = a − μ = −sqrt(a² + 2ε).

@@ -17,12 +17,15 @@ Every function that draws randomness takes an explicit ``rng``
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy import special
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.privacy.claims import check_epsilon
 
 __all__ = [
@@ -34,13 +37,6 @@ __all__ = [
     "laplace_scale",
     "multivariate_gaussian_noise",
 ]
-
-
-def _positive(name: str, value: float) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return value
 
 
 def _shape(shape: int | tuple[int, ...]) -> tuple[int, ...]:
@@ -64,7 +60,7 @@ def gaussian_noise(sigma: float, shape: int | tuple[int, ...],
     rng
         Source of randomness.
     """
-    sigma = _positive("sigma", sigma)
+    sigma = check_positive_float("sigma", sigma)
     rng = check_rng(rng)
     return sigma * rng.standard_normal(_shape(shape))
 
@@ -76,14 +72,14 @@ def laplace_scale(epsilon: float, l1_sensitivity: float) -> float:
     so the mechanism is ε-DP for every query with L1 sensitivity at most Δ₁.
     """
     epsilon = check_epsilon(epsilon)
-    l1_sensitivity = _positive("l1_sensitivity", l1_sensitivity)
+    l1_sensitivity = check_positive_float("l1_sensitivity", l1_sensitivity)
     return l1_sensitivity / epsilon
 
 
 def laplace_noise(scale: float, shape: int | tuple[int, ...],
                   rng: np.random.Generator) -> np.ndarray:
     """Independent Laplace(0, b) noise, density exp(−|z|/b) / (2b) (P.2)."""
-    scale = _positive("scale", scale)
+    scale = check_positive_float("scale", scale)
     rng = check_rng(rng)
     return rng.laplace(0.0, scale, _shape(shape))
 
@@ -93,7 +89,7 @@ def _exponential_logits(utilities: np.ndarray, epsilon: float, sensitivity: floa
     if u.size == 0:
         raise ValueError("utilities must hold at least one candidate")
     epsilon = check_epsilon(epsilon)
-    sensitivity = _positive("sensitivity", sensitivity)
+    sensitivity = check_positive_float("sensitivity", sensitivity)
     # Shift by the maximum before scaling: only differences matter, and they are
     # exact to the rounding of u even when |u| is 1e12.
     return (u - np.max(u)) * (epsilon / (2.0 * sensitivity))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from dpgp_audit._validation import as_finite_array
+from dpgp_audit._validation import as_finite_array, check_positive_float
 from dpgp_audit.norms import Mahalanobis
 
 __all__ = ["covariance_factor", "linear_query_changes", "mahalanobis_sensitivity"]
@@ -61,9 +61,7 @@ def linear_query_changes(C: np.ndarray, d: float) -> np.ndarray:
     and the Mahalanobis norm is largest at |y_i′ − y_i| = d.
     """
     C = as_finite_array("C", C, ndim=2)
-    d = float(d)
-    if not (np.isfinite(d) and d > 0):
-        raise ValueError(f"d must be finite and > 0, got {d!r}")
+    d = check_positive_float("d", d)
     return d * C
 
 
