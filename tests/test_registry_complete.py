@@ -97,8 +97,10 @@ def test_allow_list_names_real_classes():
 
 def test_every_mechanism_class_is_registered():
     registered = _registered_types()
+    # A shared base class (e.g. CloakedRelease) is covered by its registered subclasses.
     missing = [name for name, cls in sorted(_mechanism_classes().items())
-               if cls not in registered and name not in ALLOW and name not in PENDING]
+               if not any(issubclass(r, cls) for r in registered)
+               and name not in ALLOW and name not in PENDING]
     assert not missing, (
         "mechanism classes (claim + sample) with no registry entry building them: "
         f"{missing}. Register each under its catalogue ID (registry.Entry + the module in "
