@@ -68,7 +68,7 @@ needed)::
     from dask.distributed import Client
     client = Client("tcp://scheduler:8786")     # or Client() for a local cluster
     result = audit_blackbox(mech, d0, d1, n=5_000_000,
-                            rng=np.random.default_rng(7), executor=client,
+                            rng=np.random.default_rng(seed), executor=client,
                             chunk_size=200_000)
 
 The mechanism and datasets are pickled to the workers (they are frozen
