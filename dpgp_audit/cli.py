@@ -135,7 +135,7 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--json", action="store_true", help="print one JSON array")
 
     def run(args: argparse.Namespace) -> int:
-        from dpgp_audit.registry import entries
+        from dpgp_audit.catalogue import entries
 
         rows = []
         for e in entries(include_planted=args.planted):
@@ -227,7 +227,7 @@ def _run_audit(args: argparse.Namespace) -> int:
     import numpy as np
 
     from dpgp_audit.audit.runner import audit_mechanism, jsonable
-    from dpgp_audit.registry import entries, get
+    from dpgp_audit.catalogue import entries, get
 
     if args.samples is not None and args.samples < 2:
         raise ValueError(f"--samples must be >= 2, got {args.samples}")

@@ -86,7 +86,7 @@ def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
 def plot_power(curves: list[dict], predicted: dict | None = None, ax: object = None) -> object:
     """Detection rate against samples per side, with Clopper–Pearson bars.
 
-    ``curves`` are :func:`~dpgp_audit.audit.lab.detection_rate` results;
+    ``curves`` are :func:`~dpgp_audit.experiments.auditing_lab.detection_rate` results;
     ``predicted`` maps a label to ``(sizes, power)`` from the sample-size planner.
     """
     import matplotlib.pyplot as plt

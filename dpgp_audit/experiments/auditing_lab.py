@@ -21,7 +21,7 @@ from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.planted import CHEAPEST_AUDITOR
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.stats import cp_lower, cp_upper
-from dpgp_audit.registry import get
+from dpgp_audit.catalogue import get
 
 __all__ = ["audit_planted_suite", "detection_rate"]
 

@@ -284,20 +284,3 @@ def _build_gaussian(data: Dataset, *, epsilon: float, delta: float, d: float = 1
                     n_bins: int = 5) -> GaussianBinning:
     lo, hi = data.X.min(axis=0), data.X.max(axis=0)
     return GaussianBinning(data.X, tuple(make_edges(lo, hi, n_bins)), d, epsilon, delta=delta)
-
-
-def _register() -> None:
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(id="S18.3/binning-laplace", paper="S18",
-                   title="DP bin means, Laplace noise d/(n_b eps) (S18 §4)",
-                   build=_build_laplace, default_data=default_dataset,
-                   defaults={"epsilon": 1.0, "d": 1.0}))
-    register(Entry(id="S18.3/binning-gaussian", paper="S18",
-                   title="DP bin means, Gaussian noise calibrated to d/n_b",
-                   build=_build_gaussian, default_data=default_dataset,
-                   defaults={"epsilon": 1.0, "delta": 1e-5, "d": 1.0}))
-
-
-_register()
