@@ -151,7 +151,7 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
                 row.update(true_epsilon=e.true_epsilon, twin=e.twin)
             rows.append(row)
         if args.json:
-            from dpgp_audit.audit.runner import jsonable
+            from dpgp_audit.audit.result import jsonable
 
             print(json.dumps(jsonable(rows)))
             return 0
@@ -226,7 +226,8 @@ def _plot_path(base: str, mech_id: str, many: bool) -> str:
 def _run_audit(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from dpgp_audit.audit.runner import audit_mechanism, jsonable
+    from dpgp_audit.audit.result import jsonable
+    from dpgp_audit.audit.runner import audit_mechanism
     from dpgp_audit.catalogue import entries, get
 
     if args.samples is not None and args.samples < 2:

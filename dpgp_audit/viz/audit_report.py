@@ -1,6 +1,6 @@
 """Plots of audit reports and of experiments on the auditors (catalogue A.5, A.6).
 
-:func:`plot_report` draws an :class:`~dpgp_audit.audit.runner.AuditReport` with
+:func:`plot_report` draws an :class:`~dpgp_audit.audit.result.AuditReport` with
 :func:`dpgp_audit.viz.tradeoff.plot_tradeoff`: the empirical (FPR, FNR) points of
 the black-box tests with their Clopper–Pearson boxes over the claimed trade-off
 curve, the white-box auditor's exact curve, in the linear view and in the log ROC

@@ -46,12 +46,18 @@ from typing import Literal
 import numpy as np
 from scipy import linalg
 
-from dpgp_audit._validation import check_positive_float, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    check_delta,
+    check_epsilon,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.grid import Grid, KroneckerGridSampler
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.norms import Mahalanobis
-from dpgp_audit.privacy.claims import GaussianDP, check_delta, check_epsilon, whole_rows
+from dpgp_audit.privacy.claims import GaussianDP, whole_rows
 from dpgp_audit.privacy.gdp import gdp_mu
 
 __all__ = [

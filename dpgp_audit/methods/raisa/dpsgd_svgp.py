@@ -35,11 +35,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_delta,
+    check_epsilon,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import psd_cholesky
-from dpgp_audit.privacy.claims import ApproxDP, check_delta, check_epsilon, whole_rows
+from dpgp_audit.privacy.claims import ApproxDP, whole_rows
 
 __all__ = [
     "DPSGDSVGPRelease",

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.integral_kernel import IntegralEQ, points_as_boxes
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
-from dpgp_audit.privacy.claims import ApproxDP, PureDP, check_epsilon, outputs_only
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only
 from dpgp_audit.privacy.mechanisms import laplace_noise
 
 __all__ = [

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.norms import Linf
-from dpgp_audit.privacy.claims import PureDP, check_epsilon, outputs_only
+from dpgp_audit.privacy.claims import PureDP, outputs_only
 from dpgp_audit.privacy.mechanisms import exponential_mechanism, exponential_probabilities
 
 __all__ = [

@@ -24,20 +24,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.norms import L1, L2, RKHS, Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
-from dpgp_audit.privacy.claims import (
-    ApproxDP,
-    PureDP,
-    check_epsilon,
-    outputs_only,
-    whole_rows,
-)
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
 from dpgp_audit.privacy.functional import (
     GPPathSampler,
     functional_mechanism_calibration,
