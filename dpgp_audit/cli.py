@@ -173,7 +173,7 @@ AUDIT_DEFAULT_SAMPLES = 20_000
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     target = sub.add_mutually_exclusive_group(required=True)
-    target.add_argument("--mechanism", metavar="ID", help="registry ID (see `list --planted`)")
+    target.add_argument("--mechanism", metavar="ID", help="catalogue ID (see `list --planted`)")
     target.add_argument("--all", action="store_true",
                         help="every registered non-planted mechanism on its default data")
     sub.add_argument("--epsilon", type=float, help="override the mechanism's epsilon")
