@@ -38,7 +38,7 @@ from dpgp_audit.audit.stats import cp_lower, cp_upper
 from dpgp_audit.contract import GaussianRelease
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy import gdp
-from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP
+from dpgp_audit.privacy.claims import ZCDP, ApproxDP, Claim, GaussianDP
 from dpgp_audit.privacy.conversions import zcdp_to_epsilon
 
 __all__ = [
@@ -443,7 +443,7 @@ class _FactorCache:
         return self.last_factor
 
 
-def _claim_target(claim: object, delta: float | None) -> tuple[str, float, float | None]:
+def _claim_target(claim: Claim, delta: float | None) -> tuple[str, float, float | None]:
     """(quantity, claimed value, δ) describing what the exact profile is compared with."""
     if isinstance(claim, GaussianDP):
         return "mu", claim.mu, None
@@ -455,7 +455,7 @@ def _claim_target(claim: object, delta: float | None) -> tuple[str, float, float
 
 
 def audit_whitebox(mechanism: GaussianRelease, pairs: Iterable[object], *,
-                   claim: object | None = None, rng: np.random.Generator | None = None,
+                   claim: Claim | None = None, rng: np.random.Generator | None = None,
                    alpha: float = 0.05, delta: float | None = None, n_mc: int = 200_000,
                    rtol: float = 1e-10) -> AuditResult:
     """A.2: exact worst-case privacy of a Gaussian release over neighbour pairs.
