@@ -33,6 +33,7 @@ import numpy as np
 from scipy import linalg
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import cp_lower, cp_upper
 from dpgp_audit.contract import GaussianRelease
@@ -411,7 +412,7 @@ def unequal_gaussian_profile(m0: np.ndarray, cov0: np.ndarray, m1: np.ndarray,
 
 
 # --------------------------------------------------------------------------- audit
-def _pair_datasets(pair: object) -> tuple[Dataset, Dataset, str]:
+def _pair_datasets(pair: NeighbourPair | tuple[Dataset, Dataset]) -> tuple[Dataset, Dataset, str]:
     if hasattr(pair, "d0") and hasattr(pair, "d1"):
         return pair.d0, pair.d1, str(getattr(pair, "label", ""))
     d0, d1 = pair  # type: ignore[misc]
