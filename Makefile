@@ -18,7 +18,7 @@ SEED  ?=
 AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(EPS),--epsilon $(EPS)) \
              $(if $(DELTA),--delta $(DELTA)) $(if $(N),--samples $(N)) $(if $(SEED),--seed $(SEED))
 
-.PHONY: help install audit test test-slow test-notebooks lint lab notebooks refs bench clean
+.PHONY: help install audit test test-slow test-notebooks lint sync lab notebooks refs bench clean
 
 help:
 	@echo "make audit     audit every registered mechanism on the embedded default data"
@@ -29,7 +29,8 @@ help:
 	@echo "               (add one: make refs NB=01_smith2018_cloaking)"
 	@echo "make lab       JupyterLab on notebooks/"
 	@echo "make notebooks papermill every notebook with full-scale parameters into build/"
-	@echo "make lint      ruff (incl. numpy legacy-random rule) + notebooks stored without outputs"
+	@echo "make lint      ruff (incl. numpy legacy-random rule) + notebooks clean and in sync with .py"
+	@echo "make sync      jupytext --sync: bring each notebooks/NN_name.py / .ipynb pair together"
 	@echo "make bench     speed benchmarks (BLAS pinned to one thread)"
 	@echo "make clean     remove build outputs and the virtual environment"
 
@@ -60,7 +61,12 @@ test-slow: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m dpgp_audit.devtools.check_notebooks notebooks/*.ipynb
+	$(PY) -m dpgp_audit.devtools.check_notebooks --paired notebooks/*.ipynb
+
+# Notebooks are edited as text: notebooks/NN_name.py (jupytext percent format) is paired
+# with NN_name.ipynb (notebooks/jupytext.toml); the newer side of each pair wins.
+sync: $(STAMP)
+	$(VENV)/bin/jupytext --sync notebooks/*.ipynb
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
