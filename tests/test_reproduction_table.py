@@ -111,3 +111,42 @@ def test_cli_errors(tmp_path, capsys):
     (tmp_path / "x.repro.json").write_text("{}")
     assert main(["--records", str(tmp_path)]) == 2
     assert "not a reproduction sidecar" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("bound", "kit", "half", "expected"), [
+    ("at_least", 34.0, None, "reproduced"), ("at_least", 20.0, None, "open"),
+    ("at_least", 24.0, 1.5, "reproduced"),   # the interval reaches the bound
+    ("at_most", 20.0, None, "reproduced"), ("at_most", 30.0, 1.0, "open"),
+])
+def test_bound_rows(bound, kit, half, expected):
+    assert row_status(25.0, kit, half, bound=bound) == expected
+    row = _row(paper_value=25.0, kit_value=kit, half_width=half, bound=bound)
+    assert row.status == expected
+    sign = "≥" if bound == "at_least" else "≤"
+    assert f"| {sign} 25.0 |" in build_markdown([Sidecar("nb", "s", (row,))])
+    with pytest.raises(ValueError, match="bound"):
+        row_status(1.0, 1.0, None, bound="roughly")
+
+
+def test_paired_sign_test_against_binomial_closed_form():
+    from dpgp_audit.experiments.reproduction import paired_sign_test
+
+    # 7 of 7 pairs won: p = 2^-7; 6 of 7: p = (1 + 7) / 2^7; ties are dropped
+    assert paired_sign_test([1] * 7, [2] * 7) == pytest.approx(2.0**-7)
+    assert paired_sign_test([1] * 6 + [3], [2] * 7) == pytest.approx(8 / 128)
+    assert paired_sign_test([1, 1, 5], [2, 2, 5]) == pytest.approx(0.25)
+    assert paired_sign_test([5.0], [5.0]) == 1.0
+    with pytest.raises(ValueError):
+        paired_sign_test([1, 2], [1])
+
+
+def test_proportion_increase_test_against_hypergeometric_closed_form():
+    from math import comb
+
+    from dpgp_audit.experiments.reproduction import proportion_increase_test
+
+    # 0 of 3 vs 3 of 3: P(first group has <= 0 successes | margins) = C(3,0)C(3,3)/C(6,3)
+    assert proportion_increase_test(0, 3, 3, 3) == pytest.approx(1 / comb(6, 3))
+    assert proportion_increase_test(3, 3, 0, 3) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="k_low"):
+        proportion_increase_test(4, 3, 0, 3)

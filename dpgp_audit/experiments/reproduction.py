@@ -22,7 +22,13 @@ Status of a row (:func:`row_status`):
 
 A row without an interval (a deterministic number, e.g. a noise multiplier) is
 ``reproduced`` only when it equals the paper's value to the paper's printed precision
-(``rel_tol`` of :func:`row_status`).
+(``rel_tol`` of :func:`row_status`). A paper statement that is a bound ("at least 25 %")
+is a row with ``bound="at_least"`` (or ``"at_most"``): reproduced when the kit's interval
+reaches the bound's side.
+
+The qualitative claims the notebooks assert ("improves with ε", "one private step beats
+two") are tested with :func:`paired_sign_test` and :func:`proportion_increase_test`, one-sided
+tests from :mod:`scipy.stats` whose p-value the notebook compares with a stated level.
 
 Pure functions except :func:`write_sidecar`, :func:`read_sidecars` and :func:`main`, which
 do the file input and output.
@@ -38,6 +44,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 __all__ = [
     "MARKER_END",
     "MARKER_START",
@@ -46,6 +54,8 @@ __all__ = [
     "Sidecar",
     "build_markdown",
     "main",
+    "paired_sign_test",
+    "proportion_increase_test",
     "read_sidecars",
     "replace_between_markers",
     "row_status",
@@ -63,10 +73,11 @@ PAPER_TITLES = {
     "R": "R — Räisä et al. 2024 (notebook 04)",
 }
 STATUSES = ("reproduced", "explained", "open")
+BOUNDS = ("equal", "at_least", "at_most")
 
 
 def row_status(paper_value: float, kit_value: float, half_width: float | None,
-               explanation: str = "", *, rel_tol: float = 0.005) -> str:
+               explanation: str = "", *, rel_tol: float = 0.005, bound: str = "equal") -> str:
     """``reproduced`` / ``explained`` / ``open`` for one comparison (see the module docstring).
 
     Parameters
@@ -79,17 +90,26 @@ def row_status(paper_value: float, kit_value: float, half_width: float | None,
         The demonstrated cause of a difference (empty: none).
     rel_tol
         Relative tolerance for a deterministic number (default ½ %, a printed precision).
+    bound
+        ``"equal"`` (the paper prints a value), ``"at_least"`` / ``"at_most"`` (the paper
+        states a bound: reproduced when some value of the kit's interval satisfies it).
     """
     p, k = float(paper_value), float(kit_value)
     if not (math.isfinite(p) and math.isfinite(k)):
         raise ValueError(f"paper_value and kit_value must be finite, got {paper_value!r}, "
                          f"{kit_value!r}")
-    if half_width is None:
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
+    h = 0.0 if half_width is None else float(half_width)
+    if not (math.isfinite(h) and h >= 0):
+        raise ValueError(f"half_width must be finite and >= 0, got {half_width!r}")
+    if bound == "at_least":
+        inside = k + h >= p
+    elif bound == "at_most":
+        inside = k - h <= p
+    elif half_width is None:
         inside = abs(p - k) <= rel_tol * max(abs(p), 1e-12)
     else:
-        h = float(half_width)
-        if not (math.isfinite(h) and h >= 0):
-            raise ValueError(f"half_width must be finite and >= 0, got {half_width!r}")
         inside = k - h <= p <= k + h
     if inside:
         return "reproduced"
@@ -112,6 +132,7 @@ class ReproRow:
     half_width: float | None
     setting: str
     explanation: str = ""
+    bound: str = "equal"
 
     def __post_init__(self) -> None:
         if self.paper not in PAPER_ORDER:
@@ -122,12 +143,13 @@ class ReproRow:
         object.__setattr__(self, "kit_value", float(self.kit_value))
         if self.half_width is not None:
             object.__setattr__(self, "half_width", float(self.half_width))
-        row_status(self.paper_value, self.kit_value, self.half_width, self.explanation)
+        self.status  # noqa: B018 - validates the numbers and the bound
 
     @property
     def status(self) -> str:
         """See :func:`row_status`."""
-        return row_status(self.paper_value, self.kit_value, self.half_width, self.explanation)
+        return row_status(self.paper_value, self.kit_value, self.half_width, self.explanation,
+                          bound=self.bound)
 
 
 @dataclass(frozen=True)
@@ -144,6 +166,10 @@ def _fmt(v: float) -> str:
     if a == 0 or 0.01 <= a < 1e4:
         return f"{v:.3g}" if a < 10 else f"{v:.1f}"
     return f"{v:.3g}"
+
+
+def _paper_cell(row: ReproRow) -> str:
+    return {"equal": "", "at_least": "≥ ", "at_most": "≤ "}[row.bound] + _fmt(row.paper_value)
 
 
 def _kit_cell(row: ReproRow) -> str:
@@ -181,11 +207,48 @@ def build_markdown(sidecars: Sequence[Sidecar], *, title: str = "Paper reproduct
         lines.append("|---|---|---|---|---|---|")
         for r in rows:
             counts[r.status] += 1
-            lines.append(f"| {_escape(r.quantity)} | {_fmt(r.paper_value)} | {_kit_cell(r)} | "
+            lines.append(f"| {_escape(r.quantity)} | {_paper_cell(r)} | {_kit_cell(r)} | "
                          f"{_escape(r.setting)} | {r.status} | {_escape(r.explanation)} |")
         lines.append("")
     lines.append("Totals: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".")
     return "\n".join(lines) + "\n"
+
+
+def paired_sign_test(better: Sequence[float], worse: Sequence[float]) -> float:
+    """One-sided exact sign test that ``better[i] < worse[i]`` more often than chance.
+
+    Pairs must share their randomness (same split, same data draw). Ties are dropped.
+    Returns the p-value P(Binomial(n, ½) ≥ #wins) (:func:`scipy.stats.binomtest`); with
+    n pairs all won it is 2⁻ⁿ, so 7 pairs are the fewest that can reach p < 0.01.
+    """
+    from scipy.stats import binomtest
+
+    a, b = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError("better and worse must be 1-D arrays of the same non-zero length")
+    diff = a - b
+    diff = diff[diff != 0]
+    if diff.size == 0:
+        return 1.0
+    return float(binomtest(int(np.sum(diff < 0)), int(diff.size), 0.5,
+                           alternative="greater").pvalue)
+
+
+def proportion_increase_test(k_low: int, n_low: int, k_high: int, n_high: int) -> float:
+    """One-sided Fisher exact test that a success rate is higher in the second group.
+
+    E.g. how often H Alg. 2 picks the true hyperparameters at a small ε (k_low of n_low
+    runs) against a large ε (k_high of n_high). Returns the p-value
+    (:func:`scipy.stats.fisher_exact`, ``alternative="less"`` on the low-group odds).
+    """
+    from scipy.stats import fisher_exact
+
+    for name, k, n in (("low", k_low, n_low), ("high", k_high, n_high)):
+        if not (0 <= int(k) <= int(n) and int(n) > 0):
+            raise ValueError(f"need 0 <= k_{name} <= n_{name} and n_{name} > 0, got "
+                             f"{k!r} of {n!r}")
+    table = [[int(k_low), int(n_low) - int(k_low)], [int(k_high), int(n_high) - int(k_high)]]
+    return float(fisher_exact(table, alternative="less").pvalue)
 
 
 def replace_between_markers(text: str, block: str, *, start: str = MARKER_START,
@@ -204,7 +267,7 @@ def replace_between_markers(text: str, block: str, *, start: str = MARKER_START,
 
 def _row_from_dict(d: dict) -> ReproRow:
     keys = {"paper", "quantity", "paper_value", "kit_value", "half_width", "setting",
-            "explanation"}
+            "explanation", "bound"}
     unknown = set(d) - keys - {"status"}
     if unknown:
         raise ValueError(f"unknown keys in a reproduction row: {sorted(unknown)}")
