@@ -117,13 +117,21 @@ sync: $(NB_STAMP)
 lab: $(NB_STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
+# Paper notebooks (01-04) also write build/full/NN_name.repro.json (their `repro_json`
+# parameter); the reproduction module turns those into build/full/REPRODUCTION.md.
+# `python -m dpgp_audit.experiments.reproduction --write-readme` copies the table to README.md.
 notebooks: $(NB_STAMP)
 	mkdir -p build/full
+	rm -f build/full/*.repro.json
 	for nb in notebooks/*.ipynb; do \
 	  stem=$$(basename $$nb .ipynb); \
+	  extra=""; \
+	  if grep -q '"repro_json' "$$nb"; then extra="-p repro_json $(CURDIR)/build/full/$$stem.repro.json"; fi; \
 	  $(VENV)/bin/papermill "$$nb" "build/full/$$stem.ipynb" -k python3 --cwd notebooks \
-	    -f "notebooks/full_scale/$$stem.yaml" || exit 1; \
+	    -f "notebooks/full_scale/$$stem.yaml" $$extra || exit 1; \
 	done
+	$(PY) -m dpgp_audit.experiments.reproduction --records build/full \
+	  --out build/full/REPRODUCTION.md
 
 refs: $(STAMP)
 	$(PY) -m tests.notebook_harness --write-refs $(NB)

@@ -47,6 +47,7 @@ n_table = 500  # points of the synthetic journey-duration stand-in
 n_folds = 3  # folds of the Table 1-style comparison
 seed = 2018  # seed of the random generator
 show_progress = True  # progress messages (switched off in CI)
+repro_json = ""  # path of the reproduction sidecar for make notebooks (empty: none)
 
 # %%
 import os
@@ -363,6 +364,112 @@ try:
     varah_bound(EQ(lengthscale=5.0)(xs5))
 except ValueError as err:
     print("expected error:", err)
+
+# %% [markdown]
+# ## Reproduction: S18's !Kung numbers, gap by gap
+#
+# S18 prints three numbers for the 287 women: the standard mechanism's multiplier
+# (28.53 at the footnote-2 settings) and the cloaking RMSE without DP (6.8 cm) and with
+# (1, 0.01)-DP (12.2 cm). At the settings as printed the kit gets ≈ 26.9 and ≈ 8.5 cm.
+# Rather than guess, we vary one choice at a time and see which one lands on the
+# paper's value.
+#
+# **The multiplier.** It scales like 1/σ_n² (a larger noise shrinks K⁻¹), and fn. 2 says
+# its hyperparameters only *look* precise. Which noise standard deviation gives 28.53?
+
+# %%
+from dpgp_audit.experiments import s18 as s18x
+from dpgp_audit.experiments.reproduction import ReproRow, paired_sign_test, write_sidecar
+
+ages = kung_data.X[:, 0]
+mult_printed = s18x.footnote2_multiplier(ages, sd_y, noise_sd=14.0)
+ns_paper = s18x.noise_sd_for_multiplier(s18x.S18_PAPER["multiplier"], ages, sd_y)
+for ns in (13.5, ns_paper, 14.0, 14.49):
+    print(f"noise sd {ns:6.3f} cm -> multiplier {s18x.footnote2_multiplier(ages, sd_y, noise_sd=ns):6.2f} cm")
+print(f"28.53 needs a noise sd of {ns_paper:.2f} cm, which prints as 14 cm to two significant "
+      f"figures: the footnote's value is rounded")
+
+# %% [markdown]
+# **The RMSE.** The split, the test points and the noise are candidates. The table uses
+# the same splits (and the same normal draws) for every reading, so its rows differ only
+# by the choice named. "in-sample" scores the predictions at the training women
+# themselves (S18 does not say which women it scores).
+
+# %%
+choices = [s18x.KungChoice("as printed (noise 14 cm), held-out 20%"),
+           s18x.KungChoice("noise 13.6 cm (fn. 2 rounding)", noise_sd=13.6),
+           s18x.KungChoice("noise 7 cm, held-out 20%", noise_sd=7.0),
+           s18x.KungChoice("as printed, in-sample", in_sample=True),
+           s18x.KungChoice("noise 8 cm, in-sample", noise_sd=8.0, in_sample=True)]
+n_rep_repro = max(3, p["n_repeats"])
+by_choice = s18x.kung_rmse_choices(kung_data, choices, d=p["d"], epsilon=1.0, delta=0.01,
+                                   n_repeats=n_rep_repro, test_fraction=0.2, rng=rng)
+print(f"{'reading':42s} {'RMSE no DP':>14s} {'RMSE (1, 0.01)-DP':>20s}   ({n_rep_repro} splits)")
+for label, r in by_choice.items():
+    print(f"{label:42s} {r.no_dp[0]:7.2f} ± {r.no_dp[1]:4.2f} {r.dp[0]:12.2f} ± {r.dp[1]:4.2f}")
+try:  # no DP here, so 20 splits cost little even in CI
+    ns_68 = s18x.noise_sd_for_rmse(s18x.S18_PAPER["rmse_no_dp"], kung_data,
+                                   n_repeats=max(20, n_rep_repro), test_fraction=0.2, rng=rng)
+except ValueError as err:  # e.g. the offline synthetic stand-in
+    ns_68 = float("nan")
+    print(err)
+print(f"held-out no-DP RMSE of 6.8 cm needs a noise sd of {ns_68:.1f} cm (20+ splits)")
+
+# %% [markdown]
+# What the table shows: with the printed noise (14 cm) the no-DP RMSE cannot reach
+# 6.8 cm under any split — even scored in-sample it stays near 8 cm — so the split is not
+# the cause. A noise of about 7 cm (half the printed 14 cm; a maximum-likelihood fit with
+# the lengthscale fixed at 25 years gives ≈ 5.5 cm) lands on 6.8. Lowering the noise
+# raises the DP noise, so the DP RMSE moves the other way; S18's 12.2 cm lies inside the
+# kit's interval at the printed settings, and within about one interval of the held-out
+# 7 cm reading (its spread is wide: Hall's calibration with a few outlying women). The
+# multiplier and the RMSE thus point to different noise values (13.6 vs ≈ 7 cm): the
+# footnote's σ_n cannot be the one behind both numbers. The DP RMSE is heavy-tailed, so
+# its interval shrinks slowly; the full-scale run uses 50 splits.
+#
+# **S18's qualitative claim**: cloaking needs far less noise than the standard mechanism
+# of §2. Paired test: on each split both releases share the GP mean, so their expected
+# RMSEs differ only by the noise each adds; a one-sided sign test over ≥ 8 splits can
+# reach p < 0.01 only if cloaking wins (almost) every split.
+
+# %% tags=["claim"]
+pairs = s18x.standard_vs_cloaking_rmse(kung_data, lengthscale=25.0, kernel_sd=7.72,
+                                       noise_sd=14.0, d=p["d"], epsilon=p["epsilon"],
+                                       delta=p["delta"], n_repeats=max(8, p["n_repeats"]),
+                                       test_fraction=0.2, rng=rng)
+p_cloak = paired_sign_test(pairs["cloaking"], pairs["standard"])
+print(f"expected RMSE, standard (paper bound): {pairs['standard'].mean():6.1f} cm; cloaking: "
+      f"{pairs['cloaking'].mean():5.1f} cm; cloaking better on "
+      f"{int(np.sum(pairs['cloaking'] < pairs['standard']))}/{pairs['cloaking'].size} splits, "
+      f"sign test p = {p_cloak:.4f}")
+assert p_cloak < 0.01, "S18's claim (cloaking beats the standard DP-GP) not shown at this size"
+
+# %%
+printed, seven = by_choice[choices[0].label], by_choice[choices[2].label]
+in_sample = by_choice[choices[3].label]
+setting = f"{n_rep_repro} random 80/20 splits, (1, 0.01)-DP, Hall calibration"
+repro_rows = [
+    ReproRow("S18", "§2 noise multiplier, fn. 2 settings (cm)", 28.53, mult_printed, None,
+             "fn. 2 as printed (noise sd 14 cm, ε = 50)",
+             f"fn. 2 rounds the noise sd: {ns_paper:.2f} cm (prints as 14) gives 28.53"
+             if 13.5 <= ns_paper < 14.5 else ""),
+    ReproRow("S18", "!Kung RMSE without DP (cm)", 6.8, *printed.no_dp, setting + ", noise 14 cm",
+             f"printed noise sd too large: >= {in_sample.no_dp[0]:.1f} cm even in-sample; "
+             f"noise {ns_68:.1f} cm gives 6.8 (next row)"),
+    ReproRow("S18", "!Kung RMSE without DP (cm), noise 7 cm", 6.8, *seven.no_dp,
+             setting + ", noise 7 cm", "noise sd is the cause (row above)"),
+    ReproRow("S18", "!Kung RMSE with (1, 0.01)-DP (cm)", 12.2, *printed.dp,
+             setting + ", noise 14 cm", ""),
+    ReproRow("S18", "!Kung RMSE with (1, 0.01)-DP (cm), noise 7 cm", 12.2, *seven.dp,
+             setting + ", noise 7 cm",
+             "less noise, more DP noise: no single noise sd gives both 6.8 and 12.2 held-out"),
+    ReproRow("S18", "cloaking beats the standard DP-GP (sign-test p)", 0.01, p_cloak, None,
+             f"{pairs['cloaking'].size} paired splits, ε = {p['epsilon']:g}", "",
+             bound="at_most"),
+]
+if repro_json:
+    write_sidecar(repro_json, "01_smith2018_cloaking", f"n_repeats={p['n_repeats']}",
+                  repro_rows)
 
 # %% [markdown]
 # ## Exercises

@@ -62,6 +62,7 @@ selection_folds = 3
 selection_subsample = 60
 selection_epsilons = [0.1, 1.0, 10.0]
 show_progress = False
+repro_json = ""  # path of the reproduction sidecar for make notebooks (empty: none)
 
 # %%
 import matplotlib.pyplot as plt
@@ -359,6 +360,112 @@ res = audit_blackbox(planted, pdata, pdata.with_target(0, pdata.y[0] + 1.0), n=2
                      score="categorical")
 print(f"planted/s21-unclipped-sse black-box: {res.verdict.value}, certified epsilon >= "
       f"{res.estimate:.2f} (claimed 1)")
+
+# %% [markdown]
+# ## Reproduction: S21's numbers, gap by gap
+#
+# **Table 1, non-stationary rows.** S21 §6.1 built its lengthscale function by hand and
+# gives none of its constants. The kit's density lengthscale r(x) = [1/m + ρ(x)/n]⁻¹ has
+# three (KDE bandwidth, cap m, points per lengthscale n): the rows move a lot with them.
+# Same folds for every setting; ± is the 95% interval of the mean over folds.
+
+# %%
+from dpgp_audit.experiments.reproduction import (
+    ReproRow,
+    paired_sign_test,
+    write_sidecar,
+)
+
+sweep = {}
+for dims, data, base in (("1d", kung_1d, setup_1d), ("2d", kung_2d, setup_2d)):
+    sweep[dims] = ex.table1_setting_sweep(
+        data, "nonstationary", {"kit default": base,
+                                "paper-like": ex.NONSTATIONARY_PAPERLIKE[dims]},
+        n_folds, rng)
+    for label, r in sweep[dims].items():
+        print(f"{dims} {label:12s}: with DP {r['dp']['mean']:5.1f} ± {r['dp']['ci']:.1f}  "
+              f"(paper {ex.PAPER_TABLE1[(dims, 'nonstationary', True)][0]}), without "
+              f"{r['no_dp']['mean']:4.1f} ± {r['no_dp']['ci']:.1f}  "
+              f"(paper {ex.PAPER_TABLE1[(dims, 'nonstationary', False)][0]})")
+print("paper-like settings:", {k: (v.bandwidth, v.m, v.n_per)
+                               for k, v in ex.NONSTATIONARY_PAPERLIKE.items()})
+
+# %% [markdown]
+# In 1-D, more points per lengthscale (n = 100, a longer lengthscale where the women are
+# dense) brings the DP RMSE from ≈ 18 cm down to S21's 12.8 cm, and the no-DP RMSE up to
+# its 8.6 cm; in 2-D a lower cap (m = 20) gives S21's 5.9 cm without DP and 16.3 cm with.
+# The non-stationary rows are therefore *explained*: they depend on constants S21 does not
+# print, and one setting per dimension lands on both of its numbers.
+#
+# **Stripes (§6.5).** The training set is synthetic (S21 gives neither stripe width nor
+# label noise), so one draw's accuracy is one sample from a wide distribution. Over
+# several draws — and paired within each draw — S21's claim that *one* private Newton step
+# beats two is tested with a one-sided sign test: 12 draws, each the mean over ≥ 10 DP
+# releases. p < 0.01 needs at most one lost draw; in our runs one step wins a draw with
+# probability ≈ 0.99 (mean margin ≈ 0.1), so the test passes about 99 times in 100.
+
+# %% tags=["claim"]
+n_draws, n_rep_claim = 12, max(n_dp_reps, 10)  # ~5 s; passes (<= 1 loss) w.p. ~0.99
+st = ex.stripes_draws(n_draws, stripes_n, rng, epsilon=epsilon, delta=delta,
+                      n_rep=n_rep_claim)
+p_steps = paired_sign_test(-st["one_step"], -st["two_steps"])  # higher accuracy is better
+for key, paper in ex.S21_PAPER_STRIPES.items():
+    print(f"{key:9s}: {st[key].mean():.2f} ± {1.96 * st[key].std(ddof=1) / np.sqrt(n_draws):.2f} "
+          f"over {n_draws} training sets   (paper: {paper})")
+print(f"one step beats two on {int(np.sum(st['one_step'] > st['two_steps']))}/{n_draws} "
+      f"draws, sign test p = {p_steps:.4f}")
+assert p_steps < 0.01, "S21's claim (one private Newton step beats two) not shown"
+
+# %% [markdown]
+# **Selection (§6.7).** The expected RMSE under the exponential mechanism depends strongly
+# on how many women the selection sees: the defaults subsample (`selection_subsample`) and
+# use a small grid, which is why the Binder run reports far more than S21's 19.0 cm. The
+# full-scale run (`notebooks/full_scale/`) uses all women and S21's 80 configurations.
+
+# %%
+n_sel = sel_data.n // 2
+half = lambda v: 1.96 * np.std(v, ddof=1) / np.sqrt(len(v))  # noqa: E731
+t1 = {(r["dims"], r["method"], r["dp"]): r for r in rows}
+tab_setting = f"{n_folds}-fold CV on {kung_1d.n} women"
+repro_rows = []
+for (dims, method, dp), r in t1.items():
+    if r["paper"] is None:
+        continue
+    expl = ""
+    if method == "nonstationary":
+        pl = sweep[dims]["paper-like"]["dp" if dp else "no_dp"]
+        expl = (f"lengthscale constants unprinted: paper-like setting gives "
+                f"{pl['mean']:.1f} ± {pl['ci']:.1f}")
+    repro_rows.append(ReproRow("S21", f"Table 1 {dims} {method}{'' if dp else ' (no DP)'} (cm)",
+                               r["paper"][0], r["rmse"],
+                               1.96 * r["sd"] / np.sqrt(max(n_folds - 1, 1)), tab_setting,
+                               expl))
+for dims in ("1d", "2d"):
+    for dp in (True, False):
+        r = sweep[dims]["paper-like"]["dp" if dp else "no_dp"]
+        repro_rows.append(ReproRow(
+            "S21", f"Table 1 {dims} nonstationary{'' if dp else ' (no DP)'}, paper-like (cm)",
+            ex.PAPER_TABLE1[(dims, "nonstationary", dp)][0], r["mean"], r["ci"],
+            tab_setting + ", " + str(ex.NONSTATIONARY_PAPERLIKE[dims].bandwidth) + " bw",
+            "unprinted constants"))
+draw_setting = f"{n_draws} synthetic training sets of {stripes_n}, {n_rep_claim} DP draws each"
+for key, paper in ex.S21_PAPER_STRIPES.items():
+    repro_rows.append(ReproRow("S21", f"stripes accuracy, {key.replace('_', ' ')}", paper,
+                               st[key].mean(), half(st[key]), draw_setting,
+                               "synthetic stand-in: stripe width and label noise unprinted"))
+repro_rows.append(ReproRow("S21", "one private Newton step beats two (sign-test p)", 0.01,
+                           p_steps, None, draw_setting, "", bound="at_most"))
+repro_rows.append(ReproRow(
+    "S21", "selection: expected RMSE, exponential mechanism (cm)", 19.02,
+    res10["expected_rmse"], None,
+    f"{len(res10['labels'])} configurations, {n_sel} selection women, {selection_folds} folds",
+    "" if selection_subsample == 0 and len(res10["labels"]) == 80 else
+    f"defaults subsample {selection_subsample} women and {len(res10['labels'])} configurations "
+    "(S21: 115 women, 80 configurations)"))
+if repro_json:
+    write_sidecar(repro_json, "02_smith_sparse_classification",
+                  f"n_folds={n_folds}, kung_subsample={kung_subsample}, "
+                  f"selection_subsample={selection_subsample}", repro_rows)
 
 # %% [markdown]
 # ## Exercises

@@ -41,12 +41,13 @@ delta: float = 1e-4  # δ used throughout (as in the paper)
 n_points: int = 1024  # N of the sinc data (paper: 1024)
 n_inducing: int = 9  # |Z| for Fig. 1 (paper: 9)
 n_repeats_calibration: int = 8  # repeats per scenario of Fig. 2 (paper: 40)
-n_repeats_hyper: int = 6  # repeats per ε of Fig. 3 (paper: 100)
+n_repeats_hyper: int = 100  # repeats per ε of Fig. 3 (paper: 100; ~5 ms each)
 hyper_epsilons: list = [3.0, 10.0, 30.0]  # ε_tot values of Fig. 3 (paper adds 1.0)
 hyper_gamma: float = 0.05  # stopping probability γ of Alg. 2 (paper: 0.01)
 n_points_hyper: int = 1024  # N of the hyperparameter experiment (paper: 2048)
 n_pd_trials: int = 20000  # Monte Carlo draws for the regulariser failure rate
 show_progress: bool = True  # progress messages (switched off in CI)
+repro_json: str = ""  # path of the reproduction sidecar for make notebooks (empty: none)
 
 # %%
 # %matplotlib inline
@@ -287,6 +288,38 @@ print(f"outputs-only mean release: exact epsilon of this pair = {leak.outputs_on
 print(f"DP-SVGP on the same pair: exact epsilon = {leak.dpsvgp_epsilon:.3f} "
       f"<= claimed {leak.claimed_epsilon:g}")
 hviz.plot_input_leak(leak);
+
+# %% [markdown]
+# ## Reproduction: H Fig. 3 — does hyperparameter recovery improve with ε?
+#
+# H reports that ε ≈ 3 is needed for sensible choices and that the noise level is
+# recovered more often up to ε = 30 (100 repeats per ε, γ = 0.01, N = 2048). With a
+# handful of repeats per ε the counts are too noisy to show any trend (the issue that
+# prompted this section saw 3/6, 2/6, 3/6); each repeat takes a few milliseconds, so the
+# defaults now run 100. The claim is tested with a one-sided Fisher exact test: the rate
+# of picking the true (σ, ℓ) = (0.1, 1.0) is higher at the largest ε than at the smallest.
+
+# %% tags=["claim"]
+from dpgp_audit.experiments.honkela import true_choice_rates
+from dpgp_audit.experiments.reproduction import ReproRow, proportion_increase_test, write_sidecar
+
+if len(hyper_epsilons) < 2:
+    raise ValueError("hyper_epsilons needs at least two values to show a trend")
+k_true, n_runs = true_choice_rates(counts)
+for e, k, n in zip(hyper_epsilons, k_true, n_runs, strict=True):
+    print(f"eps_tot = {e:4g}: true pair in {k:3d} of {n:3d} runs ({k / max(n, 1):.2f})")
+p_trend = proportion_increase_test(k_true[0], n_runs[0], k_true[-1], n_runs[-1])
+print(f"Fisher exact test, eps = {hyper_epsilons[0]:g} vs {hyper_epsilons[-1]:g}: p = {p_trend:.2g}")
+assert p_trend < 0.01, "H Fig. 3's improvement with epsilon not shown at this size"
+
+# %%
+repro_rows = [ReproRow("H", f"Fig. 3: P(true σ, ℓ) higher at ε = {hyper_epsilons[-1]:g} than "
+                            f"at ε = {hyper_epsilons[0]:g} (Fisher p)", 0.01, p_trend, None,
+                       f"{n_repeats_hyper} repeats per ε, γ = {hyper_gamma:g}, "
+                       f"N = {n_points_hyper}", "", bound="at_most")]
+if repro_json:
+    write_sidecar(repro_json, "03_honkela_dp_svgp",
+                  f"n_repeats_hyper={n_repeats_hyper}, hyper_gamma={hyper_gamma}", repro_rows)
 
 # %% [markdown]
 # ## Exercises

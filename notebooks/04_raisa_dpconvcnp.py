@@ -46,6 +46,7 @@ n_kung_splits: int = 6  # random context/target splits of the !Kung data
 n_kung_context: int = 300  # context size of the sim-to-real task (R Fig. 7: 300)
 dpsvgp_steps: int = 100  # DP-SGD steps of the DP-SVGP baseline
 show_progress: bool = True  # progress messages (switched off in CI)
+repro_json: str = ""  # path of the reproduction sidecar for make notebooks (empty: none)
 
 # %%
 # %matplotlib inline
@@ -341,6 +342,57 @@ times = deployment_times(300, rng, model=model_matern, epsilon=p["epsilon"],
 for name, sec in times.items():
     print(f"{name:>30}: {sec * 1e3:.1f} ms")
 display(plot_deployment_times(times))
+
+# %% [markdown]
+# ## Reproduction: R's claims at CPU scale
+#
+# **GDP below the classical noise (R Thm 4.1, Fig. 4).** Deterministic: the multipliers
+# are closed forms, so the claim is checked on the whole ε grid of section 1 (where the
+# classical bound is defined, ε ≤ 1) with no statistical margin needed; R's introduction
+# states "at least 25 %" lower noise.
+#
+# **The shipped checkpoints against R's figures.** R meta-trains for 409,600 steps of 16
+# tasks on a GPU (about 5 hours, R App. E.1, E.4); the shipped models had 9.5 CPU minutes
+# each (5–14 thousand steps, about 1–3 % of R's). Their validation NLL (below) stays
+# well above the non-private oracle's on the same tasks, while R's Fig. 6 shows the
+# paper-scale DPConvCNP approaching the oracle as N grows. Expect paper-scale training
+# (`python -m dpgp_audit.neural.train --paper-scale`, see
+# `dpgp_audit/neural/checkpoints/README.md`) to shrink that gap, mostly at small and
+# moderate N where the decoder must learn to undo clipping and noise, and to matter least
+# where the DP noise dominates (small ε). The ranking against the DP-SVGP in sections 4–5
+# is what the CPU models can show; the size of the gap to the oracle is not. No GPU was
+# available to train the paper-scale models for the kit.
+
+# %% tags=["claim"]
+from dpgp_audit.experiments.reproduction import ReproRow, write_sidecar
+
+classical_ok = np.isfinite(curves.classical)
+assert classical_ok.any() and np.all(curves.gdp[classical_ok] < curves.classical[classical_ok]), \
+    "R's claim (GDP noise below the classical bound) fails"
+reduction_pct = 100 * float(at_one.reduction("classical")[0])
+print(f"GDP multiplier below the classical one on all {int(classical_ok.sum())} grid points "
+      f"with eps <= 1; at eps = 1: {reduction_pct:.1f} % less noise")
+repro_rows = [ReproRow("R", "GDP noise below classical at ε = 1, δ = 1e-3 (%)", 25.0,
+                       reduction_pct, None, "closed form (R Thm 4.1)", "", bound="at_least")]
+if HAVE_TORCH:
+    from dpgp_audit.neural.dpconvcnp import load_pretrained
+
+    for name in ("matern", "eq", "sawtooth"):
+        try:
+            _, meta = load_pretrained(name)
+        except FileNotFoundError as err:
+            print(err)
+            continue
+        gap = meta["val_nll"] - meta["val_oracle_nll"]
+        print(f"{name:>8}: {meta['steps']:6d} steps; validation NLL {meta['val_nll']:.3f} vs "
+              f"oracle {meta['val_oracle_nll']:.3f} (gap {gap:.2f} nats)")
+        repro_rows.append(ReproRow(
+            "R", f"DPConvCNP training steps ({name} checkpoint)", 409_600, meta["steps"], None,
+            f"{meta['seconds'] / 60:.1f} CPU minutes; validation NLL gap to the oracle "
+            f"{gap:.2f} nats", "CPU budget; --paper-scale command documented, no GPU available"))
+if repro_json:
+    write_sidecar(repro_json, "04_raisa_dpconvcnp", "closed forms and shipped checkpoints",
+                  repro_rows)
 
 # %% [markdown]
 # ## Exercises

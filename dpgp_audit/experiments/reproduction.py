@@ -162,7 +162,11 @@ class Sidecar:
 
 
 def _fmt(v: float) -> str:
+    """Integers ≥ 1000 in full with separators (409,600 steps); otherwise 3 significant
+    digits, or one decimal from 10 up (12.2 cm)."""
     a = abs(v)
+    if a >= 1000 and float(v).is_integer():
+        return f"{int(v):,}"
     if a == 0 or 0.01 <= a < 1e4:
         return f"{v:.3g}" if a < 10 else f"{v:.1f}"
     return f"{v:.3g}"
