@@ -63,7 +63,7 @@ from dpgp_audit.params import check_notebook_params
 p = check_notebook_params(epsilon=epsilon, delta=delta, d=d, lengthscale=lengthscale, noise=noise,
                           kernel_sd=kernel_sd, n_repeats=n_repeats, n_test=n_test,
                           n_spatial=n_spatial, n_table=n_table, n_folds=n_folds, seed=seed,
-                          show_progress=show_progress)
+                          show_progress=show_progress, repro_json=repro_json)
 for name in ("d", "lengthscale", "noise", "kernel_sd"):
     if not p[name] > 0:
         raise ValueError(f"{name} must be > 0, got {p[name]!r}")

@@ -59,7 +59,8 @@ p = check_notebook_params(seed=seed, epsilons=epsilons, delta=delta, n_points=n_
                           n_inducing=n_inducing, n_repeats_calibration=n_repeats_calibration,
                           n_repeats_hyper=n_repeats_hyper, hyper_epsilons=hyper_epsilons,
                           hyper_gamma=hyper_gamma, n_points_hyper=n_points_hyper,
-                          n_pd_trials=n_pd_trials, show_progress=show_progress)
+                          n_pd_trials=n_pd_trials, show_progress=show_progress,
+                          repro_json=repro_json)
 if not all(float(e) > 0 for e in list(epsilons) + list(hyper_epsilons)):
     raise ValueError("every epsilon must be > 0")
 if not 0 < hyper_gamma < 1:

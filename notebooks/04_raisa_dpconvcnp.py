@@ -61,7 +61,8 @@ from dpgp_audit.params import check_notebook_params
 p = check_notebook_params(epsilon=epsilon, delta=delta, seed=seed, grid_side=grid_side,
                           n_tasks=n_tasks, context_sizes=context_sizes,
                           n_kung_splits=n_kung_splits, n_kung_context=n_kung_context,
-                          dpsvgp_steps=dpsvgp_steps, show_progress=show_progress)
+                          dpsvgp_steps=dpsvgp_steps, show_progress=show_progress,
+                          repro_json=repro_json)
 if not all(isinstance(n, int) and n >= 2 for n in p["context_sizes"]):
     raise ValueError("context_sizes must be a list of integers >= 2")
 rng = np.random.default_rng(p["seed"])

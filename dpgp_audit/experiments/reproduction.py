@@ -162,8 +162,10 @@ class Sidecar:
 
 
 def _fmt(v: float) -> str:
-    """Integers ≥ 1000 in full with separators (409,600 steps); otherwise 3 significant
-    digits, or one decimal from 10 up (12.2 cm)."""
+    """Format a table number: integers ≥ 1000 in full (409,600), else 3 significant digits.
+
+    From 10 up one decimal is shown (12.2 cm).
+    """
     a = abs(v)
     if a >= 1000 and float(v).is_integer():
         return f"{int(v):,}"
