@@ -65,6 +65,10 @@ def test_markdown_one_table_per_paper_with_counts():
     md = build_markdown(cars)
     assert md.count("| quantity | paper | kit (95% CI) |") == 2  # S18 and H only
     assert "### S21" in md and "no rows recorded" in md           # S21 and R are missing
+    assert build_markdown(cars, title="T", level=3).startswith("### T\n")
+    assert "#### S18" in build_markdown(cars, level=3)
+    with pytest.raises(ValueError, match="level"):
+        build_markdown(cars, level=0)
     assert "| RMSE no DP (cm) | 6.8 | 6.9 ± 0.3 | 20 splits | reproduced |" in md
     assert "Totals: 1 reproduced, 1 explained, 1 open." in md
     assert "01_smith2018_cloaking: CI defaults" in md

@@ -188,13 +188,19 @@ def _escape(text: str) -> str:
     return " ".join(text.replace("|", "\\|").split())
 
 
-def build_markdown(sidecars: Sequence[Sidecar], *, title: str = "Paper reproductions") -> str:
+def build_markdown(sidecars: Sequence[Sidecar], *, title: str = "Paper reproductions",
+                   level: int = 2) -> str:
     """Markdown with one table per paper (columns: quantity, paper, kit ± 95% half-width,
     setting, status, cause) and a status count; papers with no rows are listed as missing.
+
+    ``level`` is the heading level of ``title`` (the papers' headings are one deeper).
     """
     if not sidecars:
         raise ValueError("sidecars is empty: no notebook recorded any reproduction row")
-    lines = [f"## {title}", "",
+    if not 1 <= int(level) <= 5:
+        raise ValueError(f"level must be an integer in [1, 5], got {level!r}")
+    h = "#" * int(level)
+    lines = [f"{h} {title}", "",
              "Kit values are means with the half-width of a 95% interval over the stated "
              "repeats. Status: **reproduced** = the paper's value lies in that interval; "
              "**explained** = it does not, for the cause stated (demonstrated in the "
@@ -204,7 +210,7 @@ def build_markdown(sidecars: Sequence[Sidecar], *, title: str = "Paper reproduct
     counts = dict.fromkeys(STATUSES, 0)
     for paper in PAPER_ORDER:
         rows = [r for s in sidecars for r in s.rows if r.paper == paper]
-        lines.append(f"### {PAPER_TITLES[paper]}")
+        lines.append(f"{h}# {PAPER_TITLES[paper]}")
         lines.append("")
         if not rows:
             lines += ["*(no rows recorded: the notebook was not run with `repro_json`)*", ""]
@@ -329,13 +335,15 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"-p repro_json PATH, e.g. make notebooks)", file=sys.stderr)
         return 2
     try:
-        md = build_markdown(read_sidecars(paths))
+        cars = read_sidecars(paths)
         out = Path(args.out) if args.out else records / "REPRODUCTION.md"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("# Reproduction of the papers' numbers\n\n" + md, encoding="utf-8")
+        out.write_text(build_markdown(cars, title="Reproduction of the papers' numbers",
+                                      level=1), encoding="utf-8")
         print(f"wrote {out} from {len(paths)} sidecar(s)")
         if args.write_readme:
             readme = Path(args.write_readme)
+            md = build_markdown(cars, title="Latest reproduction tables", level=3)
             readme.write_text(replace_between_markers(readme.read_text(encoding="utf-8"), md),
                               encoding="utf-8")
             print(f"updated the reproduction block of {readme}")

@@ -312,11 +312,14 @@ def table1_setting_sweep(data: Dataset, method: str, setups: dict[str, KungSetup
 
 def stripes_draws(n_draws: int, n_train: int, rng: np.random.Generator, *, epsilon: float,
                   delta: float, n_rep: int, lengthscale: float = 3.5,
-                  label_noise: float = 0.1) -> dict[str, np.ndarray]:
+                  label_noise: float = 0.1, density_gradient: bool = True
+                  ) -> dict[str, np.ndarray]:
     """:func:`stripes_accuracy` over ``n_draws`` independently drawn SYNTHETIC training sets.
 
-    S21 §6.5 gives neither the stripe width nor the label noise of its 200 points, so one
-    draw's accuracy is a draw from a wide distribution; returns per-draw accuracy without
+    S21 §6.5 gives neither the stripe width, the label noise nor the exact density gradient
+    of its 200 points (``label_noise`` and ``density_gradient`` as in
+    :func:`~dpgp_audit.datasets.synthetic.stripes_2d`), so one draw's accuracy is a draw
+    from a wide distribution; returns per-draw accuracy without
     DP and the mean accuracy of one and of two private Newton steps (paired per draw).
     """
     rng = check_rng(rng)
@@ -324,7 +327,8 @@ def stripes_draws(n_draws: int, n_train: int, rng: np.random.Generator, *, epsil
     test = Dataset(test.X, 2 * test.y - 1, test.name)
     out: dict[str, list[float]] = {"no_dp": [], "one_step": [], "two_steps": []}
     for _ in range(check_positive_int("n_draws", n_draws)):
-        tr = stripes_2d(n_train, rng, label_noise=label_noise)
+        tr = stripes_2d(n_train, rng, label_noise=label_noise,
+                        density_gradient=density_gradient)
         tr = Dataset(tr.X, 2 * tr.y - 1, tr.name)
         r = stripes_accuracy(tr, test, EQ(lengthscale), epsilon=epsilon, delta=delta,
                              n_rep=n_rep, rng=rng)
