@@ -153,3 +153,16 @@ def test_true_choice_rates():
     np.testing.assert_array_equal(n, [7, 10])
     with pytest.raises(ValueError, match="counts"):
         hx.true_choice_rates(np.zeros((3, 3)))
+
+
+def test_in_sample_floor_matches_sklearn():
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+    data = _growth(40, 7)
+    out = s21x.in_sample_floor(data, [(625.0, 25.0, 1.0), (25.0, 5.0, 125.0)], y_offset=135.0)
+    for (ls, nv, kv), got in out.items():
+        gp = GaussianProcessRegressor(ConstantKernel(kv, "fixed") * RBF(ls, "fixed"), alpha=nv,
+                                      optimizer=None).fit(data.X, data.y - 135.0)
+        pred = gp.predict(data.X) + 135.0
+        assert got == pytest.approx(np.sqrt(np.mean((pred - data.y) ** 2)), rel=1e-6)
