@@ -434,7 +434,8 @@ for label, grad in (("density gradient (default)", True), ("uniform density", Fa
 # on how many women the selection sees: the defaults subsample (`selection_subsample`) and
 # use a small grid, which is why the Binder run reports far more than S21's 19.0 cm. The
 # full-scale run (`notebooks/full_scale/`) uses all women and S21's 80 configurations; it
-# brings the expected RMSE down to about 30 cm, still above 19.0 cm. Two causes, shown
+# brings the expected RMSE down to roughly 28–38 cm (it varies with the split), still above
+# 19.0 cm. Two causes, shown
 # next: the kit's valid SSE sensitivity is larger than the paper's (which drops a cross
 # term), so its selection is flatter; and S21's own per-configuration RMSEs cannot all
 # come from the stated model and data.
