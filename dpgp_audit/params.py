@@ -74,7 +74,8 @@ class Param:
     Attributes
     ----------
     kind
-        ``"real"``, ``"int"``, ``"bool"``, or a list of reals / ints
+        ``"real"``, ``"int"``, ``"bool"``, ``"str"`` (e.g. an output path; may be empty),
+        or a list of reals / ints
         (``"real_list"``, ``"int_list"``; non-empty).
     low, high
         Bounds on the value (on every element of a list); ``None``: unbounded.
@@ -82,7 +83,7 @@ class Param:
         Whether the bound itself is excluded (``low=0, open_low=True``: > 0).
     """
 
-    kind: Literal["real", "int", "bool", "real_list", "int_list"]
+    kind: Literal["real", "int", "bool", "str", "real_list", "int_list"]
     low: float | None = None
     high: float | None = None
     open_low: bool = False
@@ -91,6 +92,7 @@ class Param:
     def rule(self) -> str:
         """The rule in words, for error messages."""
         what = {"real": "a real", "int": "an integer", "bool": "True or False",
+                "str": "a string",
                 "real_list": "a non-empty list of reals", "int_list":
                 "a non-empty list of integers"}[self.kind]
         parts = []
@@ -124,6 +126,10 @@ class Param:
             if not isinstance(value, bool):
                 raise _fail(name, self.rule(), value)
             return value
+        if self.kind == "str":
+            if not isinstance(value, str):
+                raise _fail(name, self.rule(), value)
+            return value
         if self.kind in ("real", "int"):
             return self._scalar(name, value, self.kind)
         if not isinstance(value, list | tuple) or len(value) == 0:
@@ -144,6 +150,7 @@ _SEED = Param("int", low=0)
 _SIZE = Param("int", low=1)
 _COUNT0 = Param("int", low=0)  # 0 switches a subsample off
 _FLAG = Param("bool")
+_PATH = Param("str")  # "" = do not write (the reproduction sidecar of make notebooks)
 _POS_LIST = Param("real_list", low=0.0, open_low=True)
 _SIZE_LIST = Param("int_list", low=1)
 
@@ -160,6 +167,7 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "kernel_sd": _POS, "n_repeats": _SIZE, "n_test": Param("int", low=2),
         "n_spatial": Param("int", low=2), "n_table": Param("int", low=2),
         "n_folds": Param("int", low=2), "seed": _SEED, "show_progress": _FLAG,
+        "repro_json": _PATH,
     },
     "02_smith_sparse_classification": {
         "seed": _SEED, "epsilon": _POS, "delta": _PROB, "kung_subsample": _COUNT0,
@@ -172,18 +180,21 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "selection_kvar": _POS_LIST, "selection_folds": Param("int", low=2),
         "selection_subsample": _COUNT0, "selection_epsilons": _POS_LIST,
         "show_progress": _FLAG,
+        "repro_json": _PATH,
     },
     "03_honkela_dp_svgp": {
         "seed": _SEED, "epsilons": _POS_LIST, "delta": _PROB, "n_points": _SIZE,
         "n_inducing": _SIZE, "n_repeats_calibration": _SIZE, "n_repeats_hyper": _SIZE,
         "hyper_epsilons": _POS_LIST, "hyper_gamma": _PROB, "n_points_hyper": _SIZE,
         "n_pd_trials": _SIZE, "show_progress": _FLAG,
+        "repro_json": _PATH,
     },
     "04_raisa_dpconvcnp": {
         "epsilon": _POS, "delta": _PROB, "seed": _SEED, "grid_side": Param("int", low=2),
         "n_tasks": _SIZE, "context_sizes": Param("int_list", low=2),
         "n_kung_splits": _SIZE, "n_kung_context": Param("int", low=2),
         "dpsvgp_steps": _SIZE, "show_progress": _FLAG,
+        "repro_json": _PATH,
     },
     "05_auditing_lab": {
         "epsilon": _POS, "delta": _PROB, "alpha": _PROB, "seed": _SEED, "n_samples": _SIZE,

@@ -113,7 +113,7 @@ def _honkela(**changes):
     base = {"seed": 2021, "epsilons": [0.5, 1.0], "delta": 1e-4, "n_points": 64,
             "n_inducing": 9, "n_repeats_calibration": 2, "n_repeats_hyper": 2,
             "hyper_epsilons": [3.0], "hyper_gamma": 0.05, "n_points_hyper": 64,
-            "n_pd_trials": 100, "show_progress": False}
+            "n_pd_trials": 100, "show_progress": False, "repro_json": ""}
     assert set(base) == set(SCHEMAS["03_honkela_dp_svgp"])
     return {**base, **changes}
 
@@ -129,6 +129,8 @@ def _honkela(**changes):
     ("hyper_gamma", 1.0),
     ("n_points", 0),
     ("show_progress", "no"),
+    ("repro_json", 0),              # a path: a string ("" = no sidecar)
+    ("repro_json", None),
 ])
 @pytest.mark.parametrize("explicit", [True, False])
 def test_schema_refuses_out_of_range_values_naming_the_parameter(name, value, explicit):

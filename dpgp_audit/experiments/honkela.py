@@ -35,6 +35,8 @@ from dpgp_audit.privacy.calibrate import calibrate_gaussian
 from dpgp_audit.privacy.gdp import gdp_epsilon
 
 __all__ = [
+    "H_PAPER_FIG3_EPSILONS",
+    "true_choice_rates",
     "CalibrationResult",
     "InputLeak",
     "SincFit",
@@ -251,3 +253,18 @@ def outputs_only_input_leak(rng: np.random.Generator, *, n: int = 200, epsilon: 
                      float(np.max(np.abs(var0 - var1))), mu_h,
                      gdp_epsilon(delta, mu_h) if mu_h > 0 else 0.0, Xs[:, 0], var0, var1,
                      float(data.X[i, 0]), float(x_new))
+
+
+H_PAPER_FIG3_EPSILONS = (1.0, 3.0, 10.0, 30.0)
+"""The ε_tot values of H Fig. 3 (100 repeats each, γ = 0.01, N = 2048)."""
+
+
+def true_choice_rates(counts: np.ndarray, true_index: tuple[int, int] = (1, 1)
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(k, n) per ε from :func:`hyperparameter_recovery`'s counts: how many runs picked the
+    true (σ, ℓ) = (0.1, 1.0) and how many runs accepted a candidate at all.
+    """
+    c = np.asarray(counts)
+    if c.ndim != 3:
+        raise ValueError(f"counts must have shape (n_eps, n_sigma, n_ell), got {c.shape}")
+    return c[:, true_index[0], true_index[1]].astype(int), c.sum(axis=(1, 2)).astype(int)

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgp_audit._validation import check_rng
+from dpgp_audit._validation import check_positive_float, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.integral_kernel import IntegralEQ
 from dpgp_audit.gp.kernels import EQ
+from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.methods.s18.binning import (
     LaplaceBinning,
@@ -29,11 +30,21 @@ from dpgp_audit.methods.s18.binning import (
 )
 from dpgp_audit.methods.s18.cloaking import CloakingMechanism
 from dpgp_audit.methods.s18.hyperparameter_selection import GPConfig, HyperparameterSelection
+from dpgp_audit.methods.s18.standard import StandardDPGP, paper_sensitivity
+from dpgp_audit.privacy.calibrate import hall_c
 
 __all__ = [
     "KUNG_CENTRE_CM",
+    "S18_FOOTNOTE2",
+    "S18_PAPER",
+    "KungChoice",
     "RMSEResult",
     "cloaking_rmse",
+    "footnote2_multiplier",
+    "kung_rmse_choices",
+    "noise_sd_for_multiplier",
+    "noise_sd_for_rmse",
+    "standard_vs_cloaking_rmse",
     "journey_standin",
     "mean_ci",
     "selection_heatmap",
@@ -66,10 +77,15 @@ class RMSEResult:
 def cloaking_rmse(data: Dataset, kernel: EQ, noise_variance: float, *, d: float,
                   epsilon: float, delta: float, n_repeats: int, test_fraction: float,
                   rng: np.random.Generator, centre: float = 0.0,
-                  method: str = "hall") -> RMSEResult:
+                  method: str = "hall", in_sample: bool = False,
+                  with_dp: bool = True) -> RMSEResult:
     """Held-out RMSE of the GP mean and of its (ε, δ) cloaking release over random splits.
 
     The split and the test inputs are public; targets are centred by the public ``centre``.
+    ``in_sample=True`` scores the predictions at the training women themselves (all of
+    them train and are test inputs; the repeats then differ only in the DP noise), one
+    reading of S18 §3's unstated protocol. ``with_dp=False`` skips the release (its RMSE
+    is then NaN).
     """
     rng = check_rng(rng)
     n = data.n
@@ -77,15 +93,18 @@ def cloaking_rmse(data: Dataset, kernel: EQ, noise_variance: float, *, d: float,
     no_dp, dp = [], []
     for _ in range(n_repeats):
         perm = rng.permutation(n)
-        test, train = perm[:n_test], perm[n_test:]
+        test, train = (perm, perm) if in_sample else (perm[:n_test], perm[n_test:])
         fitted = ExactGP(kernel, noise_variance).fit(data.X[train], data.y[train] - centre)
         C = fitted.mean_weights(data.X[test])
-        mech = CloakingMechanism(C, d, epsilon, delta, method=method)
         y_train = data.y[train] - centre
         mean = C @ y_train + centre
-        release = mech.sample(Dataset(data.X[train], y_train), 1, rng)[0] + centre
         no_dp.append(float(np.sqrt(np.mean((mean - data.y[test]) ** 2))))
-        dp.append(float(np.sqrt(np.mean((release - data.y[test]) ** 2))))
+        if with_dp:
+            mech = CloakingMechanism(C, d, epsilon, delta, method=method)
+            release = mech.sample(Dataset(data.X[train], y_train), 1, rng)[0] + centre
+            dp.append(float(np.sqrt(np.mean((release - data.y[test]) ** 2))))
+        else:
+            dp.append(float("nan"))
     return RMSEResult(mean_ci(no_dp), mean_ci(dp), np.array(no_dp), np.array(dp))
 
 
@@ -207,3 +226,150 @@ def selection_heatmap(data: Dataset, lengthscales: Sequence[float], noise_varian
         probs.append(sel.probabilities(centred))
         offsets_all.append(offsets)
     return np.array(probs), np.array(offsets_all)
+
+
+# --------------------------------------------------------------------------- reproduction
+S18_FOOTNOTE2 = {"lengthscale": 25.0, "kernel_sd": 7.72, "noise_sd": 14.0, "d": 100.0,
+                 "epsilon": 50.0, "delta": 0.01}
+"""S18 fn. 2 (Fig. 1A): EQ lengthscale 25 years, kernel sd 7.72 cm, noise sd 14 cm,
+d = 100 cm, ε = 50, δ = 0.01; the paper's multiplier is 28.53 (S18 §2)."""
+
+S18_PAPER = {"multiplier": 28.53, "rmse_no_dp": 6.8, "rmse_dp": 12.2}
+"""The numbers S18 prints for the !Kung women (§2 and §3)."""
+
+
+def footnote2_multiplier(age: np.ndarray, sd_y: float, *, noise_sd: float,
+                         kernel_sd: float = 7.72, lengthscale: float = 25.0, d: float = 100.0,
+                         epsilon: float = 50.0, delta: float = 0.01) -> float:
+    """The S18 §2 multiplier c(δ)·d·b(K⁻¹)/ε of the standard DP-GP, in cm (S18 eqs. 1–2).
+
+    As in S18 fn. 2 the model is set in units of the targets' standard deviation ``sd_y``
+    (kernel variance (kernel_sd/sd_y)², noise (noise_sd/sd_y)², d/sd_y) and the
+    multiplier is converted back to cm. Hall's c(δ) = √(2 ln(2/δ)) (S18 eq. 2).
+    """
+    sd = check_positive_float("sd_y", sd_y)
+    noise = check_positive_float("noise_sd", noise_sd)
+    X = np.asarray(age, dtype=float).reshape(-1, 1)
+    K = EQ(lengthscale, (check_positive_float("kernel_sd", kernel_sd) / sd) ** 2)(X)
+    K[np.diag_indices_from(K)] += (noise / sd) ** 2
+    Kinv = cho_solve_lower(psd_cholesky(K, name="K + noise"), np.eye(X.shape[0]))
+    b = paper_sensitivity(0.5 * (Kinv + Kinv.T), check_positive_float("d", d) / sd, "paper-b")
+    return hall_c(delta) * b / check_positive_float("epsilon", epsilon) * sd
+
+
+def noise_sd_for_multiplier(target: float, age: np.ndarray, sd_y: float, *,
+                            bracket: tuple[float, float] = (5.0, 30.0), **settings) -> float:
+    """The noise sd (cm) at which :func:`footnote2_multiplier` equals ``target``.
+
+    The multiplier decreases as the noise grows (a larger σ_n² shrinks K⁻¹), so a root in
+    ``bracket`` is unique; ``ValueError`` if ``target`` is outside the bracket's range.
+    """
+    from scipy.optimize import brentq
+
+    def gap(s: float) -> float:
+        return footnote2_multiplier(age, sd_y, noise_sd=s, **settings) - float(target)
+
+    lo, hi = bracket
+    if gap(lo) * gap(hi) > 0:
+        raise ValueError(f"target={target!r} is not reached for noise_sd in {bracket}")
+    return float(brentq(gap, lo, hi, xtol=1e-6))
+
+
+@dataclass(frozen=True)
+class KungChoice:
+    """One reading of S18's !Kung set-up: noise and kernel sd (cm), lengthscale (years) and
+    whether the RMSE is on held-out women (``in_sample=False``) or on the training women.
+    """
+
+    label: str
+    noise_sd: float = 14.0
+    kernel_sd: float = 7.72
+    lengthscale: float = 25.0
+    in_sample: bool = False
+
+
+def kung_rmse_choices(data: Dataset, choices: Sequence[KungChoice], *, d: float,
+                      epsilon: float, delta: float, n_repeats: int, test_fraction: float,
+                      rng: np.random.Generator, centre: float = KUNG_CENTRE_CM
+                      ) -> dict[str, RMSEResult]:
+    """:func:`cloaking_rmse` for each reading, on the same splits and the same normal draws
+    (a paired design: differences between readings are not split noise).
+    """
+    rng = check_rng(rng)
+    seed = int(rng.integers(2**63))
+    out = {}
+    for ch in choices:
+        out[ch.label] = cloaking_rmse(
+            data, EQ(ch.lengthscale, ch.kernel_sd**2), ch.noise_sd**2, d=d, epsilon=epsilon,
+            delta=delta, n_repeats=n_repeats, test_fraction=test_fraction,
+            rng=np.random.default_rng(seed), centre=centre, in_sample=ch.in_sample)
+    return out
+
+
+def noise_sd_for_rmse(target: float, data: Dataset, *, n_repeats: int, test_fraction: float,
+                      rng: np.random.Generator, kernel_sd: float = 7.72,
+                      lengthscale: float = 25.0, in_sample: bool = False,
+                      bracket: tuple[float, float] = (4.0, 14.0),
+                      centre: float = KUNG_CENTRE_CM, d: float = 100.0) -> float:
+    """The noise sd (cm) whose mean no-DP RMSE over fixed splits equals ``target``.
+
+    The no-DP RMSE grows with the noise sd over S18's range (more smoothing of the steep
+    childhood growth); the same splits are used at every trial value (root by brentq).
+    """
+    from scipy.optimize import brentq
+
+    rng = check_rng(rng)
+    seed = int(rng.integers(2**63))
+
+    def gap(s: float) -> float:
+        r = cloaking_rmse(data, EQ(lengthscale, kernel_sd**2), s**2, d=d, epsilon=1.0,
+                          delta=0.01, n_repeats=n_repeats, test_fraction=test_fraction,
+                          rng=np.random.default_rng(seed), centre=centre, in_sample=in_sample,
+                          with_dp=False)
+        return r.no_dp[0] - float(target)
+
+    lo, hi = bracket
+    if gap(lo) * gap(hi) > 0:
+        raise ValueError(f"target={target!r} is not reached for noise_sd in {bracket}")
+    return float(brentq(gap, lo, hi, xtol=1e-3))
+
+
+def standard_vs_cloaking_rmse(data: Dataset, *, lengthscale: float, kernel_sd: float,
+                              noise_sd: float, d: float, epsilon: float, delta: float,
+                              n_repeats: int, test_fraction: float, rng: np.random.Generator,
+                              centre: float = KUNG_CENTRE_CM, method: str = "hall",
+                              sensitivity: str = "paper-b") -> dict[str, np.ndarray]:
+    """Per-split expected RMSE of the standard DP-GP (S18 §2) and of cloaking (S18 §3) at
+    the same (ε, δ), on the same split and test inputs.
+
+    Both releases are the same GP mean plus Gaussian noise, so the expected squared error
+    at the test inputs is the squared error of the mean plus the mean noise variance; the
+    comparison is exact given the split (no Monte Carlo noise from the DP draws).
+
+    The standard mechanism is set in units of ``kernel_sd`` so that the kernel lies in
+    [0, 1], as S18's b(K⁻¹) bound requires (``sensitivity="paper-b"``: the paper's
+    mechanism; ``"rkhs"``: the exact, much smaller sensitivity). Both releases use the
+    same GP mean. S18's claim — cloaking needs far less noise — is tested in notebook 01
+    with :func:`dpgp_audit.experiments.reproduction.paired_sign_test`.
+    """
+    rng = check_rng(rng)
+    unit = check_positive_float("kernel_sd", kernel_sd)
+    n = data.n
+    n_test = max(1, int(round(test_fraction * n)))
+    std, clo = [], []
+    for _ in range(check_positive_int("n_repeats", n_repeats)):
+        perm = rng.permutation(n)
+        test, train = perm[:n_test], perm[n_test:]
+        tr = Dataset(data.X[train], data.y[train] - centre)
+        s_mech = StandardDPGP(EQ(lengthscale, 1.0), (noise_sd / unit) ** 2, tr.X,
+                              data.X[test], d / unit, epsilon, delta,
+                              sensitivity=sensitivity, method=method)  # type: ignore[arg-type]
+        mean = s_mech.mean(Dataset(tr.X, tr.y / unit)) * unit + centre
+        s_var = np.diag(s_mech.cov(Dataset(tr.X, tr.y / unit))) * unit**2
+        C = ExactGP(EQ(lengthscale, unit**2), noise_sd**2).fit(tr.X, tr.y).mean_weights(
+            data.X[test])
+        c_var = np.diag(CloakingMechanism(C, d, epsilon, delta, method=method).cov(tr))
+        mse = float(np.mean((mean - data.y[test]) ** 2))
+        std.append(float(np.sqrt(mse + np.mean(s_var))))
+        clo.append(float(np.sqrt(mse + np.mean(c_var))))
+    return {"standard": np.array(std), "cloaking": np.array(clo)}
