@@ -86,3 +86,55 @@ def test_column_generation_matches_direct_solve_and_is_certified(rng, n, ell):
     assert _naive_max_leverage(dense, cg.M) <= 1 + 1e-7
     lb, ub = cloaking_bounds(cg.lam, dense)
     assert lb <= cg.logdet + 1e-6 and cg.logdet <= ub + 1e-6
+
+
+# ----------------------------------------------------------------------------- S21.2 release
+
+
+@pytest.mark.parametrize("n", [40, 700])
+def test_sparse_cloaking_release_equals_the_dense_mechanism(rng, n):
+    """The factored S21.2 release is the one the dense map gives (same M, Δ, σ, mean)."""
+    from dpgp_audit.dataset import Dataset
+    from dpgp_audit.methods.s18.cloaking import CloakingMechanism
+    from dpgp_audit.methods.s21.mechanisms import sparse_cloaking
+
+    X = np.sort(rng.uniform(0, 10, n))
+    Xs = np.linspace(0, 10, 25)
+    Z = np.linspace(0, 10, 12)[:, None]
+    rel = sparse_cloaking(X, Xs, EQ(1.5), 0.1, n_inducing=12, rng=rng, d=1.0, epsilon=1.0,
+                          delta=0.01, placement=lambda X, m, g: Z)
+    assert isinstance(rel.mechanism.C, FactoredMatrix)
+    dense_C = SparseGP(EQ(1.5), 0.1, Z).fit(X[:, None], np.zeros(n)).mean_weights(Xs)
+    ref = CloakingMechanism(dense_C, 1.0, 1.0, 0.01)
+    scale = np.abs(ref.M).max()
+    np.testing.assert_allclose(rel.mechanism.M, ref.M, atol=1e-6 * scale)
+    assert rel.mechanism.delta_m == pytest.approx(ref.delta_m, rel=1e-6)
+    assert rel.mechanism.sigma == pytest.approx(ref.sigma, rel=1e-6)
+    data = Dataset(X, np.sin(X))
+    np.testing.assert_allclose(rel.query(data), ref.query(data), atol=1e-9)
+    # the released Δ is checked naively on every column of the dense map
+    Mp = np.linalg.pinv(rel.mechanism.M, hermitian=True, rcond=1e-12)
+    lev = np.einsum("ij,ij->j", dense_C, Mp @ dense_C)
+    assert np.sqrt(lev.max()) <= rel.mechanism.delta_m * (1 + 1e-6)
+
+
+def test_floor_is_reported_on_the_released_covariance(rng):
+    """S18.2's numerical floor: every reported number is that of the released M."""
+    from dpgp_audit.methods.s18.cloaking import CloakingMechanism
+
+    C = rng.normal(size=(6, 30)) * np.logspace(0, -5, 6)[:, None]  # ill-conditioned
+    mech = CloakingMechanism(C, 1.0, 1.0, 0.01)
+    Q = mech.solution.basis
+    w = np.linalg.eigvalsh(Q.T @ mech.M @ Q)
+    assert mech.logdet == pytest.approx(float(np.sum(np.log(w))), rel=1e-10)
+    Mp = np.linalg.pinv(mech.M, hermitian=True, rcond=1e-14)
+    delta_released = np.sqrt(np.max(np.einsum("ij,ij->j", C, Mp @ C)))
+    assert mech.delta_m == pytest.approx(delta_released, rel=1e-6)
+    assert mech.delta_m <= mech.solution.delta * (1 + 1e-12)  # the floor only adds noise
+    assert mech.floor_added == pytest.approx(1e-9 * np.linalg.eigvalsh(
+        Q.T @ mech.solution.M @ Q).max(), rel=1e-10)
+    assert "floor" in mech.claim.note
+    bare = CloakingMechanism(C, 1.0, 1.0, 0.01, floor=0.0)
+    assert bare.floor_added == 0.0 and bare.logdet <= mech.logdet
+    with pytest.raises(ValueError, match="floor"):
+        CloakingMechanism(C, 1.0, 1.0, 0.01, floor=-1.0)

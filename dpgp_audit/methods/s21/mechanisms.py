@@ -163,6 +163,10 @@ def sparse_cloaking(X: object, Xs: object, kernel: Kernel, noise_variance: float
                     allow_unproven: bool = False) -> LinearCloakingRelease:
     """S21.2: cloaking the FITC posterior mean, C = k_*M Q_MM⁻¹ K_MN (Λ + σ² I)⁻¹ (eq. 9).
 
+    C is kept as its two factors (k × M and M × n, :meth:`FittedSparseGP.mean_weights_factored`)
+    and the cloaking solver works on them, so time is O(n M²) and memory O(n M): no k × n or
+    n × n array (``benchmarks/bench_sparse_scale.py``).
+
     The inducing inputs are ``placement(X, n_inducing, rng)`` — k-means on the
     public inputs by default. No argument carries targets, so they cannot be
     placed using y.
@@ -171,7 +175,7 @@ def sparse_cloaking(X: object, Xs: object, kernel: Kernel, noise_variance: float
     rng = check_rng(rng)
     Z = as_inputs("Z", placement(np.array(Xa), int(n_inducing), rng))
     fitted = SparseGP(kernel, noise_variance, Z, approximation).fit(Xa, np.zeros(Xa.shape[0]))  # type: ignore[arg-type]
-    C = fitted.mean_weights(Xs)
+    C = fitted.mean_weights_factored(Xs)  # k × M times M × n: linear in n, no k × n array
     _, var = fitted.predict(Xs)
     return LinearCloakingRelease(Xa, _cloak(C, d, epsilon, delta, method, allow_unproven),
                                  post_var=var, info={"Z": Z})
