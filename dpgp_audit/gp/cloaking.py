@@ -508,12 +508,24 @@ def solve_cloaking(C: np.ndarray | FactoredMatrix, *, tol: float = 1e-9, max_ite
             raise ValueError("C Λ Cᵀ is singular for uniform weights; check C")
         # r columns that span range(A) (QR with column pivoting) keep every subproblem full
         # rank; the rest of the first subset are the columns of largest uniform leverage
-        piv = linalg.qr(A[:, active], mode="r", pivoting=True, check_finite=False)[1]
-        anchors = active[np.sort(piv[:r])]
-        # plus an even stride through the columns (their order carries no meaning for the
-        # solver; for a GP they are the training points, and a stride covers the inputs)
+        # (searched among an even stride through the columns first, O(subset r²), then
+        # among all columns if the stride does not span), plus that stride: the order of
+        # the columns carries no meaning for the solver; for a GP they are the training
+        # points, and a stride covers the inputs
         stride = active[np.linspace(0, active.size - 1, subset_size - r).astype(int)]
-        subset = np.union1d(anchors, stride)
+        stride = np.unique(stride)
+        anchors = np.zeros(0, dtype=int)
+        for pool in (stride, active):
+            _, Rp, piv = linalg.qr(A[:, pool], mode="economic", pivoting=True,
+                                   check_finite=False)
+            if abs(Rp[r - 1, r - 1]) > 1e-8 * abs(Rp[0, 0]):
+                anchors = pool[np.sort(piv[:r])]
+                break
+        if anchors.size == 0:
+            raise ValueError("C Λ Cᵀ is singular for uniform weights; check C")
+        # and the columns the uniform design finds hardest (the extremes the optimum uses)
+        hardest = active[np.argsort(st0.g, kind="stable")[-(2 * r):]]
+        subset = np.union1d(np.union1d(anchors, stride), hardest)
         iters = 0
         hist["rounds"] = []
         lam = np.zeros(n)
@@ -532,9 +544,13 @@ def solve_cloaking(C: np.ndarray | FactoredMatrix, *, tol: float = 1e-9, max_ite
             if ub - lb <= tol:
                 break
             back = np.setdiff1d(np.flatnonzero(st.g > np.max(st_s.g) * (1 - 1e-12)), subset)
-            if back.size == 0:
-                break
-            back = back[np.argsort(st.g[back], kind="stable")[-(subset_size - r):]]
+            if back.size == 0:  # the gap left is the subproblem's own: solve it further
+                continue
+            q = subset_size - r
+            if back.size > q:  # half the worst violators, half an even stride through all
+                top = back[np.argsort(st.g[back], kind="stable")[-(q // 2):]]
+                spread = back[np.linspace(0, back.size - 1, q - q // 2).astype(int)]
+                back = np.union1d(top, spread)
             subset = np.union1d(np.union1d(subset[lam_s > 0], anchors), back)
 
     # feasible output: scale M so that the largest leverage is exactly one.

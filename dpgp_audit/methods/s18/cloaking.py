@@ -140,9 +140,11 @@ class CloakingMechanism(LinearGaussianRelease):
             object.__setattr__(self, "C", C)
         d = check_positive_float("d", self.d)
         sol = self.solution
+        Q = None
         if sol is None:
             if self.solver == "fast":
                 sol = solve_cloaking(C, rtol=self.rank_rtol)
+                Q = sol.basis  # range_basis(C, rtol=rank_rtol), computed by the solver
             elif self.solver == "paper":
                 if self.solver_rng is None:
                     raise ValueError("solver='paper' needs solver_rng (Alg. 1 line 17 draws "
@@ -151,7 +153,8 @@ class CloakingMechanism(LinearGaussianRelease):
             else:
                 raise ValueError(f"solver must be 'fast' or 'paper', got {self.solver!r}")
             object.__setattr__(self, "solution", sol)
-        Q, sv, _ = range_basis(C, rtol=self.rank_rtol)
+        if Q is None:
+            Q = range_basis(C, rtol=self.rank_rtol)[0]
         # noise covariance in the reduced coordinates of span{c_i}
         R = Q.T @ sol.M @ Q
         R = 0.5 * (R + R.T)
@@ -178,7 +181,8 @@ class CloakingMechanism(LinearGaussianRelease):
         if isinstance(C, FactoredMatrix):  # ‖(I − QQᵀ) F g_i‖ through an m × m Gram matrix
             Fp = C.F - Q @ (Q.T @ C.F)
             resid = np.sqrt(np.maximum(np.einsum("ij,ij->j", C.G, (Fp.T @ Fp) @ C.G), 0.0))
-            smax = float(sv[0])
+            wg, Ug = np.linalg.eigh(C.G @ C.G.T)  # ‖F G‖₂ = ‖F (G Gᵀ)^{1/2}‖₂
+            smax = float(np.linalg.norm(C.F @ (Ug * np.sqrt(np.maximum(wg, 0.0))), 2))
         else:
             resid = np.linalg.norm(C - Q @ A, axis=0)
             smax = float(np.linalg.norm(C, 2))
