@@ -91,7 +91,7 @@ def test_column_generation_matches_direct_solve_and_is_certified(rng, n, ell):
 # ----------------------------------------------------------------------------- S21.2 release
 
 
-@pytest.mark.parametrize("n", [40, 700])
+@pytest.mark.parametrize("n", [40, 700, 2500])  # 2500: column generation
 def test_sparse_cloaking_release_equals_the_dense_mechanism(rng, n):
     """The factored S21.2 release is the one the dense map gives (same M, Δ, σ, mean)."""
     from dpgp_audit.dataset import Dataset

@@ -29,6 +29,10 @@ Two solvers:
   Newton steps on the dual, then the duality-gap certificate above evaluated on *every*
   column; columns the screen wrongly dropped rejoin the working set until the certificate
   holds. The returned M is always feasible (max leverage exactly 1).
+  Above ``max_working`` columns (large n, e.g. S21.2's sparse maps) the same solver runs by
+  column generation on subsets and the certificate is still evaluated on every column;
+  with C given as its factors (:class:`~dpgp_audit.gp.linalg.FactoredMatrix`) time and
+  memory are linear in n.
 * :func:`solve_cloaking_paper` — S18-supp Algorithm 1 (FINDLAMBDAS) verbatim: uniform
   random start in (0.1, 0.9), fixed learning rate 0.05, unprojected gradient steps,
   stop when the step is below 1e-5. Kept for comparison and for the planted pitfalls.
@@ -502,16 +506,15 @@ def solve_cloaking(C: np.ndarray | FactoredMatrix, *, tol: float = 1e-9, max_ite
     subset_size = min(max(int(subset_size), 4 * r + 10), max_working)
     if active.size <= max_working:
         lam, st, lb, ub, iters = _solve_design(A, hist=hist, **kw)
-    else:  # column generation over subsets of at most 2 * max_working columns
+    else:  # column generation: subproblems of about subset_size columns plus the support
         st0 = _state(A[:, active], np.full(active.size, r / active.size))
         if st0 is None:
             raise ValueError("C Λ Cᵀ is singular for uniform weights; check C")
-        # r columns that span range(A) (QR with column pivoting) keep every subproblem full
-        # rank; the rest of the first subset are the columns of largest uniform leverage
-        # (searched among an even stride through the columns first, O(subset r²), then
-        # among all columns if the stride does not span), plus that stride: the order of
-        # the columns carries no meaning for the solver; for a GP they are the training
-        # points, and a stride covers the inputs
+        # first subset: an even stride through the columns (for a GP they are the training
+        # points, so a stride covers the inputs), r columns spanning range(A) (QR with
+        # column pivoting, on the stride first and on all columns if it does not span;
+        # they stay in every subset, so every subproblem is full rank), and the columns of
+        # largest leverage under the uniform design (the extremes the optimum uses)
         stride = active[np.linspace(0, active.size - 1, subset_size - r).astype(int)]
         stride = np.unique(stride)
         anchors = np.zeros(0, dtype=int)
@@ -523,7 +526,6 @@ def solve_cloaking(C: np.ndarray | FactoredMatrix, *, tol: float = 1e-9, max_ite
                 break
         if anchors.size == 0:
             raise ValueError("C Λ Cᵀ is singular for uniform weights; check C")
-        # and the columns the uniform design finds hardest (the extremes the optimum uses)
         hardest = active[np.argsort(st0.g, kind="stable")[-(2 * r):]]
         subset = np.union1d(np.union1d(anchors, stride), hardest)
         iters = 0
