@@ -25,6 +25,7 @@ it.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -262,23 +263,27 @@ class CloakingMechanism(LinearGaussianRelease):
         return self.M
 
 
-class CloakedRelease:
+class CloakedRelease(ABC):
     """Mechanism, GaussianRelease and SensitivityQuery by delegation to a cloaking mechanism.
 
-    Shared base of :class:`CloakingGP` and
-    :class:`dpgp_audit.methods.s21.mechanisms.LinearCloakingRelease`:
-    a subclass holds the fixed public inputs ``X`` and a :class:`CloakingMechanism`
-    ``mechanism``, and may set a public ``offset`` added to every release and refine
-    :meth:`_check`. The outputs-only relation fixes X, so a dataset with other inputs is
-    refused.
+    Abstract shared base of :class:`CloakingGP` and
+    :class:`dpgp_audit.methods.s21.mechanisms.LinearCloakingRelease` (never released as
+    is): a subclass holds the fixed public inputs ``X`` and a :class:`CloakingMechanism`
+    ``mechanism``, may set a public ``offset`` added to every release, and implements
+    :meth:`_check` (at least :meth:`_check_public_inputs`). The outputs-only relation fixes
+    X, so a dataset with other inputs is refused.
     """
 
     X: np.ndarray
     mechanism: CloakingMechanism
     offset: np.ndarray | None = None
 
-    def _check(self, data: Dataset) -> Dataset:
+    def _check_public_inputs(self, data: Dataset) -> Dataset:
         return check_public_inputs(data, self.X)
+
+    @abstractmethod
+    def _check(self, data: Dataset) -> Dataset:
+        """Validate ``data`` before any query or release (public inputs, label domain...)."""
 
     @property
     def claim(self) -> ApproxDP:
@@ -359,6 +364,9 @@ class CloakingGP(CloakedRelease):
             C, self.d, self.epsilon, self.delta, method=self.method,
             allow_unproven=self.allow_unproven, solver=self.solver, solver_rng=self.solver_rng,
             y_bound=self.y_bound, clip=self.clip))
+
+    def _check(self, data: Dataset) -> Dataset:
+        return self._check_public_inputs(data)
 
     def predict(self, data: Dataset, rng: np.random.Generator,
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

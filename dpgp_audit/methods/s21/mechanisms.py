@@ -22,6 +22,7 @@ offset vanishes, so the release is exactly C y + noise.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -76,7 +77,7 @@ class LinearCloakingRelease(CloakedRelease):
     info: dict = field(default_factory=dict, repr=False)
 
     def _check(self, data: Dataset) -> Dataset:
-        data = super()._check(data)
+        data = self._check_public_inputs(data)
         if self.labels:
             check_labels(data.y, "data.y")
         return data
@@ -86,15 +87,21 @@ class LinearCloakingRelease(CloakedRelease):
         return self.mechanism.sigma * np.sqrt(np.clip(np.diag(self.mechanism.M), 0.0, None))
 
 
-class _NewtonStepRelease:
+class _NewtonStepRelease(ABC):
     """Contract methods of the S21.3/S21.4 classifiers, delegated to their cloaked ``release``.
 
-    A subclass holds ``release`` (a labelled :class:`LinearCloakingRelease` of the first
-    Newton step at f̂ = 0) and ``model`` (for post-processing predictions).
+    Abstract (never released as is): a subclass holds ``release`` (a labelled
+    :class:`LinearCloakingRelease` of the first Newton step at f̂ = 0) and ``model``, and
+    implements :meth:`predict_proba` (post-processing of one release).
     """
 
     release: LinearCloakingRelease
     model: LaplaceClassifier | SoRClassifier
+
+    @abstractmethod
+    def predict_proba(self, released: np.ndarray, Xs: object, *, averaged: bool = True
+                      ) -> np.ndarray:
+        """P(y* = +1) at ``Xs`` from one release (post-processing)."""
 
     @property
     def claim(self) -> ApproxDP:
