@@ -136,7 +136,14 @@ notebooks: $(NB_STAMP)
 refs: $(STAMP)
 	$(PY) -m tests.notebook_harness --write-refs $(NB)
 
-bench: $(STAMP)
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP) benchmarks/requirements.txt
+	$(PY) -m pip install -r benchmarks/requirements.txt
+	$(PY) -m pip install --no-deps dp4gp==1.01
+	touch $@
+
+bench: $(BENCH_STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) benchmarks/run_all.py
 
 # Binder: a virtual environment built only from binder/ (requirements.txt, then postBuild),

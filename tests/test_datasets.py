@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -35,21 +34,6 @@ from dpgp_audit.datasets.synthetic import (
 )
 from dpgp_audit.gp.kernels import EQ, Matern32
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def _mirror_dir() -> Path | None:
-    env = os.environ.get(DATA_DIR_ENV)
-    for cand in ([Path(env)] if env else []) + [SHARED, Path("/work/shared/data")]:
-        if (cand / "howell1.csv").is_file():
-            return cand
-    return None
-
-
-MIRROR = _mirror_dir()
-needs_mirror = pytest.mark.skipif(MIRROR is None, reason="no local !Kung mirror "
-                                  f"(set {DATA_DIR_ENV})")
-
 
 @pytest.fixture
 def no_network(monkeypatch, tmp_path):
@@ -66,9 +50,7 @@ def no_network(monkeypatch, tmp_path):
 
 
 # ------------------------------------------------------------------ !Kung from the mirror
-@needs_mirror
-def test_kung_row_counts_from_mirror(monkeypatch, no_network):
-    monkeypatch.setenv(DATA_DIR_ENV, str(MIRROR))
+def test_kung_row_counts_from_mirror(kung_mirror, no_network):
     all_rows = load_kung()
     assert no_network == []  # the mirror was used, no download attempted
     assert all_rows.n == 544
@@ -84,10 +66,8 @@ def test_kung_row_counts_from_mirror(monkeypatch, no_network):
     assert load_kung(females_only=True, adults_only=True).n == 187
 
 
-@needs_mirror
-def test_kung_values_match_independent_csv_parse(monkeypatch):
-    monkeypatch.setenv(DATA_DIR_ENV, str(MIRROR))
-    with open(MIRROR / "howell1.csv", newline="") as fh:
+def test_kung_values_match_independent_csv_parse(kung_mirror):
+    with open(kung_mirror / "howell1.csv", newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter=";"))
     data = load_kung()
     for j in (0, 1, 271, 543):
@@ -99,9 +79,7 @@ def test_kung_values_match_independent_csv_parse(monkeypatch):
     assert 50 < data.height.mean() < 200  # centimetres
 
 
-@needs_mirror
-def test_kung_to_dataset(monkeypatch):
-    monkeypatch.setenv(DATA_DIR_ENV, str(MIRROR))
+def test_kung_to_dataset(kung_mirror):
     ds = kung_dataset()
     assert isinstance(ds, Dataset) and ds.n == 287 and ds.dim == 1
     females = load_kung(females_only=True)
@@ -124,9 +102,8 @@ def test_corrupted_mirror_raises_hash_error(monkeypatch, tmp_path, no_network):
     assert no_network == []
 
 
-@needs_mirror
-def test_one_flipped_byte_is_caught(monkeypatch, tmp_path):
-    raw = bytearray((MIRROR / "howell1.csv").read_bytes())
+def test_one_flipped_byte_is_caught(monkeypatch, tmp_path, kung_file):
+    raw = bytearray(kung_file.read_bytes())
     raw[100] = ord("7") if raw[100] != ord("7") else ord("8")
     (tmp_path / "howell1.csv").write_bytes(bytes(raw))
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
@@ -285,3 +262,34 @@ def test_stripes(rng):
     assert grid.n == 100 and grid.y.sum() == 50  # S21 §6.5: 50 of each class
     with pytest.raises(ValueError, match="label_noise"):
         stripes_2d(5, rng, label_noise=0.7)
+
+
+# ------------------------------------------------------------------ the local resolver
+def test_kung_local_path_follows_the_package_order(monkeypatch, tmp_path, kung_file,
+                                                   no_network):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    assert kung.kung_local_path() is None  # empty cache, no mirror: nothing, no download
+    (cache / "howell1.csv").write_bytes(kung_file.read_bytes())
+    assert kung.kung_local_path() == cache / "howell1.csv"  # the pooch cache entry
+    # ... the very file pooch.retrieve returns from that cache without a download
+    from pooch import retrieve
+    assert Path(retrieve(kung.KUNG_URL, known_hash=f"sha256:{KUNG_SHA256}",
+                         fname="howell1.csv", path=cache)) == cache / "howell1.csv"
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "howell1.csv").write_bytes(kung_file.read_bytes())
+    monkeypatch.setenv(DATA_DIR_ENV, str(mirror))
+    assert kung.kung_local_path() == mirror / "howell1.csv"  # the mirror comes first
+    (cache / "howell1.csv").write_bytes(b"stale")
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "empty"))
+    assert kung.kung_local_path() is None  # a corrupt cache entry does not count
+
+
+def test_tests_carry_no_machine_path():
+    here = Path(__file__).resolve().parent
+    machine_prefixes = tuple("/" + d + "/" for d in ("work", "home", "Users", "tmp"))
+    offenders = [p.name for ext in ("py", "yaml", "cfg") for p in here.rglob(f"*.{ext}")
+                 if any(s in p.read_text(encoding="utf-8") for s in machine_prefixes)]
+    assert offenders == []

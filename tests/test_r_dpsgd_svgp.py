@@ -170,14 +170,10 @@ def test_r5_experiment_helpers_numpy_only(rng):
     assert mean.shape == (3,) and np.all(std > 0)
 
 
-def test_r5_kung_splits_are_scaled(rng):
-    from dpgp_audit.datasets.kung import DataUnavailableError
+def test_r5_kung_splits_are_scaled(rng, kung_mirror):
     from dpgp_audit.experiments.raisa import kung_tasks
 
-    try:
-        splits = kung_tasks("height", 300, 2, rng)
-    except DataUnavailableError:
-        pytest.skip("!Kung data not available offline")
+    splits = kung_tasks("height", 300, 2, rng)
     s = splits[0]
     assert s.xc.size == 300 and s.xt.size == 244
     allx = np.concatenate([s.xc, s.xt])

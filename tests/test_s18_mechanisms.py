@@ -3,7 +3,6 @@ bounds on generated neighbours, the !Kung noise scale, planted pitfalls flagged.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 import numpy as np
@@ -142,14 +141,25 @@ def _naive_b(Kinv):
     return best
 
 
-@pytest.mark.skipif(not os.environ.get("DPGP_AUDIT_DATA_DIR")
-                    and not os.path.exists("/work/shared/data/howell1.csv"),
-                    reason="no local !Kung mirror")
-def test_kung_noise_scale_fn2(monkeypatch):
-    # S18 fn. 2: 287 females, EQ lengthscale 25 y, variance 7.72² cm², noise 14² cm²,
-    # outputs normalised, d = 100 cm, ε = 50, δ = 0.01, Hall c(δ). Paper: 28.53.
-    if not os.environ.get("DPGP_AUDIT_DATA_DIR"):
-        monkeypatch.setenv("DPGP_AUDIT_DATA_DIR", "/work/shared/data")
+# S18 §4 (fn. 2) "we should scale our GP samples by 28.53" (cm), for the 287 !Kung females,
+# EQ lengthscale 25 y, variance 7.72² cm², noise 14² cm², outputs normalised, d = 100 cm,
+# ε = 50, δ = 0.01 and Hall's c(δ) = sqrt(2 log(2/δ)) (S18 eq. 2).
+PAPER_FN2_SCALE = 28.53
+
+
+def _kung_fn2_naive_scale() -> float:
+    """S18 eq. (1) computed naively (explicit inverse, loops over columns), in cm."""
+    from dpgp_audit.datasets.kung import load_kung
+
+    kung = load_kung(females_only=True)
+    sd = kung.height.std()
+    x = kung.age[:, None]
+    K = 7.72**2 / sd**2 * np.exp(-0.5 * (x - x.T) ** 2 / 25.0**2)
+    Kinv = np.linalg.inv(K + 14.0**2 / sd**2 * np.eye(kung.n))
+    return 100 / sd * _naive_b(Kinv) * np.sqrt(2 * np.log(2 / 0.01)) / 50 * sd
+
+
+def test_kung_noise_scale_fn2(kung_mirror):
     from dpgp_audit.datasets.kung import load_kung
 
     kung = load_kung(females_only=True)
@@ -161,12 +171,20 @@ def test_kung_noise_scale_fn2(monkeypatch):
         mech = StandardDPGP(kern, 14.0**2 / sd**2, x, np.linspace(0, 90, 5), 100 / sd, 50.0,
                             0.01, sensitivity="paper-b", method="hall", allow_unproven=True)
     assert not mech.claim.proven
-    Kinv = np.linalg.inv(kern(x) + 14.0**2 / sd**2 * np.eye(287))
-    oracle = 100 / sd * _naive_b(Kinv) * np.sqrt(2 * np.log(2 / 0.01)) / 50 * sd  # in cm
-    assert mech.scale * sd == pytest.approx(oracle, rel=1e-9)
-    assert mech.scale * sd == pytest.approx(28.53, rel=0.07)  # ours: 26.9 (see report)
+    # the kit against an independent computation of the same formula
+    assert mech.scale * sd == pytest.approx(_kung_fn2_naive_scale(), rel=1e-9)
     # the exact RKHS sensitivity is an order of magnitude smaller
     assert mech.bounds["rkhs"] < 0.15 * mech.bounds["paper-b"]
+
+
+def test_kung_noise_scale_fn2_deviation_from_paper(kung_mirror):
+    """A documented deviation, not a tolerance: eq. (1) on the published data gives 26.91 cm,
+    5.7 % below the paper's 28.53. Neither the sample sd with ddof = 1 (27.00) nor Dwork's
+    c(δ) = sqrt(2 log(1.25/δ)) (25.69) reproduces the paper's figure, so the kit keeps the
+    paper's stated formula and reports the gap (notebook 01)."""
+    naive = _kung_fn2_naive_scale()
+    assert round(naive, 2) == 26.91
+    assert round(1 - naive / PAPER_FN2_SCALE, 3) == 0.057
 
 
 def test_cloaking_prediction_outputs(rng):

@@ -39,6 +39,7 @@ __all__ = [
     "DataUnavailableError",
     "KungData",
     "kung_dataset",
+    "kung_local_path",
     "kung_path",
     "load_kung",
     "read_kung_csv",
@@ -82,6 +83,49 @@ def _cache_dir() -> Path:
     return Path(pooch.os_cache("dpgp_audit"))
 
 
+def _verified(candidate: Path) -> Path:
+    """``candidate`` if its SHA-256 is the pinned one, else :class:`DataHashError`."""
+    digest = _sha256(candidate)
+    if digest != KUNG_SHA256:
+        raise DataHashError(
+            f"{candidate} has SHA-256 {digest}, expected {KUNG_SHA256}: the file is "
+            f"corrupt or not the published Howell1 table; replace it with a fresh copy "
+            f"of {KUNG_URL}")
+    return candidate
+
+
+def _mirror_path() -> Path | None:
+    """``$DPGP_AUDIT_DATA_DIR/howell1.csv`` (hash-checked) when set and present, else None."""
+    mirror = os.environ.get(DATA_DIR_ENV, "")
+    if mirror:
+        candidate = Path(mirror).expanduser() / KUNG_FILENAME
+        if candidate.is_file():
+            return _verified(candidate)
+    return None
+
+
+def kung_local_path() -> Path | None:
+    """The local copy :func:`kung_path` would use without a download, or ``None``.
+
+    Same order as :func:`kung_path`: the mirror ``$DPGP_AUDIT_DATA_DIR/howell1.csv``
+    (SHA-256 checked), then the pooch cache entry, which counts only when its SHA-256 is the
+    pinned one (pooch would fetch it again otherwise). Never touches the network; the test
+    suite uses it to decide whether the !Kung data should be available.
+
+    Raises
+    ------
+    DataHashError
+        The mirror file's SHA-256 differs from :data:`KUNG_SHA256`.
+    """
+    found = _mirror_path()
+    if found is not None:
+        return found
+    cached = _cache_dir() / KUNG_FILENAME
+    if cached.is_file() and _sha256(cached) == KUNG_SHA256:
+        return cached
+    return None
+
+
 def kung_path() -> Path:
     """Path of a verified local copy of ``howell1.csv`` (mirror, cache or fresh download).
 
@@ -92,19 +136,12 @@ def kung_path() -> Path:
     DataUnavailableError
         No mirror and the download failed (e.g. offline).
     """
+    found = _mirror_path()
+    if found is not None:
+        return found
     mirror = os.environ.get(DATA_DIR_ENV, "")
-    mirror_note = ""
-    if mirror:
-        candidate = Path(mirror).expanduser() / KUNG_FILENAME
-        if candidate.is_file():
-            digest = _sha256(candidate)
-            if digest != KUNG_SHA256:
-                raise DataHashError(
-                    f"{candidate} has SHA-256 {digest}, expected {KUNG_SHA256}: the file is "
-                    f"corrupt or not the published Howell1 table; replace it with a fresh copy "
-                    f"of {KUNG_URL}")
-            return candidate
-        mirror_note = f" ({DATA_DIR_ENV}={mirror!r} is set but holds no {KUNG_FILENAME})"
+    mirror_note = (f" ({DATA_DIR_ENV}={mirror!r} is set but holds no {KUNG_FILENAME})"
+                   if mirror else "")
     cache = _cache_dir()
     try:
         return Path(_download(KUNG_URL, KUNG_SHA256, KUNG_FILENAME, cache))

@@ -29,6 +29,10 @@ Two solvers:
   Newton steps on the dual, then the duality-gap certificate above evaluated on *every*
   column; columns the screen wrongly dropped rejoin the working set until the certificate
   holds. The returned M is always feasible (max leverage exactly 1).
+  Above ``max_working`` columns (large n, e.g. S21.2's sparse maps) the same solver runs by
+  column generation on subsets and the certificate is still evaluated on every column;
+  with C given as its factors (:class:`~dpgp_audit.gp.linalg.FactoredMatrix`) time and
+  memory are linear in n.
 * :func:`solve_cloaking_paper` — S18-supp Algorithm 1 (FINDLAMBDAS) verbatim: uniform
   random start in (0.1, 0.9), fixed learning rate 0.05, unprojected gradient steps,
   stop when the step is below 1e-5. Kept for comparison and for the planted pitfalls.
@@ -48,6 +52,7 @@ import numpy as np
 from scipy import linalg
 
 from dpgp_audit._validation import as_finite_array, check_rng
+from dpgp_audit.gp.linalg import FactoredMatrix
 
 __all__ = [
     "CloakingSolution",
@@ -116,7 +121,13 @@ class CloakingSolution:
 # --------------------------------------------------------------------------- helpers
 
 
-def _check_C(C: object) -> np.ndarray:
+def _check_C(C: object) -> np.ndarray | FactoredMatrix:
+    if isinstance(C, FactoredMatrix):
+        if 0 in C.shape or C.F.shape[1] == 0:
+            raise ValueError(f"C must be non-empty, got shape {C.shape}")
+        if not (np.any(C.F) and np.any(C.G)):
+            raise ValueError("C is identically zero: the release does not depend on the data")
+        return C
     C = as_finite_array("C", C, ndim=2)
     if C.shape[0] == 0 or C.shape[1] == 0:
         raise ValueError(f"C must be non-empty, got shape {C.shape}")
@@ -125,7 +136,7 @@ def _check_C(C: object) -> np.ndarray:
     return C
 
 
-def range_basis(C: np.ndarray, *, rtol: float = 1e-10,
+def range_basis(C: np.ndarray | FactoredMatrix, *, rtol: float = 1e-10,
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Thin SVD of ``C`` truncated to its numerical range: ``C ≈ Q diag(s) Vt``.
 
@@ -134,8 +145,19 @@ def range_basis(C: np.ndarray, *, rtol: float = 1e-10,
     ``c_iᵀ (C Λ Cᵀ)⁺ c_i`` are invariant under ``C → T C`` for invertible ``T``, so the
     cloaking problem is solved on the perfectly conditioned ``Vt`` and mapped back with
     ``M = Q diag(s) M_V diag(s) Qᵀ``.
+
+    For a :class:`~dpgp_audit.gp.linalg.FactoredMatrix` ``C = F G`` (m ≪ n) the same
+    decomposition comes from a thin QR ``Gᵀ = Q_G R_G`` and the SVD of the k × m matrix
+    ``F R_Gᵀ = U diag(s) Wᵀ``: ``C = U diag(s) (Q_G W)ᵀ``, in O(n m²) time and O(n m)
+    memory (no k × n array).
     """
     C = _check_C(C)
+    if isinstance(C, FactoredMatrix):
+        Qg, Rg = linalg.qr(C.G.T, mode="economic", check_finite=False)
+        U, s, Wt = linalg.svd(C.F @ Rg.T, full_matrices=False, lapack_driver="gesdd",
+                              check_finite=False)
+        r = int(np.sum(s > rtol * s[0]))
+        return U[:, :r], s[:r], Wt[:r] @ Qg.T
     U, s, Vt = linalg.svd(C, full_matrices=False, lapack_driver="gesdd")
     r = int(np.sum(s > rtol * s[0]))
     return U[:, :r], s[:r], Vt[:r]
@@ -343,44 +365,32 @@ def _barrier(A: np.ndarray, work: np.ndarray, lam: np.ndarray, st: _State, r: in
     return work, lam, st, it
 
 
-def solve_cloaking(C: np.ndarray, *, tol: float = 1e-9, max_iter: int = 200,
-                   n_multiplicative: int = 200, rtol: float = 1e-10) -> CloakingSolution:
-    """Fast, certified solver for the S18 cloaking covariance (catalogue S18.2).
+def _solve_design(A: np.ndarray, *, tol: float, max_iter: int, n_multiplicative: int,
+                  hist: dict, lam0: np.ndarray | None = None,
+                  ) -> tuple[np.ndarray, _State, float, float, int]:
+    """The certified D-optimal design on the columns of ``A`` (r × n, full row rank).
 
-    Parameters
-    ----------
-    C
-        k × n cloaking matrix (column i: change of the release per unit change of y_i).
-    tol
-        Target certified gap on log|M| (absolute, in nats).
-    max_iter
-        Maximum projected-Newton iterations.
-    n_multiplicative
-        Maximum multiplicative (Titterington 1976) warm-start iterations (also capped at
-        about the cost of one Newton step on all columns, and at least 10).
-    rtol
-        Relative singular-value threshold defining span{c_i}.
-
-    Returns
-    -------
-    CloakingSolution
-        ``M`` is scaled so that ``max_i c_iᵀ M⁺ c_i = 1`` exactly (feasible), and
-        ``logdet − log|M*| ≤ gap``. ``converged`` is True when ``gap ≤ tol``.
+    Multiplicative warm start with screening, log-barrier Newton on the working set, then
+    the certificate on every column of ``A`` (columns that violate it rejoin the working
+    set). ``lam0`` (optional, ≥ 0) replaces the uniform starting design: its positive
+    entries are kept, the others start at 1 % of their mean. Returns (λ, state on all
+    columns, LB, UB, iterations), before any rescaling.
     """
-    C = _check_C(C)
-    if tol <= 0:
-        raise ValueError(f"tol must be > 0, got {tol!r}")
-    Q, sv, A = range_basis(C, rtol=rtol)  # A = Vt: orthonormal rows (well conditioned)
     r, n = A.shape
-    shift = 2.0 * float(np.sum(np.log(sv)))  # log det diag(s)²
     nz = np.linalg.norm(A, axis=0) > 0
     active = np.flatnonzero(nz)  # initial working set (shrunk by screening below)
     lam = np.zeros(n)
-    lam[active] = r / active.size  # uniform design, Σλ = r
+    if lam0 is None:
+        lam[active] = r / active.size  # uniform design, Σλ = r
+    else:
+        start = np.asarray(lam0, dtype=float)[active]
+        pos = start > 0
+        fill = 1e-2 * float(np.mean(start[pos])) if np.any(pos) else 1.0
+        start = np.where(pos, start, fill)
+        lam[active] = start * (r / start.sum())
     st = _state(A, lam)
     if st is None:  # cannot happen for full-row-rank A with positive weights on all columns
         raise ValueError("C Λ Cᵀ is singular for uniform weights; check C")
-    hist: dict[str, list[float]] = {"gap": []}
 
     # 1) multiplicative warm start on the working set: u_i ← u_i g_i / r keeps Σλ = r and
     #    increases log det; the screen shrinks the working set.
@@ -443,8 +453,109 @@ def solve_cloaking(C: np.ndarray, *, tol: float = 1e-9, max_iter: int = 200,
         lam[back] = 1e-3 * float(np.mean(lw))
         Aw, lw = A[:, work], lam[work]
         stw = _state(Aw, lw)
+    return lam, st, lb, ub, n_mult + it
 
-    # 3) feasible output: scale M so that the largest leverage is exactly one.
+
+def solve_cloaking(C: np.ndarray | FactoredMatrix, *, tol: float = 1e-9, max_iter: int = 200,
+                   n_multiplicative: int = 200, rtol: float = 1e-10,
+                   max_working: int = 2000, subset_size: int = 600,
+                   max_rounds: int = 30) -> CloakingSolution:
+    """Fast, certified solver for the S18 cloaking covariance (catalogue S18.2).
+
+    Parameters
+    ----------
+    C
+        k × n cloaking matrix (column i: change of the release per unit change of y_i), or
+        its factors as a :class:`~dpgp_audit.gp.linalg.FactoredMatrix` (sparse GPs, S21.2:
+        O(n m²) time and O(n m) memory, no k × n array).
+    tol
+        Target certified gap on log|M| (absolute, in nats).
+    max_iter
+        Maximum projected-Newton iterations (per subproblem).
+    n_multiplicative
+        Maximum multiplicative (Titterington 1976) warm-start iterations (also capped at
+        about the cost of one Newton step on all columns, and at least 10).
+    rtol
+        Relative singular-value threshold defining span{c_i}.
+    max_working, subset_size, max_rounds
+        Scale control. With at most ``max_working`` non-zero columns the design is solved
+        directly (the Newton Hessian is working-set square). With more, by column
+        generation: solve on ``subset_size`` columns (r spanning ones from QR with column
+        pivoting plus an even stride through the rest), evaluate the certificate on every
+        column (one O(n r²) pass), keep the support found and the spanning columns, add the
+        worst violators, and solve again from the previous weights, for at most
+        ``max_rounds`` rounds. Time and memory grow linearly in n; the certificate is
+        always that of the full problem.
+
+    Returns
+    -------
+    CloakingSolution
+        ``M`` is scaled so that ``max_i c_iᵀ M⁺ c_i = 1`` exactly (feasible), and
+        ``logdet − log|M*| ≤ gap``. ``converged`` is True when ``gap ≤ tol``.
+    """
+    C = _check_C(C)
+    if tol <= 0:
+        raise ValueError(f"tol must be > 0, got {tol!r}")
+    Q, sv, A = range_basis(C, rtol=rtol)  # A = Vt: orthonormal rows (well conditioned)
+    r, n = A.shape
+    shift = 2.0 * float(np.sum(np.log(sv)))  # log det diag(s)²
+    hist: dict[str, list[float]] = {"gap": []}
+    kw = {"tol": tol, "max_iter": max_iter, "n_multiplicative": n_multiplicative}
+    active = np.flatnonzero(np.linalg.norm(A, axis=0) > 0)
+    max_working = max(int(max_working), 4 * r + 10)
+    subset_size = min(max(int(subset_size), 4 * r + 10), max_working)
+    if active.size <= max_working:
+        lam, st, lb, ub, iters = _solve_design(A, hist=hist, **kw)
+    else:  # column generation: subproblems of about subset_size columns plus the support
+        st0 = _state(A[:, active], np.full(active.size, r / active.size))
+        if st0 is None:
+            raise ValueError("C Λ Cᵀ is singular for uniform weights; check C")
+        # first subset: an even stride through the columns (for a GP they are the training
+        # points, so a stride covers the inputs), r columns spanning range(A) (QR with
+        # column pivoting, on the stride first and on all columns if it does not span;
+        # they stay in every subset, so every subproblem is full rank), and the columns of
+        # largest leverage under the uniform design (the extremes the optimum uses)
+        stride = active[np.linspace(0, active.size - 1, subset_size - r).astype(int)]
+        stride = np.unique(stride)
+        anchors = np.zeros(0, dtype=int)
+        for pool in (stride, active):
+            _, Rp, piv = linalg.qr(A[:, pool], mode="economic", pivoting=True,
+                                   check_finite=False)
+            if abs(Rp[r - 1, r - 1]) > 1e-8 * abs(Rp[0, 0]):
+                anchors = pool[np.sort(piv[:r])]
+                break
+        if anchors.size == 0:
+            raise ValueError("C Λ Cᵀ is singular for uniform weights; check C")
+        hardest = active[np.argsort(st0.g, kind="stable")[-(2 * r):]]
+        subset = np.union1d(np.union1d(anchors, stride), hardest)
+        iters = 0
+        hist["rounds"] = []
+        lam = np.zeros(n)
+        for _ in range(max(int(max_rounds), 1)):
+            lam_s, st_s, _, _, it_s = _solve_design(A[:, subset], hist=hist,
+                                                    lam0=lam[subset] if lam.any() else None,
+                                                    **kw)
+            iters += it_s
+            lam = np.zeros(n)
+            lam[subset] = lam_s
+            st = _state(A, lam)
+            if st is None:
+                raise ValueError("lost positive definiteness; check C")
+            lb, ub = _bounds(st, r, float(lam.sum()))
+            hist["rounds"].append(ub - lb)
+            if ub - lb <= tol:
+                break
+            back = np.setdiff1d(np.flatnonzero(st.g > np.max(st_s.g) * (1 - 1e-12)), subset)
+            if back.size == 0:  # the gap left is the subproblem's own: solve it further
+                continue
+            q = subset_size - r
+            if back.size > q:  # half the worst violators, half an even stride through all
+                top = back[np.argsort(st.g[back], kind="stable")[-(q // 2):]]
+                spread = back[np.linspace(0, back.size - 1, q - q // 2).astype(int)]
+                back = np.union1d(top, spread)
+            subset = np.union1d(np.union1d(subset[lam_s > 0], anchors), back)
+
+    # feasible output: scale M so that the largest leverage is exactly one.
     gmax = float(np.max(st.g))
     lam_out = lam * gmax
     F = Q * sv  # C = F Vt
@@ -457,7 +568,7 @@ def solve_cloaking(C: np.ndarray, *, tol: float = 1e-9, max_iter: int = 200,
     lb = lb + shift
     return CloakingSolution(lam=lam_out, M=M, basis=Q, leverages=lev,
                             delta=float(np.sqrt(np.max(lev))), logdet=logdet, gap=gap,
-                            lower_bound=lb, iterations=n_mult + it,
+                            lower_bound=lb, iterations=iters,
                             converged=gap <= tol, method="newton", history=hist)
 
 
@@ -488,6 +599,8 @@ def solve_cloaking_paper(C: np.ndarray, rng: np.random.Generator, *,
     paper's footnote ‡ mentions.
     """
     C = _check_C(C)
+    if isinstance(C, FactoredMatrix):
+        C = C.dense()  # Alg. 1 works on C itself (small problems)
     rng = check_rng(rng)
     k, n = C.shape
     lam = rng.uniform(0.1, 0.9, size=n) if lam0 is None else np.array(lam0, dtype=float)

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
 __all__ = [
+    "FactoredMatrix",
     "LowRankPlusDiag",
     "check_psd_matrix",
     "cho_solve_lower",
@@ -188,3 +189,63 @@ def woodbury_solve(V: object, d: object, R: object) -> np.ndarray:
 def woodbury_logdet(V: object, d: object) -> float:
     """``log det(Vᵀ V + diag(d))`` via the matrix determinant lemma."""
     return low_rank_plus_diag(V, d).logdet()
+
+
+# --------------------------------------------------------------------------- low-rank product
+@dataclass(frozen=True, eq=False)
+class FactoredMatrix:
+    """A k × n matrix kept as its factors, ``C = F G`` (F: k × m, G: m × n, m ≪ n).
+
+    Sparse GPs produce their linear maps in this form (S21 eq. 9: the FITC cloaking matrix
+    is ``k_*Z Q_ZZ⁻¹ · K_Zf (Λ + σ² I)⁻¹``); keeping the factors lets the cloaking solver
+    work in O(n m²) time and O(n m) memory and never form a k × n (or n × n) array.
+
+    ``C @ x`` and ``A @ C`` are evaluated through the factors; ``np.asarray(C)`` or
+    :meth:`dense` form the product (small problems and tests only).
+    """
+
+    F: np.ndarray
+    G: np.ndarray
+
+    __array_ufunc__ = None  # make ``ndarray @ FactoredMatrix`` defer to __rmatmul__
+
+    def __post_init__(self) -> None:
+        for name in ("F", "G"):
+            arr = np.array(getattr(self, name), dtype=float)
+            if arr.ndim != 2:
+                raise ValueError(f"{name} must be a 2-D matrix, got shape {arr.shape}")
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} contains non-finite value(s) (NaN or inf)")
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        if self.F.shape[1] != self.G.shape[0]:
+            raise ValueError(f"inner dimensions differ: F is {self.F.shape}, G is {self.G.shape}")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(k, n)``."""
+        return (int(self.F.shape[0]), int(self.G.shape[1]))
+
+    @property
+    def ndim(self) -> int:
+        """Always 2."""
+        return 2
+
+    def __matmul__(self, other: np.ndarray) -> np.ndarray:
+        return self.F @ (self.G @ np.asarray(other, dtype=float))
+
+    def __rmatmul__(self, other: np.ndarray) -> np.ndarray:
+        return (np.asarray(other, dtype=float) @ self.F) @ self.G
+
+    def dense(self) -> np.ndarray:
+        """The k × n product (memory k·n: small problems only)."""
+        return self.F @ self.G
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        out = self.dense()
+        return out if dtype is None else out.astype(dtype)
+
+    def column_norms(self) -> np.ndarray:
+        """``‖c_i‖`` for every column, via the m × m Gram matrix ``FᵀF`` (O(n m²))."""
+        gram = self.F.T @ self.F
+        return np.sqrt(np.maximum(np.einsum("ij,ij->j", self.G, gram @ self.G), 0.0))

@@ -37,6 +37,7 @@ import numpy as np
 
 from dpgp_audit.gp.kernels import Kernel, as_inputs
 from dpgp_audit.gp.linalg import (
+    FactoredMatrix,
     LowRankPlusDiag,
     cho_solve_lower,
     low_rank_plus_diag,
@@ -164,6 +165,15 @@ class FittedSparseGP:
         d = self.factor.d
         # C = Wᵀ B⁻¹ V D⁻¹, the Q_ZZ⁻¹ of eq. (9) being L_ZZ⁻ᵀ B⁻¹ L_ZZ⁻¹
         return (cho_solve_lower(self.factor.L_B, W).T @ self.V) / d
+
+    def mean_weights_factored(self, Xs: object) -> FactoredMatrix:
+        """The same C as :meth:`mean_weights`, kept as its factors ``F G``.
+
+        ``F = k_*Z Q_ZZ⁻¹ L_ZZ`` (k × M, i.e. ``(B⁻¹ W)ᵀ``) and ``G = V D⁻¹`` (M × n): what the
+        cloaking solver needs at large n (S21.2), in O(n M) memory, no k × n array.
+        """
+        _, W = self._W(Xs)
+        return FactoredMatrix(cho_solve_lower(self.factor.L_B, W).T, self.V / self.factor.d)
 
     def predict(self, Xs: object, full_cov: bool = False, *, include_noise: bool = False
                 ) -> tuple[np.ndarray, np.ndarray]:

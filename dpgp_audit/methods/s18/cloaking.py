@@ -25,6 +25,7 @@ it.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,6 +46,7 @@ from dpgp_audit.gp.cloaking import (
     solve_cloaking_paper,
 )
 from dpgp_audit.gp.kernels import Kernel
+from dpgp_audit.gp.linalg import FactoredMatrix
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import Mahalanobis
@@ -63,7 +65,9 @@ class CloakingMechanism(LinearGaussianRelease):
     Parameters
     ----------
     C
-        Public linear map (column i: change of the release per unit change of y_i).
+        Public linear map (column i: change of the release per unit change of y_i), dense or
+        as a :class:`~dpgp_audit.gp.linalg.FactoredMatrix` ``F G`` (sparse GPs: O(n m²)
+        time, O(n m) memory; the release is the same).
     d
         Outputs-only neighbour bound |y_i − y_i′| ≤ d.
     epsilon, delta
@@ -84,10 +88,28 @@ class CloakingMechanism(LinearGaussianRelease):
     y_bound, clip
         Declared target bound; ``clip=True`` clips explicitly.
     rank_rtol, floor
-        Numerical range handling (module docstring).
+        Numerical range handling (module docstring). The floor adds ``floor · λ_max`` to
+        every eigenvalue of the solver's M on span{c_i}: more noise, never less. Every
+        reported quantity is that of the covariance actually released (floor included):
+        :attr:`M`, :attr:`delta_m` (so σ), :attr:`logdet`; the solver's own values stay on
+        :attr:`solution`. On ill-conditioned C the floor can move Δ and the released
+        standard deviations by a few per cent (``benchmarks/bench_sparse_scale.py``
+        measures it); set ``floor=0`` only for a well-conditioned C (the Cholesky factor
+        then still has to exist, or the release is refused).
+
+    Attributes
+    ----------
+    M
+        The released noise shape (σ² M is the covariance), floor included.
+    delta_m
+        Δ = sqrt(max_i c_iᵀ M⁺ c_i) for the released M (≤ the solver's Δ).
+    logdet
+        log pseudo-determinant of the released M (on span{c_i}).
+    floor_added
+        The multiple of the identity on span{c_i} added by the floor.
     """
 
-    C: np.ndarray
+    C: np.ndarray | FactoredMatrix
     d: float
     epsilon: float
     delta: float
@@ -103,20 +125,27 @@ class CloakingMechanism(LinearGaussianRelease):
     floor: float = 1e-9
     M: np.ndarray = field(init=False, repr=False)
     delta_m: float = field(init=False)
+    logdet: float = field(init=False)
+    floor_added: float = field(init=False)
     calibration: GaussianCalibration = field(init=False, repr=False)
     _Q: np.ndarray = field(init=False, repr=False)
     _factor: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        C = as_finite_array("C", self.C, ndim=2)
-        C = C.copy()
-        C.setflags(write=False)
-        object.__setattr__(self, "C", C)
+        if isinstance(self.C, FactoredMatrix):
+            C = self.C  # immutable, validated factors (S21.2 at scale: no k × n array)
+        else:
+            C = as_finite_array("C", self.C, ndim=2)
+            C = C.copy()
+            C.setflags(write=False)
+            object.__setattr__(self, "C", C)
         d = check_positive_float("d", self.d)
         sol = self.solution
+        Q = None
         if sol is None:
             if self.solver == "fast":
                 sol = solve_cloaking(C, rtol=self.rank_rtol)
+                Q = sol.basis  # range_basis(C, rtol=rank_rtol), computed by the solver
             elif self.solver == "paper":
                 if self.solver_rng is None:
                     raise ValueError("solver='paper' needs solver_rng (Alg. 1 line 17 draws "
@@ -125,7 +154,8 @@ class CloakingMechanism(LinearGaussianRelease):
             else:
                 raise ValueError(f"solver must be 'fast' or 'paper', got {self.solver!r}")
             object.__setattr__(self, "solution", sol)
-        Q, _, _ = range_basis(C, rtol=self.rank_rtol)
+        if Q is None:
+            Q = range_basis(C, rtol=self.rank_rtol)[0]
         # noise covariance in the reduced coordinates of span{c_i}
         R = Q.T @ sol.M @ Q
         R = 0.5 * (R + R.T)
@@ -135,7 +165,10 @@ class CloakingMechanism(LinearGaussianRelease):
                 f"the cloaking covariance is not positive semi-definite on span{{c_i}} "
                 f"(eigenvalues {w[0]:.3g} .. {w[-1]:.3g}): the optimiser (solver="
                 f"{self.solver!r}) left negative weights; refusing to release")
-        R = R + float(self.floor) * w[-1] * np.eye(R.shape[0])
+        if not (np.isfinite(self.floor) and self.floor >= 0):
+            raise ValueError(f"floor must be finite and >= 0, got {self.floor!r}")
+        floor_added = float(self.floor) * float(w[-1])
+        R = R + floor_added * np.eye(R.shape[0])
         try:
             Lr = linalg.cholesky(R, lower=True)
         except linalg.LinAlgError as err:
@@ -146,8 +179,14 @@ class CloakingMechanism(LinearGaussianRelease):
         lev = np.einsum("ij,ij->j", B, B)
         # range check: with the projection Q Qᵀ every change lies in span(Q) = range(M);
         # refuse if a column is numerically outside span(Q) by more than rank_rtol allows.
-        resid = np.linalg.norm(C - Q @ A, axis=0)
-        smax = float(np.linalg.norm(C, 2))
+        if isinstance(C, FactoredMatrix):  # ‖(I − QQᵀ) F g_i‖ through an m × m Gram matrix
+            Fp = C.F - Q @ (Q.T @ C.F)
+            resid = np.sqrt(np.maximum(np.einsum("ij,ij->j", C.G, (Fp.T @ Fp) @ C.G), 0.0))
+            wg, Ug = np.linalg.eigh(C.G @ C.G.T)  # ‖F G‖₂ = ‖F (G Gᵀ)^{1/2}‖₂
+            smax = float(np.linalg.norm(C.F @ (Ug * np.sqrt(np.maximum(wg, 0.0))), 2))
+        else:
+            resid = np.linalg.norm(C - Q @ A, axis=0)
+            smax = float(np.linalg.norm(C, 2))
         if np.any(resid > 10 * self.rank_rtol * smax + 1e-300):
             raise ValueError("range check failed: a column of C leaves span{c_i}")
         if self.delta_rule == "mahalanobis":
@@ -166,13 +205,17 @@ class CloakingMechanism(LinearGaussianRelease):
             val.setflags(write=False)
             object.__setattr__(self, name, val)
         object.__setattr__(self, "delta_m", delta_m)
+        object.__setattr__(self, "logdet", float(2.0 * np.sum(np.log(np.diag(Lr)))))
+        object.__setattr__(self, "floor_added", floor_added)
         object.__setattr__(self, "calibration", cal)
 
     # -- contract -------------------------------------------------------------------
     @property
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP under outputs-only neighbours with bound d."""
-        notes = [f"cloaking, calibration={self.method}", f"solver={self.solver}"]
+        notes = [f"cloaking, calibration={self.method}", f"solver={self.solver}",
+                 f"noise floor {self.floor:g} x lambda_max(M) on span(C) (adds noise; "
+                 f"Delta is that of the released M)"]
         if self.clip:
             notes.append(f"targets clipped to |y| <= {self.y_bound:g}")
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
@@ -220,23 +263,27 @@ class CloakingMechanism(LinearGaussianRelease):
         return self.M
 
 
-class CloakedRelease:
+class CloakedRelease(ABC):
     """Mechanism, GaussianRelease and SensitivityQuery by delegation to a cloaking mechanism.
 
-    Shared base of :class:`CloakingGP` and
-    :class:`dpgp_audit.methods.s21.mechanisms.LinearCloakingRelease`:
-    a subclass holds the fixed public inputs ``X`` and a :class:`CloakingMechanism`
-    ``mechanism``, and may set a public ``offset`` added to every release and refine
-    :meth:`_check`. The outputs-only relation fixes X, so a dataset with other inputs is
-    refused.
+    Abstract shared base of :class:`CloakingGP` and
+    :class:`dpgp_audit.methods.s21.mechanisms.LinearCloakingRelease` (never released as
+    is): a subclass holds the fixed public inputs ``X`` and a :class:`CloakingMechanism`
+    ``mechanism``, may set a public ``offset`` added to every release, and implements
+    :meth:`_check` (at least :meth:`_check_public_inputs`). The outputs-only relation fixes
+    X, so a dataset with other inputs is refused.
     """
 
     X: np.ndarray
     mechanism: CloakingMechanism
     offset: np.ndarray | None = None
 
-    def _check(self, data: Dataset) -> Dataset:
+    def _check_public_inputs(self, data: Dataset) -> Dataset:
         return check_public_inputs(data, self.X)
+
+    @abstractmethod
+    def _check(self, data: Dataset) -> Dataset:
+        """Validate ``data`` before any query or release (public inputs, label domain...)."""
 
     @property
     def claim(self) -> ApproxDP:
@@ -317,6 +364,9 @@ class CloakingGP(CloakedRelease):
             C, self.d, self.epsilon, self.delta, method=self.method,
             allow_unproven=self.allow_unproven, solver=self.solver, solver_rng=self.solver_rng,
             y_bound=self.y_bound, clip=self.clip))
+
+    def _check(self, data: Dataset) -> Dataset:
+        return self._check_public_inputs(data)
 
     def predict(self, data: Dataset, rng: np.random.Generator,
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

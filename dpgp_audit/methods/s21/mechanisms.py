@@ -22,6 +22,7 @@ offset vanishes, so the release is exactly C y + noise.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -76,7 +77,7 @@ class LinearCloakingRelease(CloakedRelease):
     info: dict = field(default_factory=dict, repr=False)
 
     def _check(self, data: Dataset) -> Dataset:
-        data = super()._check(data)
+        data = self._check_public_inputs(data)
         if self.labels:
             check_labels(data.y, "data.y")
         return data
@@ -86,15 +87,21 @@ class LinearCloakingRelease(CloakedRelease):
         return self.mechanism.sigma * np.sqrt(np.clip(np.diag(self.mechanism.M), 0.0, None))
 
 
-class _NewtonStepRelease:
+class _NewtonStepRelease(ABC):
     """Contract methods of the S21.3/S21.4 classifiers, delegated to their cloaked ``release``.
 
-    A subclass holds ``release`` (a labelled :class:`LinearCloakingRelease` of the first
-    Newton step at f̂ = 0) and ``model`` (for post-processing predictions).
+    Abstract (never released as is): a subclass holds ``release`` (a labelled
+    :class:`LinearCloakingRelease` of the first Newton step at f̂ = 0) and ``model``, and
+    implements :meth:`predict_proba` (post-processing of one release).
     """
 
     release: LinearCloakingRelease
     model: LaplaceClassifier | SoRClassifier
+
+    @abstractmethod
+    def predict_proba(self, released: np.ndarray, Xs: object, *, averaged: bool = True
+                      ) -> np.ndarray:
+        """P(y* = +1) at ``Xs`` from one release (post-processing)."""
 
     @property
     def claim(self) -> ApproxDP:
@@ -163,6 +170,10 @@ def sparse_cloaking(X: object, Xs: object, kernel: Kernel, noise_variance: float
                     allow_unproven: bool = False) -> LinearCloakingRelease:
     """S21.2: cloaking the FITC posterior mean, C = k_*M Q_MM⁻¹ K_MN (Λ + σ² I)⁻¹ (eq. 9).
 
+    C is kept as its two factors (k × M and M × n, :meth:`FittedSparseGP.mean_weights_factored`)
+    and the cloaking solver works on them, so time is O(n M²) and memory O(n M): no k × n or
+    n × n array (``benchmarks/bench_sparse_scale.py``).
+
     The inducing inputs are ``placement(X, n_inducing, rng)`` — k-means on the
     public inputs by default. No argument carries targets, so they cannot be
     placed using y.
@@ -171,7 +182,7 @@ def sparse_cloaking(X: object, Xs: object, kernel: Kernel, noise_variance: float
     rng = check_rng(rng)
     Z = as_inputs("Z", placement(np.array(Xa), int(n_inducing), rng))
     fitted = SparseGP(kernel, noise_variance, Z, approximation).fit(Xa, np.zeros(Xa.shape[0]))  # type: ignore[arg-type]
-    C = fitted.mean_weights(Xs)
+    C = fitted.mean_weights_factored(Xs)  # k × M times M × n: linear in n, no k × n array
     _, var = fitted.predict(Xs)
     return LinearCloakingRelease(Xa, _cloak(C, d, epsilon, delta, method, allow_unproven),
                                  post_var=var, info={"Z": Z})
