@@ -66,7 +66,7 @@ def test_A6_correct_mechanism_exits_0(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "not proved the mechanism private" in out
-    assert json.loads(js.read_text())["verdict"] == "NO_VIOLATION_FOUND"
+    assert json.loads(js.read_text())["verdict"] == "NO_EVIDENCE"
 
 
 def test_A6_overrides_and_single_auditor(tmp_path, capsys):
