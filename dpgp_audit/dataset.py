@@ -124,7 +124,7 @@ def clip_targets(y: np.ndarray, bound: float, *, clip: bool) -> tuple[np.ndarray
     n_out = int(np.count_nonzero(outside))
     if n_out and not clip:
         raise ValueError(
-            f"{n_out} target(s) lie outside the declared bound |y| <= {bound:g} "
+            f"y: {n_out} target(s) lie outside the declared bound |y| <= {bound:g} "
             f"(max |y| = {float(np.max(np.abs(y))):g}); pass clip=True to clip them "
             "explicitly (recorded in the claim) or widen the bound"
         )
