@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from dpgp_audit import cli
 from dpgp_audit.cli import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, main
-from dpgp_audit.registry import entries
+from dpgp_audit.catalogue import entries
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
