@@ -14,7 +14,7 @@ import numpy as np
 
 from dpgp_audit._validation import as_finite_array
 
-__all__ = ["ClipReport", "Dataset", "check_public_inputs", "clip_targets"]
+__all__ = ["ClipReport", "Dataset", "check_dataset", "check_public_inputs", "clip_targets"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,6 +129,18 @@ def clip_targets(y: np.ndarray, bound: float, *, clip: bool) -> tuple[np.ndarray
             "explicitly (recorded in the claim) or widen the bound"
         )
     return np.clip(y, -bound, bound), ClipReport(float(bound), n_out)
+
+
+def check_dataset(data: object, name: str = "data") -> Dataset:
+    """Return ``data`` if it is a :class:`Dataset`; ``TypeError`` naming ``name`` otherwise.
+
+    Every release starts here, so that a tuple, an array or ``None`` is refused with a
+    message instead of an ``AttributeError`` deep inside the mechanism.
+    """
+    if not isinstance(data, Dataset):
+        raise TypeError(f"{name} must be a Dataset (dpgp_audit.Dataset(X, y)), got "
+                        f"{type(data).__name__}")
+    return data
 
 
 def check_public_inputs(data: object, X: np.ndarray) -> Dataset:

@@ -20,8 +20,9 @@ Laplace; Jin et al., S&P 2022, for Gaussian noise and DP-SGD).
 2. **Rounding visible?** For each candidate, a pilot of ``pilot`` releases per side gives
    per coordinate the ratio ``np.spacing(max |release|) / sd`` (the sd from ``cov`` when
    the mechanism exposes it, else from the pilot) and the fraction of distinct values.
-   Rounding is *visible* when the ratio exceeds :data:`VISIBLE_RATIO` or fewer than
-   :data:`MIN_DISTINCT` of the pilot values are distinct in some coordinate.
+   Rounding is *visible* when the ratio exceeds :data:`VISIBLE_RATIO`, or when fewer than
+   :data:`MIN_DISTINCT` of the pilot values are distinct in some coordinate while the
+   ratio is above :data:`SPACING_FLOOR`.
 3. **Certified verdict.** The visible pairs are ranked by how well the pilot already
    separates them (the share of pilot releases of one side never seen on the other), and
    the top ``n_pairs`` are handed to the black-box auditor (A.3) on fresh samples with α
@@ -48,15 +49,19 @@ from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
-__all__ = ["HUGE_SCALES", "MIN_DISTINCT", "VISIBLE_RATIO", "PrecisionProbe", "audit_precision",
-           "precision_pairs", "probe_pair"]
+__all__ = ["HUGE_SCALES", "MIN_DISTINCT", "SPACING_FLOOR", "VISIBLE_RATIO", "PrecisionProbe",
+           "PrecisionScreen", "audit_precision", "certify_precision", "precision_pairs",
+           "probe_pair", "screen_precision"]
 
 #: Target magnitudes tried when the mechanism declares no public domain (issue 10).
 HUGE_SCALES: tuple[float, ...] = (1e15, 1e16, 1e17, 1e18, 1e19)
 #: Rounding is visible when float spacing at the release exceeds this share of the noise sd.
 VISIBLE_RATIO = 1e-3
-#: ... or when fewer than this share of the pilot values of a coordinate are distinct.
+#: ... or when fewer than this share of the pilot values of a coordinate are distinct
+#: while the spacing is at least :data:`SPACING_FLOOR` of the sd (a release with discrete
+#: values by design, such as a selected index, has repeats without any rounding).
 MIN_DISTINCT = 0.9
+SPACING_FLOOR = 1e-9
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,8 @@ class PrecisionProbe:
     @property
     def visible(self) -> bool:
         """Rounding visible next to the noise."""
-        return not self.refused and (self.ratio > VISIBLE_RATIO or self.distinct < MIN_DISTINCT)
+        return not self.refused and (self.ratio > VISIBLE_RATIO or (
+            self.distinct < MIN_DISTINCT and self.ratio > SPACING_FLOOR))
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
@@ -102,10 +108,14 @@ class PrecisionProbe:
                 "reason": self.reason, "regime": self.regime, "visible": self.visible}
 
 
-def _domain_bound(mechanism: object) -> float | None:
-    domain = getattr(mechanism, "domain", None)
-    bound = getattr(domain, "y_bound", None)
-    return None if bound is None else float(bound)
+def _domain_bound(mechanism: object, claim: object) -> float | None:
+    """The declared bound on |y|: the claim's domain, else the mechanism's ``domain``."""
+    for holder in (claim, mechanism):
+        domain = getattr(holder, "domain", None)
+        bound = getattr(domain, "y_bound", None)
+        if bound is not None:
+            return float(bound)
+    return None
 
 
 def precision_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.Generator, *,
@@ -266,6 +276,115 @@ def _ks_projection(mechanism: object, pair: NeighbourPair, s0: np.ndarray,
     return float(np.max(np.abs(f0 - f1)))
 
 
+@dataclass(frozen=True)
+class PrecisionScreen:
+    """The pilot phase of A.7: every probe and the visible pairs chosen for certification.
+
+    The choice depends only on the pilot samples, so a caller may decide how much α to
+    spend on the certification after seeing it (nothing, when no pair is chosen) without
+    affecting the validity of any test run on fresh samples.
+    """
+
+    details: dict
+    chosen: tuple[tuple[PrecisionProbe, NeighbourPair], ...] = ()
+    skipped: str | None = None
+
+    @property
+    def needs_test(self) -> bool:
+        """True when some pair will be handed to the black-box auditor."""
+        return bool(self.chosen)
+
+
+def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
+                     claim: object | None = None, pairs: Sequence[NeighbourPair] = (),
+                     pilot: int = 200, n_pairs: int = 3, per_scale: int = 6,
+                     budget_s: float = 5.0) -> PrecisionScreen:
+    """Steps 1–2 of A.7 (module docstring): candidates, pilots, visible pairs ranked."""
+    t0 = time.perf_counter()
+    rng = check_rng(rng)
+    pilot = check_positive_int("pilot", pilot)
+    claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
+    rng_pairs, rng_pilot = rng.spawn(2)
+    bound = _domain_bound(mechanism, claim)
+    candidates = precision_pairs(data, claim.relation, rng_pairs,  # type: ignore[attr-defined]
+                                 y_bound=bound, per_scale=per_scale) + list(pairs)
+    details: dict = {"domain_y_bound": bound, "visible_ratio": VISIBLE_RATIO,
+                     "min_distinct": MIN_DISTINCT, "pilot_per_side": pilot}
+    probe_rngs = rng_pilot.spawn(len(candidates))
+    probes: list[tuple[PrecisionProbe, NeighbourPair]] = []
+    for idx, (pair, prng) in enumerate(zip(candidates, probe_rngs, strict=True)):
+        if idx and time.perf_counter() - t0 > budget_s and idx % per_scale:
+            continue  # over budget: keep only the first candidate of each magnitude
+        first_rng, probe_rng = prng.spawn(2)
+        try:
+            first = np.asarray(mechanism.sample(pair.d0, 1, first_rng))  # type: ignore
+        except (ValueError, TypeError) as err:
+            probes.append((PrecisionProbe(pair.label, refused=True,
+                                          reason=" ".join(str(err).split())[:200]), pair))
+            continue
+        if first.dtype.kind in "biu":
+            details["skipped"] = "discrete (integer) release: float rounding does not apply"
+            return PrecisionScreen(details, skipped=details["skipped"])
+        probes.append((probe_pair(mechanism, pair, probe_rng, pilot), pair))
+    details["probes"] = [p.as_dict() for p, _ in probes]
+    details["candidates"] = len(candidates)
+    details["refused"] = sum(p.refused for p, _ in probes)
+    details["max_ratio"] = max((p.ratio for p, _ in probes if not p.refused), default=0.0)
+    visible = sorted(((p, q) for p, q in probes if p.visible),
+                     key=lambda pq: (-pq[0].separation, -pq[0].ratio))
+    details["visible"] = len(visible)
+    details["seconds_screen"] = time.perf_counter() - t0
+    return PrecisionScreen(details, tuple(visible[:n_pairs]))
+
+
+def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random.Generator, *,
+                      n: int, alpha: float, claim: object | None = None,
+                      executor: object | None = None) -> AuditResult:
+    """Step 3 of A.7: the black-box auditor on fresh samples for each chosen pair.
+
+    α is split evenly over the chosen pairs (Bonferroni).
+    """
+    from dpgp_audit.audit.blackbox import _claim_epsilon_delta, audit_blackbox
+
+    t0 = time.perf_counter()
+    rng = check_rng(rng)
+    n = check_positive_int("n", n)
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
+    eps_c, _, _ = _claim_epsilon_delta(claim, None)
+    details = dict(screen.details)
+    chosen = screen.chosen
+    best, best_res, checked = 0.0, None, []
+    for (p, pair), brng in zip(chosen, rng.spawn(max(1, len(chosen))), strict=False):
+        # rounding breaks the stated Gaussian model: a categorical score when the releases
+        # are few, else the automatic one (exact LR if stated, else learned)
+        score = "categorical" if p.regime == "categorical" else "auto"
+        res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
+                             alpha=alpha / len(chosen), claim=claim, executor=executor,
+                             score=score)
+        checked.append({"label": p.label, "verdict": res.verdict.value,
+                        "epsilon_lb": res.estimate, "score": res.details.get("score")})
+        if best_res is None or res.estimate > best:
+            best, best_res = res.estimate, res
+    details["certified"] = checked
+    details["seconds_certify"] = time.perf_counter() - t0
+    if best_res is not None:
+        details["witness"] = best_res.details.get("witness")
+        details["witness_label"] = next(c["label"] for c in checked
+                                        if c["epsilon_lb"] == best)
+        details["epsilon_ceiling"] = best_res.details.get("epsilon_ceiling")
+    if best > eps_c:
+        verdict = Verdict.VIOLATION
+    elif chosen and best_res is not None and best_res.verdict is Verdict.INCONCLUSIVE:
+        verdict = Verdict.INCONCLUSIVE
+    else:
+        verdict = Verdict.NO_EVIDENCE
+    return AuditResult(auditor="precision", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,
+                       estimate=float(best), claimed=eps_c, quantity="epsilon",
+                       alpha=alpha if chosen else None, details=details)
+
+
 def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                     n: int = 20_000, alpha: float = 0.05, pairs: Sequence[NeighbourPair] = (),
                     claim: object | None = None, pilot: int = 200, n_pairs: int = 3,
@@ -276,12 +395,13 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
     Parameters
     ----------
     mechanism
-        Anything with ``claim`` and ``sample``; an optional ``domain`` (with ``y_bound``)
-        sets the largest legal target, and an optional ``cov`` gives the noise sd.
+        Anything with ``claim`` and ``sample``; the claim's ``domain`` (or the mechanism's
+        ``domain``) sets the largest legal target, and an optional ``cov`` gives the noise
+        sd.
     data
         The base dataset (its inputs are kept).
     rng
-        Generator; pair generation, pilots and the black-box step get spawned children.
+        Generator; the screen and the certification get spawned children.
     n
         Black-box samples per side for each pair handed on.
     alpha
@@ -297,8 +417,8 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
     per_scale
         Random candidates per magnitude (see :func:`precision_pairs`).
     budget_s
-        Seconds the pilots may take: after the first candidate the list is cut to what
-        fits (never below one candidate per magnitude).
+        Seconds the pilots may take: after that only the first candidate of each
+        magnitude is probed.
     executor
         Passed to the black-box auditor.
 
@@ -308,73 +428,19 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
         ``auditor="precision"``; ``estimate`` is the largest certified ε lower bound over
         the pairs handed on (0 when rounding was nowhere visible). ``details`` lists every
         probe, the pairs refused by the mechanism, and the black-box results with their
-        witness.
+        witness; ``details["skipped"]`` says why nothing was probed (a discrete release).
     """
-    from dpgp_audit.audit.blackbox import _claim_epsilon_delta, audit_blackbox
-
-    t0 = time.perf_counter()
     rng = check_rng(rng)
-    n = check_positive_int("n", n)
-    pilot = check_positive_int("pilot", pilot)
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
-    eps_c, _, _ = _claim_epsilon_delta(claim, None)
-    rng_pairs, rng_pilot, rng_bb = rng.spawn(3)
-    bound = _domain_bound(mechanism)
-    candidates = precision_pairs(data, claim.relation, rng_pairs,  # type: ignore[attr-defined]
-                                 y_bound=bound, per_scale=per_scale) + list(pairs)
-    details: dict = {"domain_y_bound": bound, "visible_ratio": VISIBLE_RATIO,
-                     "min_distinct": MIN_DISTINCT, "pilot_per_side": pilot}
-    probe_rngs = rng_pilot.spawn(len(candidates))
-    probes: list[tuple[PrecisionProbe, NeighbourPair]] = []
-    for idx, (pair, prng) in enumerate(zip(candidates, probe_rngs, strict=True)):
-        if idx and time.perf_counter() - t0 > budget_s and idx % per_scale:
-            continue  # over budget: keep only the first candidate of each magnitude
-        try:
-            first = np.asarray(mechanism.sample(pair.d0, 1, prng.spawn(1)[0]))  # type: ignore
-        except (ValueError, TypeError) as err:
-            probes.append((PrecisionProbe(pair.label, refused=True,
-                                          reason=" ".join(str(err).split())[:200]), pair))
-            continue
-        if first.dtype.kind in "biu":
-            details["skipped"] = "discrete (integer) release: float rounding does not apply"
-            return AuditResult(auditor="precision", verdict=Verdict.INCONCLUSIVE,
-                               guarantee=Guarantee.LOWER_BOUND, estimate=0.0, claimed=eps_c,
-                               alpha=alpha, details=details)
-        probes.append((probe_pair(mechanism, pair, prng, pilot), pair))
-    details["probes"] = [p.as_dict() for p, _ in probes]
-    details["refused"] = sum(p.refused for p, _ in probes)
-    details["max_ratio"] = max((p.ratio for p, _ in probes if not p.refused), default=0.0)
-    visible = sorted(((p, q) for p, q in probes if p.visible),
-                     key=lambda pq: (-pq[0].separation, -pq[0].ratio))
-    details["visible"] = len(visible)
-    chosen = visible[:n_pairs]
-    best, best_res, checked = 0.0, None, []
-    for (p, pair), brng in zip(chosen, rng_bb.spawn(max(1, len(chosen))), strict=False):
-        # rounding breaks the stated Gaussian model: a categorical score when the releases
-        # are few, else the automatic one (exact LR if stated, else learned)
-        score = "categorical" if p.regime == "categorical" else "auto"
-        res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
-                             alpha=alpha / len(chosen), claim=claim, executor=executor,
-                             score=score)
-        checked.append({"label": p.label, "verdict": res.verdict.value,
-                        "epsilon_lb": res.estimate, "score": res.details.get("score")})
-        if best_res is None or res.estimate > best:
-            best, best_res = res.estimate, res
-    details["certified"] = checked
-    details["seconds"] = time.perf_counter() - t0
-    if best_res is not None:
-        details["witness"] = best_res.details.get("witness")
-        details["witness_label"] = next(c["label"] for c in checked
-                                        if c["epsilon_lb"] == best)
-        details["epsilon_ceiling"] = best_res.details.get("epsilon_ceiling")
-    if best > eps_c:
-        verdict = Verdict.VIOLATION
-    elif chosen and best_res is not None and best_res.verdict is Verdict.INCONCLUSIVE:
-        verdict = Verdict.INCONCLUSIVE
-    else:
-        verdict = Verdict.NO_EVIDENCE
-    return AuditResult(auditor="precision", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,
-                       estimate=float(best), claimed=eps_c, quantity="epsilon", alpha=alpha,
-                       details=details)
+    rng_screen, rng_cert = rng.spawn(2)
+    screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs,
+                              pilot=pilot, n_pairs=n_pairs, per_scale=per_scale,
+                              budget_s=budget_s)
+    if screen.skipped is not None:
+        from dpgp_audit.audit.blackbox import _claim_epsilon_delta
+
+        claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
+        return AuditResult(auditor="precision", verdict=Verdict.INCONCLUSIVE,
+                           guarantee=Guarantee.LOWER_BOUND, estimate=0.0,
+                           claimed=_claim_epsilon_delta(claim, None)[0], details=screen.details)
+    return certify_precision(screen, mechanism, rng_cert, n=n, alpha=alpha, claim=claim,
+                             executor=executor)

@@ -31,11 +31,15 @@ import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_positive_float
 
-__all__ = ["FP_SAFETY_FRACTION", "PublicDomain", "check_float_safety", "largest_safe_bound",
-           "largest_safe_release"]
+__all__ = ["DEFAULT_Y_BOUND", "FP_SAFETY_FRACTION", "PublicDomain", "check_float_safety",
+           "check_linear_release", "declared_domain", "largest_safe_bound", "largest_safe_release",
+           "row_gains"]
 
 #: Documented bound on (float spacing at the largest release) / (smallest noise sd).
 FP_SAFETY_FRACTION = 1e-6
+#: The public domain |y| <= 1e6 of a mechanism built without an explicit ``y_bound``
+#: (targets are expected in natural or normalised units; declare a bound to change it).
+DEFAULT_Y_BOUND = 1e6
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,17 @@ class PublicDomain:
         """JSON-ready form."""
         return {"y_bound": self.y_bound, "clip": self.clip, "x_bound": self.x_bound,
                 "describe": self.describe()}
+
+
+def declared_domain(y_bound: float | None, clip: bool = False) -> PublicDomain:
+    """The public domain of a mechanism built with ``y_bound`` (``None``: :data:`DEFAULT_Y_BOUND`).
+
+    ``clip=True`` needs an explicit bound (a silent clip at the default would change the
+    data without the user having declared anything).
+    """
+    if clip and y_bound is None:
+        raise ValueError("clip=True needs a declared y_bound")
+    return PublicDomain(DEFAULT_Y_BOUND if y_bound is None else y_bound, clip=clip)
 
 
 def largest_safe_release(min_sd: float, fraction: float = FP_SAFETY_FRACTION) -> float:
@@ -161,3 +176,53 @@ def check_float_safety(bound: float, gain: float, min_sd: float, *, what: str = 
             f"{ratio:.3g} of the smallest noise sd {min_sd:.4g} (the rule allows {fraction:g});"
             f" the largest safe {what} is {safe:.6g}")
     return ratio
+
+
+def row_gains(C: np.ndarray) -> np.ndarray:
+    """Largest |release_k| per unit bound on |y| for a linear query ``C y``: Σ_i |C_ki|."""
+    C = np.atleast_2d(as_finite_array("C", C))
+    return np.sum(np.abs(C), axis=1)
+
+
+def check_linear_release(domain: PublicDomain, C: np.ndarray, sd: np.ndarray, *,
+                         offset: np.ndarray | None = None,
+                         fraction: float = FP_SAFETY_FRACTION) -> float:
+    """The float-safety rule for a linear Gaussian or Laplace release ``C y + offset + noise``.
+
+    Coordinate k can reach ``y_bound · Σ_i |C_ki| + |offset_k|``; its float spacing there
+    must be at most ``fraction`` of that coordinate's noise sd ``sd[k]``. A coordinate
+    that depends on y but has no noise is refused outright.
+
+    Returns
+    -------
+    float
+        The largest ratio spacing / sd over the coordinates.
+
+    Raises
+    ------
+    ValueError
+        Naming ``y_bound`` and giving the largest bound that passes.
+    """
+    gains = row_gains(C)
+    sd = np.broadcast_to(np.asarray(sd, dtype=float).ravel(), gains.shape)
+    off = (np.zeros_like(gains) if offset is None
+           else np.broadcast_to(np.abs(np.asarray(offset, dtype=float)).ravel(), gains.shape))
+    live = gains > 0
+    if np.any(live & ~(sd > 0)):
+        raise ValueError("y_bound: a released coordinate depends on y but carries no noise; "
+                         "no bound on |y| makes it float-safe")
+    top = domain.y_bound * gains + off
+    if not np.all(np.isfinite(top)):
+        raise ValueError(f"y_bound = {domain.y_bound:g} times the query's gain overflows")
+    ratios = np.where(live, np.spacing(top) / np.where(sd > 0, sd, 1.0), 0.0)
+    worst = float(np.max(ratios)) if ratios.size else 0.0
+    if worst > fraction:
+        k = int(np.argmax(ratios))
+        safe = min((largest_safe_release(float(sd[j]), fraction) - float(off[j]))
+                   / float(gains[j]) for j in np.flatnonzero(live))
+        raise ValueError(
+            f"y_bound = {domain.y_bound:g} is not float-safe: output {k} can reach "
+            f"{top[k]:.4g}, where the float spacing {np.spacing(top[k]):.3g} is {worst:.3g} of "
+            f"its noise sd {sd[k]:.4g} (the rule allows {fraction:g}); the largest safe "
+            f"y_bound is {max(safe, 0.0):.6g}")
+    return worst

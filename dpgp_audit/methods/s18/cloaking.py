@@ -37,7 +37,7 @@ from dpgp_audit._validation import (
     check_positive_int,
     check_rng,
 )
-from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
+from dpgp_audit.dataset import Dataset, check_public_inputs
 from dpgp_audit.gp.cloaking import (
     CloakingSolution,
     calc_delta_paper,
@@ -50,6 +50,7 @@ from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
+from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
 
 __all__ = ["CloakedRelease", "CloakingGP", "CloakingMechanism", "cloaking_gp"]
 
@@ -82,7 +83,11 @@ class CloakingMechanism:
         or ``"paper-calcdelta"`` (Alg. 1 line 40 verbatim, no square root; for the planted
         pitfall only).
     y_bound, clip
-        Declared target bound; ``clip=True`` clips explicitly.
+        Declared public domain |y| <= y_bound (default
+        :data:`~dpgp_audit.privacy.domain.DEFAULT_Y_BOUND`); ``clip=True`` clips explicitly.
+        Construction refuses a bound at which rounding of the largest possible release
+        would be visible next to the noise (:func:`~dpgp_audit.privacy.domain.
+        check_linear_release`), and gives the largest safe bound.
     rank_rtol, floor
         Numerical range handling (module docstring).
     """
@@ -167,6 +172,13 @@ class CloakingMechanism:
             object.__setattr__(self, name, val)
         object.__setattr__(self, "delta_m", delta_m)
         object.__setattr__(self, "calibration", cal)
+        check_linear_release(self.domain, Q @ A, cal.sigma * np.sqrt(np.clip(np.diag(M), 0.0,
+                                                                             None)))
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain |y| <= y_bound."""
+        return declared_domain(self.y_bound, self.clip)
 
     # -- contract -------------------------------------------------------------------
     @property
@@ -176,7 +188,8 @@ class CloakingMechanism:
         if self.clip:
             notes.append(f"targets clipped to |y| <= {self.y_bound:g}")
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, note="; ".join(notes))
+                        proven=self.calibration.proven, note="; ".join(notes),
+                        domain=self.domain)
 
     @property
     def sigma(self) -> float:
@@ -196,9 +209,7 @@ class CloakingMechanism:
         y = data.y if isinstance(data, Dataset) else as_finite_array("y", data, ndim=1)
         if y.shape[0] != self.C.shape[1]:
             raise ValueError(f"expected {self.C.shape[1]} targets, got {y.shape[0]}")
-        if self.y_bound is not None:
-            y, _ = clip_targets(y, self.y_bound, clip=self.clip)
-        return y
+        return self.domain.targets(y)
 
     def query(self, data: Dataset) -> np.ndarray:
         """Noise-free release ``Q Qᵀ C y`` (C y projected on span{c_i})."""

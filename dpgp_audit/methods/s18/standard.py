@@ -37,12 +37,13 @@ from dpgp_audit._validation import (
     check_positive_int,
     check_rng,
 )
-from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
+from dpgp_audit.dataset import Dataset, check_public_inputs
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.norms import Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
+from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
 from dpgp_audit.privacy.multivariate import covariance_factor
 
 __all__ = [
@@ -210,6 +211,8 @@ class StandardDPGP:
         object.__setattr__(self, "delta_h", delta_h)
         object.__setattr__(self, "bounds", bounds)
         object.__setattr__(self, "calibration", cal)
+        check_linear_release(self.domain, C, cal.sigma * np.sqrt(np.clip(np.diag(Kss_rel), 0.0,
+                                                                         None)))
         object.__setattr__(self, "_factor", covariance_factor(Kss_rel, rtol=1e-14))
 
     # -- contract -------------------------------------------------------------------
@@ -220,7 +223,13 @@ class StandardDPGP:
         if self.clip:
             notes.append(f"targets clipped to |y| <= {self.y_bound:g}")
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, note="; ".join(notes))
+                        proven=self.calibration.proven, note="; ".join(notes),
+                        domain=self.domain)
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain |y| <= y_bound."""
+        return declared_domain(self.y_bound, self.clip)
 
     @property
     def scale(self) -> float:
@@ -240,9 +249,7 @@ class StandardDPGP:
 
     def _targets(self, data: Dataset) -> np.ndarray:
         y = check_public_inputs(data, self.X).y
-        if self.y_bound is not None:
-            y, _ = clip_targets(y, self.y_bound, clip=self.clip)
-        return y
+        return self.domain.targets(y)
 
     def query(self, data: Dataset) -> np.ndarray:
         """Noise-free posterior mean at ``Xs`` (k,)."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.gp.gibbs import DensityLengthscale, Gibbs
 from dpgp_audit.gp.inducing import kmeans_inducing
 from dpgp_audit.gp.kernels import EQ, Kernel, as_inputs
@@ -112,6 +112,7 @@ class _NewtonStepRelease:
 
     def query(self, data: Dataset) -> np.ndarray:
         """Non-private first Newton step C y (SoR: the inducing-space step C_u y)."""
+        data = check_dataset(data)
         return self.release.query(data)
 
     def mean(self, data: Dataset) -> np.ndarray:
@@ -124,6 +125,7 @@ class _NewtonStepRelease:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` private releases: f̃, shape (n, n_train) (SoR: ũ, shape (n, M))."""
+        data = check_dataset(data)
         return self.release.sample(data, n, rng)
 
 
@@ -249,6 +251,7 @@ class TwoStepLaplaceClassifier:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` private f̃₂ vectors, shape (n, n_train) (sequential; one C per draw)."""
+        data = check_dataset(data)
         rng = check_rng(rng)
         if not np.array_equal(data.X, self.X):
             raise ValueError("data.X differs from the public inputs X")
