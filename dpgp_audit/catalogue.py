@@ -308,11 +308,41 @@ def _planted_a5() -> list[Entry]:
     return out
 
 
+def _planted_precision() -> list[Entry]:
+    """A.7's planted twins (issue 10): the releases as shipped before declared domains."""
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.methods.s21 import mechanisms as s21
+    from dpgp_audit.methods.toolbox import unguarded as u
+
+    s18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
+    # rounding makes two releases deterministic and different: the loss is unbounded
+    return [
+        Entry("planted/gaussian-sum-no-domain", "A.5",
+              "BUG: Gaussian sum with no bound on |y| (rounding swallows the noise)",
+              u.build_gaussian_sum_no_domain, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}, true_epsilon=math.inf,
+              twin="P.1/gaussian-sum"),
+        Entry("planted/laplace-sum-no-domain", "A.5",
+              "BUG: Laplace sum with no bound on |y| (rounding swallows the noise)",
+              u.build_laplace_sum_no_domain, default_dataset, {"epsilon": 1.0, "d": 1.0},
+              true_epsilon=math.inf, twin="P.2/laplace-sum"),
+        Entry("planted/cloaking-no-domain", "A.5",
+              "BUG: S18 cloaking with no bound on |y| (rounding swallows the noise)",
+              u.build_cloaking_no_domain, default_dataset, dict(s18), true_epsilon=math.inf,
+              twin="S18.2/cloaking"),
+        Entry("planted/sparse-cloaking-no-domain", "A.5",
+              "BUG: S21 sparse cloaking with no bound on |y| (rounding swallows the noise)",
+              u.build_sparse_cloaking_no_domain, s21.default_regression_data,
+              {"epsilon": 1.0, "delta": 0.01, "d": 1.0, "inducing_seed": 0},
+              true_epsilon=math.inf, twin="S21.2/sparse-cloaking"),
+    ]
+
+
 @functools.cache
 def _table() -> dict[str, Entry]:
     """ID → entry for the whole catalogue (built once, on first use)."""
     table: dict[str, Entry] = {}
-    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _planted_a5):
+    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _planted_a5, _planted_precision):
         for entry in part():
             if entry.id in table:
                 raise ValueError(f"mechanism ID {entry.id!r} is catalogued twice")

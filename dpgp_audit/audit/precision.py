@@ -94,6 +94,7 @@ class PrecisionProbe:
     refused: bool = False
     reason: str = ""
     regime: str = ""
+    dim: int = 1
 
     @property
     def visible(self) -> bool:
@@ -242,31 +243,20 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
         separation = 0.5 * float(np.sum(np.abs(c0 - c1)))
     else:  # continuous with a visible grid: KS distance of a projection
         regime = "continuous"
-        separation = _ks_projection(mechanism, pair, s0, s1)
+        separation = _ks_projection(s0, s1)
     return PrecisionProbe(pair.label, ratio=ratio, distinct=dmin, separation=separation,
-                          regime=regime)
+                          regime=regime, dim=int(s0.shape[1]))
 
 
-def _ks_projection(mechanism: object, pair: NeighbourPair, s0: np.ndarray,
-                   s1: np.ndarray) -> float:
-    """Two-sample Kolmogorov–Smirnov distance of the pilots projected on one direction.
+def _ks_projection(s0: np.ndarray, s1: np.ndarray) -> float:
+    """Two-sample Kolmogorov–Smirnov distance of the pilots on the standardised mean shift.
 
-    The direction is the exact likelihood-ratio direction when the mechanism states a
-    Gaussian model (``mean``/``cov``), else the standardised difference of pilot means.
+    A learned direction, not the mechanism's stated Gaussian model: rounding is exactly
+    where the float release departs from that model.
     """
-    w = None
-    mean, cov = getattr(mechanism, "mean", None), getattr(mechanism, "cov", None)
-    if callable(mean) and callable(cov):
-        try:
-            dm = np.ravel(mean(pair.d1)) - np.ravel(mean(pair.d0))
-            c = np.atleast_2d(np.asarray(cov(pair.d0), dtype=float))
-            w = np.linalg.lstsq(c, dm, rcond=None)[0]
-        except (ValueError, TypeError, np.linalg.LinAlgError):
-            w = None
-    if w is None or w.shape[0] != s0.shape[1] or not np.any(w):
-        sd = np.std(np.concatenate([s0, s1]), axis=0)
-        w = np.where(sd > 0, (s1.mean(axis=0) - s0.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-                     ** 2, 0.0)
+    sd = np.std(np.concatenate([s0, s1]), axis=0)
+    safe = np.where(sd > 0, sd, 1.0)
+    w = np.where(sd > 0, (s1.mean(axis=0) - s0.mean(axis=0)) / safe**2, 0.0)
     if not np.any(w):
         return 0.0
     p0, p1 = np.sort(s0 @ w), np.sort(s1 @ w)
@@ -297,7 +287,7 @@ class PrecisionScreen:
 
 def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                      claim: object | None = None, pairs: Sequence[NeighbourPair] = (),
-                     pilot: int = 200, n_pairs: int = 3, per_scale: int = 6,
+                     pilot: int = 200, n_pairs: int = 5, per_scale: int = 6,
                      budget_s: float = 5.0) -> PrecisionScreen:
     """Steps 1–2 of A.7 (module docstring): candidates, pilots, visible pairs ranked."""
     t0 = time.perf_counter()
@@ -331,10 +321,30 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
     details["refused"] = sum(p.refused for p, _ in probes)
     details["max_ratio"] = max((p.ratio for p, _ in probes if not p.refused), default=0.0)
     visible = sorted(((p, q) for p, q in probes if p.visible),
-                     key=lambda pq: (-pq[0].separation, -pq[0].ratio))
+                     key=lambda pq: (-pq[0].separation, abs(math.log10(pq[0].ratio))
+                                     if 0 < pq[0].ratio < math.inf else math.inf))
     details["visible"] = len(visible)
     details["seconds_screen"] = time.perf_counter() - t0
-    return PrecisionScreen(details, tuple(visible[:n_pairs]))
+    return PrecisionScreen(details, tuple(_spread(visible, n_pairs)))
+
+
+def _spread(ranked: list[tuple[PrecisionProbe, NeighbourPair]], k: int
+            ) -> list[tuple[PrecisionProbe, NeighbourPair]]:
+    """The top ``k`` pairs, taking the best of each magnitude in turn (round robin).
+
+    Pairs at one magnitude behave alike; spreading the certification budget over the
+    magnitudes finds the regime where the grid and the noise interact.
+    """
+    groups: dict[str, list[tuple[PrecisionProbe, NeighbourPair]]] = {}
+    for item in ranked:
+        key = item[0].label.split(", y[")[0]
+        groups.setdefault(key, []).append(item)
+    out: list[tuple[PrecisionProbe, NeighbourPair]] = []
+    while len(out) < k and any(groups.values()):
+        for key in list(groups):
+            if groups[key] and len(out) < k:
+                out.append(groups[key].pop(0))
+    return out
 
 
 def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random.Generator, *,
@@ -357,9 +367,10 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
     chosen = screen.chosen
     best, best_res, checked = 0.0, None, []
     for (p, pair), brng in zip(chosen, rng.spawn(max(1, len(chosen))), strict=False):
-        # rounding breaks the stated Gaussian model: a categorical score when the releases
-        # are few, else the automatic one (exact LR if stated, else learned)
-        score = "categorical" if p.regime == "categorical" else "auto"
+        # rounding breaks the stated Gaussian model, so the score is learned: categorical
+        # when the releases are few, else linear (LDA; the identity in one dimension)
+        score = ("categorical" if p.regime == "categorical" else
+                 "lda" if p.dim > 1 else "identity")
         res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
                              alpha=alpha / len(chosen), claim=claim, executor=executor,
                              score=score)
@@ -387,7 +398,7 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
 
 def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                     n: int = 20_000, alpha: float = 0.05, pairs: Sequence[NeighbourPair] = (),
-                    claim: object | None = None, pilot: int = 200, n_pairs: int = 3,
+                    claim: object | None = None, pilot: int = 200, n_pairs: int = 5,
                     per_scale: int = 6, budget_s: float = 5.0,
                     executor: object | None = None) -> AuditResult:
     """A.7: look for visible rounding at adversarially large legal values; certify with A.3.
