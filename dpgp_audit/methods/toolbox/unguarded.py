@@ -25,7 +25,7 @@ from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.privacy.claims import Claim
 from dpgp_audit.privacy.mechanisms import laplace_noise
 
-__all__ = ["UnguardedLinearRelease", "build_cloaking_no_domain",
+__all__ = ["UnguardedGaussianRelease", "UnguardedLinearRelease", "build_cloaking_no_domain",
            "build_gaussian_sum_no_domain", "build_laplace_sum_no_domain",
            "build_sparse_cloaking_no_domain"]
 
@@ -78,18 +78,6 @@ class UnguardedLinearRelease:
             raise ValueError(f"data has {y.size} targets but C has {self.C.shape[1]} columns")
         return self.C @ y
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean over the reals (the float release departs from it)."""
-        if self.noise != "gaussian":
-            raise ValueError("mean/cov describe the Gaussian twins only")
-        return self._query(data)
-
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance σ² F Fᵀ."""
-        if self.noise != "gaussian":
-            raise ValueError("mean/cov describe the Gaussian twins only")
-        return np.array(self._cov)
-
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases, shape (n, k), rounded wherever the floats round them."""
         data = check_dataset(data)
@@ -102,14 +90,31 @@ class UnguardedLinearRelease:
         return m + self.sigma * (z @ self.factor.T)
 
 
+@dataclass(frozen=True, eq=False)
+class UnguardedGaussianRelease(UnguardedLinearRelease):
+    """The Gaussian twins, with the white-box model over the reals (``mean``/``cov``).
+
+    The model is exact for real numbers, which is why the white-box auditor finds nothing:
+    the leak lives in the float release only.
+    """
+
+    def mean(self, data: Dataset) -> np.ndarray:
+        """White-box mean over the reals (the float release departs from it)."""
+        return self._query(data)
+
+    def cov(self, data: Dataset) -> np.ndarray:
+        """White-box covariance σ² F Fᵀ."""
+        return np.array(self._cov)
+
+
 def build_gaussian_sum_no_domain(data: Dataset, *, epsilon: float, delta: float,
                                  d: float = 1.0) -> UnguardedLinearRelease:
     """P.1/gaussian-sum without its domain (twin of ``P.1/gaussian-sum``)."""
     from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 
     twin = GaussianSumMechanism(d=d, epsilon=epsilon, delta=delta)
-    return UnguardedLinearRelease("P.1 sum, no domain", None, np.eye(1),
-                                  twin.calibration.sigma, twin.claim)
+    return UnguardedGaussianRelease("P.1 sum, no domain", None, np.eye(1),
+                                    twin.calibration.sigma, twin.claim)
 
 
 def build_laplace_sum_no_domain(data: Dataset, *, epsilon: float,
@@ -126,7 +131,7 @@ def _from_cloaking(name: str, release: object) -> UnguardedLinearRelease:
     mech = release.mechanism  # type: ignore[attr-defined]
     Q = np.asarray(mech._Q)
     C = Q @ (Q.T @ np.asarray(mech.C))  # the released map: C projected on span{c_i}
-    return UnguardedLinearRelease(name, C, np.asarray(mech._factor), mech.sigma, mech.claim)
+    return UnguardedGaussianRelease(name, C, np.asarray(mech._factor), mech.sigma, mech.claim)
 
 
 def build_cloaking_no_domain(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
