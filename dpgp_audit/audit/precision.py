@@ -161,6 +161,8 @@ def precision_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
                 y1[i] = -y0[i]
             else:
                 y1[i] = y0[i] + d
+                while y1[i] - y0[i] > d:  # never a float move larger than d
+                    y1[i] = np.nextafter(y1[i], y0[i])
             kind = "aligned" if k < 2 else "random"
             pairs.append(NeighbourPair(
                 Dataset(data.X, y0, data.name), Dataset(data.X, y1, data.name),
@@ -193,8 +195,10 @@ def _candidate_targets(n: int, level: float, d: float, k: int, kind: Neighbour,
         return y0, i
     y0 = level * rng.uniform(0.5, 1.0, n) * (rng.choice([-1.0, 1.0], n) if k % 2 else 1.0)
     i = int(rng.integers(n))
-    y0[i] = min(y0[i], level - d)  # the move stays inside the bound
-    y0[i] = float(np.round(y0[i] / d)) * d if abs(y0[i]) < d * 2.0**50 else y0[i]
+    # the moved target: a multiple of d below 2^50 d (so that y + d is exact and moves by
+    # exactly d) and at most level − d (so that the move stays inside the bound)
+    top = min(level - d, d * 2.0**50)
+    y0[i] = float(np.floor(min(abs(y0[i]), top) / d)) * d * (1.0 if y0[i] >= 0 else -1.0)
     return y0, i
 
 

@@ -242,12 +242,16 @@ class TwoStepLaplaceClassifier:
 
     @property
     def claim(self) -> ApproxDP:
-        """Basic composition of the two steps' claims."""
-        from dpgp_audit.privacy.claims import outputs_only
+        """Basic composition of the two steps' claims; domain: labels in {−1, +1}."""
+        import dataclasses
 
-        return basic_composition([ApproxDP(epsilon=b.epsilon, delta=b.delta,
-                                           relation=outputs_only(LABEL_SENSITIVITY))
-                                  for b in self.budgets])
+        from dpgp_audit.privacy.claims import outputs_only
+        from dpgp_audit.privacy.domain import PublicDomain
+
+        claim = basic_composition([ApproxDP(epsilon=b.epsilon, delta=b.delta,
+                                            relation=outputs_only(LABEL_SENSITIVITY))
+                                   for b in self.budgets])
+        return dataclasses.replace(claim, domain=PublicDomain(1.0))
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` private f̃₂ vectors, shape (n, n_train) (sequential; one C per draw)."""
