@@ -79,6 +79,7 @@ class Entry:
 def _toolbox() -> list[Entry]:
     from dpgp_audit.datasets.default import default_dataset
     from dpgp_audit.methods.toolbox import primitives as p
+    from dpgp_audit.methods.toolbox import secure
 
     return [
         Entry("P.1/gaussian-sum", "P", "Analytic Gaussian mechanism on the sum of targets",
@@ -89,6 +90,14 @@ def _toolbox() -> list[Entry]:
               "Laplace mechanism on the sum of targets, whole-row neighbours (|y| <= 1)",
               p._build_laplace_sum, default_dataset,
               {"epsilon": 1.0, "y_bound": 1.0, "relation": "rows"}),
+        # secure noise (issue 10): exact samplers, slower; fewer audit samples
+        Entry("P.1/gaussian-sum-secure", "P",
+              "Discrete Gaussian (CKS 2020) on a grid, exact sampler, on the sum of targets",
+              secure._build_discrete_gaussian_sum, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}, audit_samples=5_000),
+        Entry("P.2/laplace-sum-secure", "P",
+              "Snapping mechanism (Mironov 2012) on the sum of targets (pure epsilon)",
+              secure._build_snapping_sum, default_dataset, {"epsilon": 1.0, "d": 1.0}),
         Entry("P.2/exponential", "P",
               "Exponential mechanism choosing a threshold near the median of the targets",
               p._build_exponential, default_dataset, {"epsilon": 1.0, "d": 1.0}),
