@@ -169,14 +169,16 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
 
         rows = []
         for e in entries(include_planted=args.planted):
+            domain: dict | None = None
             try:
                 mech, _ = e.make()
                 claim = mech.claim.describe()
                 relation = mech.claim.relation.describe()
+                domain = _domain_row(mech.claim)
             except Exception as err:  # noqa: BLE001 — listing must not die on one entry
                 claim, relation = f"(cannot build: {type(err).__name__}: {err})", ""
             row = {"id": e.id, "paper": e.paper, "title": e.title, "claim": claim,
-                   "relation": relation}
+                   "relation": relation, "domain": domain}
             if e.planted:
                 row.update(true_epsilon=e.true_epsilon, twin=e.twin)
             rows.append(row)
@@ -191,10 +193,25 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
                 extra = f"  [true eps={r['true_epsilon']:.4g}; twin {r['twin']}]"
             print(f"{r['id']:<38} {r['paper']:<5} {r['title']}{extra}")
             print(f"{'':<38} claim: {r['claim']}")
+            if r["domain"] is not None:
+                print(f"{'':<38} domain: {r['domain']['describe']}")
         print(f"{len(rows)} mechanisms")
         return 0
 
     return run
+
+
+def _domain_row(claim: object) -> dict:
+    """The public domain a claim rests on, for ``list`` (issue 10 §1)."""
+    domain = getattr(claim, "domain", None)
+    if domain is not None:
+        return domain.as_dict()
+    bound = getattr(claim, "domain_bound", None)
+    if bound is not None:  # whole rows: the relation's |y| <= d is the domain
+        return {"y_bound": bound, "clip": None, "x_bound": None,
+                "describe": f"|y| <= {bound:g} (the whole-row relation's bound)"}
+    return {"y_bound": None, "clip": None, "x_bound": None,
+            "describe": "no bound on |y| needed (see the claim's note)"}
 
 
 #: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
@@ -349,16 +366,14 @@ def _plot_path(base: str, mech_id: str, many: bool) -> str:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from dpgp_audit.audit.result import jsonable
-    from dpgp_audit.audit.runner import audit_mechanism
-    from dpgp_audit.catalogue import entries, get
-
     import math
     import warnings
 
-    from dpgp_audit.audit.result import NO_PROOF
+    import numpy as np
+
+    from dpgp_audit.audit.result import NO_PROOF, jsonable
+    from dpgp_audit.audit.runner import audit_mechanism
+    from dpgp_audit.catalogue import entries, get
     from dpgp_audit.privacy.calibrate import UnprovenCalibrationWarning
 
     if args.samples is not None and args.samples < 2:

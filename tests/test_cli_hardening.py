@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpgp_audit import cli
-from dpgp_audit.cli import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, main
 from dpgp_audit.catalogue import entries
+from dpgp_audit.cli import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, main
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -100,7 +100,7 @@ class DiscreteGaussianSumMechanism:
         return L2()
 
     def sensitivity_bound(self) -> float:
-        """d (before rounding to the grid, which the calibration accounts for)."""
+        """D (before rounding to the grid, which the calibration accounts for)."""
         return float(self.d)
 
     def query(self, data: Dataset) -> np.ndarray:
@@ -168,7 +168,7 @@ class SnappingLaplaceSumMechanism:
         return L1()
 
     def sensitivity_bound(self) -> float:
-        """d (the rounding allowance is in the calibration)."""
+        """D (the rounding allowance is in the calibration)."""
         return float(self.d)
 
     def query(self, data: Dataset) -> np.ndarray:
