@@ -345,10 +345,13 @@ def cloaking_gp(data: Dataset, Xs: np.ndarray, kernel: Kernel, noise_variance: f
 # --------------------------------------------------------------------------- registry
 def _build_cloaking(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                     lengthscale: float = 1.5, noise_variance: float = 0.1,
-                    method: str = "hall", Xs: np.ndarray | None = None) -> CloakingGP:
+                    method: str = "hall", Xs: np.ndarray | None = None,
+                    allow_unproven: bool = False, y_bound: float | None = None,
+                    clip: bool = False) -> CloakingGP:
     from dpgp_audit.gp.kernels import EQ
     from dpgp_audit.methods.s18.standard import default_test_inputs
 
     Xs = default_test_inputs() if Xs is None else Xs
     return CloakingGP(EQ(lengthscale=lengthscale, variance=1.0), noise_variance, data.X, Xs, d,
-                      epsilon, delta, method=method)
+                      epsilon, delta, method=method, allow_unproven=allow_unproven,
+                      y_bound=y_bound, clip=clip)

@@ -286,10 +286,12 @@ def default_test_inputs() -> np.ndarray:
 def _build_standard(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                     lengthscale: float = 1.5, noise_variance: float = 0.1,
                     sensitivity: str = "paper-b", method: str = "hall",
-                    Xs: np.ndarray | None = None) -> StandardDPGP:
+                    Xs: np.ndarray | None = None, allow_unproven: bool = False,
+                    y_bound: float | None = None, clip: bool = False) -> StandardDPGP:
     from dpgp_audit.gp.kernels import EQ
 
     Xs = default_test_inputs() if Xs is None else Xs
     return StandardDPGP(EQ(lengthscale=lengthscale, variance=1.0), noise_variance, data.X, Xs,
                         d, epsilon, delta, sensitivity=sensitivity,  # type: ignore[arg-type]
-                        method=method)
+                        method=method, allow_unproven=allow_unproven, y_bound=y_bound,
+                        clip=clip)
