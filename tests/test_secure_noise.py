@@ -25,6 +25,7 @@ from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.catalogue import get
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.methods.toolbox.secure import (
+    DiscreteGaussianLinearMechanism,
     DiscreteGaussianSumMechanism,
     SnappingLaplaceSumMechanism,
 )
@@ -127,7 +128,8 @@ def test_secure_mechanisms_refuse_out_of_domain_targets_and_are_exact_on_the_gri
         snap.sample(Dataset(np.zeros((3, 1)), [0.1, 0.2, 3.0]), 1, np.random.default_rng(4))
 
 
-@pytest.mark.parametrize("mech_id", ["P.1/gaussian-sum-secure", "P.2/laplace-sum-secure"])
+@pytest.mark.parametrize("mech_id", ["P.1/gaussian-sum-secure", "P.2/laplace-sum-secure",
+                                     "P.4/multivariate-gaussian-secure"])
 def test_secure_variants_are_audited_on_the_default_path(mech_id):
     mech, data = get(mech_id).make()
     rep = audit_mechanism(mech, data, np.random.default_rng(5), n=get(mech_id).audit_samples
@@ -151,3 +153,18 @@ def test_exact_sampler_has_the_law_of_opendps_discrete_gaussian():
     assert stats.chi2_contingency(table).pvalue > 1e-4
     # and OpenDP's privacy map is the zCDP rho = (Delta/sigma)^2 / 2 of CKS Thm. 4
     assert meas.map(1) == pytest.approx(0.5 / 2.5)
+
+
+def test_secure_linear_release_accounts_for_grid_rounding_per_coordinate():
+    C = np.array([[0.5, 0.25], [1.0, -0.75]])
+    mech = DiscreteGaussianLinearMechanism(C=C, d=1.0, epsilon=1.0, delta=1e-5, steps=8)
+    g = mech.grid
+    assert g == 2.0 ** math.floor(math.log2(1.25 / 8))  # largest column norm: |(0.25, -0.75)|
+    # per column: sqrt(Σ_k (⌊|C_ki|/g⌋ + 1)²), the worst column
+    expect = max(math.sqrt(sum((math.floor(abs(c) / g) + 1) ** 2 for c in col))
+                 for col in C.T)
+    assert mech.int_sensitivity == pytest.approx(expect)
+    # ρ-zCDP with ρ = Δ²/(2σ²) meets (1, 1e-5) through H eq. (19): ρ + 2 sqrt(ρ ln 1e5) <= 1
+    assert mech.rho + 2 * math.sqrt(mech.rho * math.log(1e5)) <= 1.0 + 1e-12
+    out = mech.sample(Dataset(np.zeros((2, 1)), [0.3, -0.2]), 50, np.random.default_rng(7))
+    assert out.shape == (50, 2) and np.all(out / g == np.round(out / g))
