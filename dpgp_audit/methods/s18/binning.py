@@ -144,8 +144,8 @@ class _Binning:
 
     @property
     def noise_sd(self) -> np.ndarray:
-        """Noise sd of each occupied bin's release (set by the subclass)."""
-        raise NotImplementedError
+        """Noise sd of each occupied bin's release, sqrt of the subclass's noise_variance."""
+        return np.sqrt(self.noise_variance)  # type: ignore[attr-defined]
 
     def query(self, data: Dataset) -> np.ndarray:
         """Bin means of the occupied bins (a bin mean is at most y_bound: gain 1)."""
@@ -176,11 +176,6 @@ class LaplaceBinning(_Binning):
         note = f"targets clipped to |y| <= {self.y_bound:g}" if self.clip else ""
         return PureDP(epsilon=self.epsilon, relation=outputs_only(self.d), note=note,
                       domain=self.domain)
-
-    @property
-    def noise_sd(self) -> np.ndarray:
-        """√2 b_b per occupied bin."""
-        return np.sqrt(2.0) * self.scales
 
     @property
     def scales(self) -> np.ndarray:
@@ -223,11 +218,6 @@ class GaussianBinning(_Binning):
         """(ε, δ)-DP, outputs-only neighbours."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
                         proven=self.calibration.proven, domain=self.domain)
-
-    @property
-    def noise_sd(self) -> np.ndarray:
-        """σ_b per occupied bin."""
-        return self.sigmas
 
     @property
     def sigmas(self) -> np.ndarray:
