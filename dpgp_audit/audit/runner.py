@@ -149,7 +149,8 @@ def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *
 
         t = time.perf_counter()
         rng_prec, rng_screen = rng_prec.spawn(2)
-        screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs[:4])
+        screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs[:4],
+                                  pilot=min(200, max(20, n // 2)))
         timings["precision-screen"] = time.perf_counter() - t
     n_stat = sum(1 for a in auditors if a in _STATISTICAL
                  and (a != "whitebox" or isinstance(mechanism, GaussianRelease))
