@@ -11,12 +11,14 @@ Laplace; Jin et al., S&P 2022, for Gaussian noise and DP-SGD).
 ``claim`` and ``sample``):
 
 1. **Candidates.** Neighbouring pairs at adversarially large values that the claim
-   allows (:func:`precision_pairs`): if the mechanism declares a public domain
-   (``mechanism.domain.y_bound``), every target is put at that bound (random signs and
-   magnitudes in [B/2, B], so that the exact release falls at random positions between
-   float grid points) and one target moves by the relation's ``d`` inside the bound;
-   without a domain the same is done at the scales 1e15–1e19 (the mechanism may refuse:
-   that is recorded as harmless). Generated neighbour pairs can be added.
+   allows (:func:`precision_pairs`): at the declared domain bound B (``claim.domain``,
+   else ``mechanism.domain``; for whole rows the relation's own bound), or, without a
+   domain, at each of the scales 1e15–1e19 (the mechanism may refuse: that is recorded
+   as harmless). Per magnitude, two *aligned* pairs (equal powers of two whose exact sum
+   lands half a float spacing from a rounding boundary, so that the move of one target
+   by d crosses it) and random ones (magnitudes in [B/2, B], random signs: the exact
+   release falls at random positions between grid points). Generated neighbour pairs can
+   be added.
 2. **Rounding visible?** For each candidate, a pilot of ``pilot`` releases per side gives
    per coordinate the ratio ``np.spacing(max |release|) / sd`` (the sd from ``cov`` when
    the mechanism exposes it, else from the pilot) and the fraction of distinct values.
@@ -24,10 +26,12 @@ Laplace; Jin et al., S&P 2022, for Gaussian noise and DP-SGD).
    :data:`MIN_DISTINCT` of the pilot values are distinct in some coordinate while the
    ratio is above :data:`SPACING_FLOOR`.
 3. **Certified verdict.** The visible pairs are ranked by how well the pilot already
-   separates them (the share of pilot releases of one side never seen on the other), and
-   the top ``n_pairs`` are handed to the black-box auditor (A.3) on fresh samples with α
-   split over them (Bonferroni). A certified ε above the claim is a ``VIOLATION`` with
-   its witness pair.
+   separates them (total variation of the releases as categories when they are few,
+   else a Kolmogorov–Smirnov distance), taken round robin over the magnitudes, and the
+   top ``n_pairs`` are handed to the black-box auditor (A.3) on fresh samples with α
+   split over them (Bonferroni). The score is learned (categorical or LDA), not the
+   stated Gaussian model: rounding is where the float release departs from it. A
+   certified ε above the claim is a ``VIOLATION`` with its witness pair.
 
 The pilot only chooses pairs; only the black-box step certifies, so the verdict keeps the
 black-box guarantee (valid with confidence 1 − α, no assumptions). Discrete releases
