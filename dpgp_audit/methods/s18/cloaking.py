@@ -49,7 +49,7 @@ from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
-from dpgp_audit.privacy.domain import PublicDomain, declared_domain
+from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
 from dpgp_audit.privacy.linear_release import LinearGaussianRelease
 
 __all__ = ["CloakedRelease", "CloakingGP", "CloakingMechanism", "cloaking_gp"]
@@ -172,7 +172,8 @@ class CloakingMechanism(LinearGaussianRelease):
             object.__setattr__(self, name, val)
         object.__setattr__(self, "delta_m", delta_m)
         object.__setattr__(self, "calibration", cal)
-        self.check_float_safety(Q @ A)  # the released map Q Qᵀ C
+        check_linear_release(self.domain, Q @ A, cal.sigma * np.sqrt(np.clip(np.diag(M), 0.0,
+                                                                             None)))
 
     @property
     def domain(self) -> PublicDomain:

@@ -41,7 +41,7 @@ from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.norms import Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
-from dpgp_audit.privacy.domain import PublicDomain, declared_domain
+from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
 from dpgp_audit.privacy.linear_release import LinearGaussianRelease
 from dpgp_audit.privacy.multivariate import covariance_factor
 
@@ -210,7 +210,8 @@ class StandardDPGP(LinearGaussianRelease):
         object.__setattr__(self, "delta_h", delta_h)
         object.__setattr__(self, "bounds", bounds)
         object.__setattr__(self, "calibration", cal)
-        self.check_float_safety(C)
+        check_linear_release(self.domain, C, cal.sigma * np.sqrt(np.clip(np.diag(Kss_rel), 0.0,
+                                                                         None)))
         object.__setattr__(self, "_factor", covariance_factor(Kss_rel, rtol=1e-14))
 
     # -- contract -------------------------------------------------------------------
