@@ -34,6 +34,7 @@ from scipy import linalg
 from dpgp_audit._validation import (
     as_finite_array,
     check_positive_float,
+    check_positive_int,
     check_rng,
 )
 from dpgp_audit.dataset import Dataset, check_public_inputs
@@ -50,7 +51,6 @@ from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
 from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
-from dpgp_audit.privacy.linear_release import LinearGaussianRelease
 
 __all__ = ["CloakedRelease", "CloakingGP", "CloakingMechanism", "cloaking_gp"]
 
@@ -58,7 +58,7 @@ DeltaRule = Literal["mahalanobis", "paper-calcdelta"]
 
 
 @dataclass(frozen=True, eq=False)
-class CloakingMechanism(LinearGaussianRelease):
+class CloakingMechanism:
     """The cloaking mechanism on a fixed linear map ``C`` (k × n): release C y + σ z, z ~ N(0, M).
 
     Parameters
@@ -215,20 +215,22 @@ class CloakingMechanism(LinearGaussianRelease):
         """Noise-free release ``Q Qᵀ C y`` (C y projected on span{c_i})."""
         return self._Q @ (self._Q.T @ (self.C @ self._targets(data)))
 
-    @property
-    def noise_scale(self) -> float:
-        """σ."""
-        return self.sigma
+    def mean(self, data: Dataset) -> np.ndarray:
+        """White-box mean."""
+        return self.query(data)
 
-    @property
-    def noise_factor(self) -> np.ndarray:
-        """F = Q L_r with F Fᵀ = M."""
-        return self._factor
+    def cov(self, data: Dataset) -> np.ndarray:
+        """White-box covariance σ² M."""
+        return self.sigma**2 * np.array(self.M)
 
-    @property
-    def noise_shape(self) -> np.ndarray:
-        """M as released (with the floor)."""
-        return np.array(self.M)
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, k)."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        m = self.query(data)
+        z = rng.standard_normal((n, self._factor.shape[1]))
+        return m + self.sigma * (z @ self._factor.T)
+
 
 class CloakedRelease:
     """Mechanism, GaussianRelease and SensitivityQuery by delegation to a cloaking mechanism.

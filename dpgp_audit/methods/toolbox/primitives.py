@@ -43,12 +43,12 @@ from dpgp_audit.privacy.functional import (
     functional_mechanism_calibration,
     functional_mechanism_mu,
 )
-from dpgp_audit.privacy.linear_release import LinearGaussianRelease
 from dpgp_audit.privacy.mechanisms import (
     exponential_log_probabilities,
     exponential_mechanism,
     laplace_noise,
     laplace_scale,
+    multivariate_gaussian_noise,
 )
 from dpgp_audit.privacy.multivariate import (
     covariance_factor,
@@ -66,7 +66,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class GaussianSumMechanism(LinearGaussianRelease):
+class GaussianSumMechanism:
     """P.1: release Σ_i y_i + N(0, σ²) under outputs-only neighbours (|y_i − y_i'| ≤ d).
 
     The L2 sensitivity of the sum is ``d``; σ comes from :func:`calibrate_gaussian`.
@@ -118,18 +118,23 @@ class GaussianSumMechanism(LinearGaussianRelease):
         """
         data = check_dataset(data)
         y = _targets(data, self.domain)
-        self.check_float_safety(np.ones((1, y.size)))
+        check_float_safety(self.domain.y_bound, y.size, self.calibration.sigma)
         return np.array([float(np.sum(y))])
 
-    @property
-    def noise_scale(self) -> float:
-        """σ of the calibration."""
-        return self.calibration.sigma
+    def mean(self, data: Dataset) -> np.ndarray:
+        """White-box: the mean of the Gaussian release."""
+        return self.query(data)
 
-    @property
-    def noise_factor(self) -> np.ndarray:
-        """F = [[1]]: one noisy output."""
-        return np.eye(1)
+    def cov(self, data: Dataset) -> np.ndarray:
+        """White-box: the noise covariance σ² (1 × 1)."""
+        return np.array([[self.calibration.sigma**2]])
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, 1)."""
+        data = check_dataset(data)
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        return self.query(data) + self.calibration.sigma * rng.standard_normal((n, 1))
 
 
 def _build_gaussian_sum(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
@@ -348,7 +353,7 @@ def _build_exponential(data: Dataset, *, epsilon: float, d: float = 1.0,
 
 
 @dataclass(frozen=True, eq=False)
-class MultivariateGaussianMechanism(LinearGaussianRelease):
+class MultivariateGaussianMechanism:
     """P.4: release q = C y + σ Z, Z ~ N(0, M), under outputs-only neighbours (Hall Prop. 3).
 
     The change of q between neighbours is t·c_i with |t| ≤ d, so the Mahalanobis
@@ -435,20 +440,20 @@ class MultivariateGaussianMechanism(LinearGaussianRelease):
             raise ValueError(f"data has {y.size} targets but C has {self.C.shape[1]} columns")
         return self.C @ y
 
-    @property
-    def noise_scale(self) -> float:
-        """σ."""
-        return self.sigma
+    def mean(self, data: Dataset) -> np.ndarray:
+        """White-box: the release's mean C y."""
+        return self.query(data)
 
-    @property
-    def noise_factor(self) -> np.ndarray:
-        """F with F Fᵀ = M (computed once)."""
-        return self.factor
+    def cov(self, data: Dataset) -> np.ndarray:
+        """White-box: σ² M."""
+        return self.sigma**2 * np.array(self.M)
 
-    @property
-    def noise_shape(self) -> np.ndarray:
-        """M exactly."""
-        return np.array(self.M)
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, k)."""
+        data = check_dataset(data)
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        return self.query(data) + self.sigma * multivariate_gaussian_noise(self.factor, n, rng)
 
 
 def _default_grid(data: Dataset, k: int) -> np.ndarray:
