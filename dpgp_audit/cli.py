@@ -20,6 +20,11 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dpgp_audit.catalogue import Entry
+    from dpgp_audit.dataset import Dataset
 
 __all__ = ["COMMANDS", "EXIT_CODES", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE",
            "EXIT_VIOLATION", "main"]
@@ -269,12 +274,12 @@ def _dataset_size(name: str) -> int | None:
     raise UsageError(f"unknown --dataset {name!r}; use 'default' or 'sine:N'")
 
 
-def _audit_dataset(entry: object, name: str) -> object:
+def _audit_dataset(entry: Entry, name: str) -> Dataset:
     from dpgp_audit.datasets.default import default_dataset
 
     size = _dataset_size(name)
     if size is None:
-        return entry.default_data()  # type: ignore[attr-defined]
+        return entry.default_data()
     return default_dataset(size)
 
 

@@ -9,12 +9,17 @@ view (where violations at small δ become visible).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from dpgp_audit.audit.result import AuditReport
 
 __all__ = ["plot_planted_catch", "plot_power", "plot_report"]
 
 
-def plot_report(report: object, path: str | None = None, ax: object = None) -> object:
+def plot_report(report: AuditReport, path: str | None = None, ax: object = None) -> object:
     """Draw one report (linear and log views); save a PNG when ``path`` is given.
 
     With ``ax`` given, only the linear view is drawn on it. Returns the figure.

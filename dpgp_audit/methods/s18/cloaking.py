@@ -34,7 +34,6 @@ from scipy import linalg
 from dpgp_audit._validation import (
     as_finite_array,
     check_positive_float,
-    check_positive_int,
     check_rng,
 )
 from dpgp_audit.dataset import Dataset, check_public_inputs
@@ -47,10 +46,11 @@ from dpgp_audit.gp.cloaking import (
 )
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.regression import ExactGP
+from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
-from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
+from dpgp_audit.privacy.domain import PublicDomain, declared_domain
 
 __all__ = ["CloakedRelease", "CloakingGP", "CloakingMechanism", "cloaking_gp"]
 
@@ -58,7 +58,7 @@ DeltaRule = Literal["mahalanobis", "paper-calcdelta"]
 
 
 @dataclass(frozen=True, eq=False)
-class CloakingMechanism:
+class CloakingMechanism(LinearGaussianRelease):
     """The cloaking mechanism on a fixed linear map ``C`` (k × n): release C y + σ z, z ~ N(0, M).
 
     Parameters
@@ -172,8 +172,7 @@ class CloakingMechanism:
             object.__setattr__(self, name, val)
         object.__setattr__(self, "delta_m", delta_m)
         object.__setattr__(self, "calibration", cal)
-        check_linear_release(self.domain, Q @ A, cal.sigma * np.sqrt(np.clip(np.diag(M), 0.0,
-                                                                             None)))
+        self.check_float_safety(Q @ A)  # the released map Q Qᵀ C
 
     @property
     def domain(self) -> PublicDomain:
@@ -215,21 +214,20 @@ class CloakingMechanism:
         """Noise-free release ``Q Qᵀ C y`` (C y projected on span{c_i})."""
         return self._Q @ (self._Q.T @ (self.C @ self._targets(data)))
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean."""
-        return self.query(data)
+    # mean = query, cov = σ² M and sample: LinearGaussianRelease
+    @property
+    def noise_scale(self) -> float:
+        """σ."""
+        return self.sigma
 
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance σ² M."""
-        return self.sigma**2 * np.array(self.M)
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """F = Q L_R with F Fᵀ = M."""
+        return self._factor
 
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, k)."""
-        n = check_positive_int("n", n)
-        rng = check_rng(rng)
-        m = self.query(data)
-        z = rng.standard_normal((n, self._factor.shape[1]))
-        return m + self.sigma * (z @ self._factor.T)
+    def noise_shape(self) -> np.ndarray:
+        """M (as released, floor included)."""
+        return self.M
 
 
 class CloakedRelease:
