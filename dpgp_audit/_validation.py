@@ -26,8 +26,28 @@ def check_rng(rng: object) -> np.random.Generator:
 
 def as_finite_array(name: str, value: object, *, ndim: int | tuple[int, ...] | None = None,
                     dtype: type = float) -> np.ndarray:
-    """Convert to an array of ``dtype`` and refuse NaN/inf or a wrong number of dimensions."""
-    arr = np.asarray(value, dtype=dtype)
+    """Convert to an array of ``dtype`` and refuse NaN/inf or a wrong number of dimensions.
+
+    Complex input is refused for a real ``dtype`` (NumPy would silently drop the imaginary
+    part), and so is anything that does not convert (strings, ragged nests, objects): each
+    raises ``ValueError`` naming ``name``.
+    """
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(value)
+        except (TypeError, ValueError) as err:  # ragged nests
+            raise ValueError(f"{name} must be a numeric array: {err}") from None
+    if np.iscomplexobj(raw) and not np.issubdtype(np.dtype(dtype), np.complexfloating):
+        raise ValueError(f"{name} must be real, got complex dtype {raw.dtype} "
+                         "(the imaginary part would be dropped silently)")
+    if raw.dtype.kind in "SUVMm":
+        raise ValueError(f"{name} must be a numeric array, got dtype {raw.dtype}")
+    try:
+        arr = np.asarray(raw, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise ValueError(f"{name} must be a numeric array of {np.dtype(dtype).name}: "
+                         f"{err}") from None
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else ndim
         if arr.ndim not in allowed:

@@ -79,6 +79,7 @@ class Entry:
 def _toolbox() -> list[Entry]:
     from dpgp_audit.datasets.default import default_dataset
     from dpgp_audit.methods.toolbox import primitives as p
+    from dpgp_audit.methods.toolbox import secure
 
     return [
         Entry("P.1/gaussian-sum", "P", "Analytic Gaussian mechanism on the sum of targets",
@@ -89,6 +90,18 @@ def _toolbox() -> list[Entry]:
               "Laplace mechanism on the sum of targets, whole-row neighbours (|y| <= 1)",
               p._build_laplace_sum, default_dataset,
               {"epsilon": 1.0, "y_bound": 1.0, "relation": "rows"}),
+        # secure noise (issue 10): exact samplers, slower; fewer audit samples
+        Entry("P.1/gaussian-sum-secure", "P",
+              "Discrete Gaussian (CKS 2020) on a grid, exact sampler, on the sum of targets",
+              secure._build_discrete_gaussian_sum, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}, audit_samples=5_000),
+        Entry("P.2/laplace-sum-secure", "P",
+              "Snapping mechanism (Mironov 2012) on the sum of targets (pure epsilon)",
+              secure._build_snapping_sum, default_dataset, {"epsilon": 1.0, "d": 1.0}),
+        Entry("P.4/multivariate-gaussian-secure", "P",
+              "Independent exact discrete Gaussians on a grid, GP mean weights C y (rho-zCDP)",
+              secure._build_discrete_gaussian_linear, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}, audit_samples=1_000),
         Entry("P.2/exponential", "P",
               "Exponential mechanism choosing a threshold near the median of the targets",
               p._build_exponential, default_dataset, {"epsilon": 1.0, "d": 1.0}),
@@ -308,11 +321,41 @@ def _planted_a5() -> list[Entry]:
     return out
 
 
+def _planted_precision() -> list[Entry]:
+    """A.7's planted twins (issue 10): the releases as shipped before declared domains."""
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.methods.s21 import mechanisms as s21
+    from dpgp_audit.methods.toolbox import unguarded as u
+
+    s18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
+    # rounding makes two releases deterministic and different: the loss is unbounded
+    return [
+        Entry("planted/gaussian-sum-no-domain", "A.5",
+              "BUG: Gaussian sum with no bound on |y| (rounding swallows the noise)",
+              u.build_gaussian_sum_no_domain, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}, true_epsilon=math.inf,
+              twin="P.1/gaussian-sum"),
+        Entry("planted/laplace-sum-no-domain", "A.5",
+              "BUG: Laplace sum with no bound on |y| (rounding swallows the noise)",
+              u.build_laplace_sum_no_domain, default_dataset, {"epsilon": 1.0, "d": 1.0},
+              true_epsilon=math.inf, twin="P.2/laplace-sum"),
+        Entry("planted/cloaking-no-domain", "A.5",
+              "BUG: S18 cloaking with no bound on |y| (rounding swallows the noise)",
+              u.build_cloaking_no_domain, default_dataset, dict(s18), true_epsilon=math.inf,
+              twin="S18.2/cloaking"),
+        Entry("planted/sparse-cloaking-no-domain", "A.5",
+              "BUG: S21 sparse cloaking with no bound on |y| (rounding swallows the noise)",
+              u.build_sparse_cloaking_no_domain, s21.default_regression_data,
+              {"epsilon": 1.0, "delta": 0.01, "d": 1.0, "inducing_seed": 0},
+              true_epsilon=math.inf, twin="S21.2/sparse-cloaking"),
+    ]
+
+
 @functools.cache
 def _table() -> dict[str, Entry]:
     """ID → entry for the whole catalogue (built once, on first use)."""
     table: dict[str, Entry] = {}
-    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _planted_a5):
+    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _planted_a5, _planted_precision):
         for entry in part():
             if entry.id in table:
                 raise ValueError(f"mechanism ID {entry.id!r} is catalogued twice")

@@ -1,8 +1,17 @@
 """Command line: ``python -m dpgp_audit`` / ``dpgp-audit`` (catalogue P.1, P.3, A.6).
 
 Sub-commands register themselves through :data:`COMMANDS`: each entry adds its
-arguments to a sub-parser and returns the function that runs it. Bad arguments
-exit with status 2 and a one-line message on stderr.
+arguments to a sub-parser and returns the function that runs it.
+
+Exit codes (:data:`EXIT_CODES`, also in the README):
+
+* ``0`` — the command ran; for ``audit``, no violation was found (not a proof);
+* ``1`` — ``audit`` found a violation, and nothing else ever returns 1;
+* ``2`` — a usage or input error (bad flag, unknown mechanism, invalid value, an
+  output folder that does not exist, a resource estimate above its limit), with a
+  one-line message on stderr and nothing audited;
+* ``3`` — an internal failure (a bug in the kit): a one-line message; ``--debug``
+  prints the traceback.
 """
 
 from __future__ import annotations
@@ -17,9 +26,30 @@ if TYPE_CHECKING:
     from dpgp_audit.catalogue import Entry
     from dpgp_audit.dataset import Dataset
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "EXIT_CODES", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE",
+           "EXIT_VIOLATION", "main"]
 
 Runner = Callable[[argparse.Namespace], int]
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+#: Every exit status of the program and what it means.
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "no violation found (not a proof of privacy) / command succeeded",
+    EXIT_VIOLATION: "audit found a violation",
+    EXIT_USAGE: "usage or input error (nothing was audited)",
+    EXIT_INTERNAL: "internal failure (a bug; rerun with --debug for the traceback)",
+}
+
+#: Resource limits of `audit` (raise them with --max-memory-gb / --max-minutes).
+DEFAULT_MAX_MEMORY_GB = 4.0
+DEFAULT_MAX_MINUTES = 30.0
+
+
+class UsageError(ValueError):
+    """A usage or input error detected by the command line itself (exit status 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -144,14 +174,16 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
 
         rows = []
         for e in entries(include_planted=args.planted):
+            domain: dict | None = None
             try:
                 mech, _ = e.make()
                 claim = mech.claim.describe()
                 relation = mech.claim.relation.describe()
+                domain = _domain_row(mech.claim)
             except Exception as err:  # noqa: BLE001 — listing must not die on one entry
                 claim, relation = f"(cannot build: {type(err).__name__}: {err})", ""
             row = {"id": e.id, "paper": e.paper, "title": e.title, "claim": claim,
-                   "relation": relation}
+                   "relation": relation, "domain": domain}
             if e.planted:
                 row.update(true_epsilon=e.true_epsilon, twin=e.twin)
             rows.append(row)
@@ -166,10 +198,25 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
                 extra = f"  [true eps={r['true_epsilon']:.4g}; twin {r['twin']}]"
             print(f"{r['id']:<38} {r['paper']:<5} {r['title']}{extra}")
             print(f"{'':<38} claim: {r['claim']}")
+            if r["domain"] is not None:
+                print(f"{'':<38} domain: {r['domain']['describe']}")
         print(f"{len(rows)} mechanisms")
         return 0
 
     return run
+
+
+def _domain_row(claim: object) -> dict:
+    """The public domain a claim rests on, for ``list`` (issue 10 §1)."""
+    domain = getattr(claim, "domain", None)
+    if domain is not None:
+        return domain.as_dict()
+    bound = getattr(claim, "domain_bound", None)
+    if bound is not None:  # whole rows: the relation's |y| <= d is the domain
+        return {"y_bound": bound, "clip": None, "x_bound": None,
+                "describe": f"|y| <= {bound:g} (the whole-row relation's bound)"}
+    return {"y_bound": None, "clip": None, "x_bound": None,
+            "describe": "no bound on |y| needed (see the claim's note)"}
 
 
 #: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
@@ -189,12 +236,22 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                      help=f"black-box samples per side (default {AUDIT_DEFAULT_SAMPLES})")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "all"),
-                     default="all")
+    sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "precision",
+                                            "all"), default="all",
+                     help="one auditor, or all of the default path (A.2, A.3, A.4, A.7)")
     sub.add_argument("--json", metavar="PATH", help="write the JSON report here")
     sub.add_argument("--plot", metavar="PATH",
                      help="write the trade-off PNG here (with --all: one file per mechanism)")
     sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sub.add_argument("--allow-unproven", action="store_true",
+                     help="permit a calibration outside its proven range (claim marked "
+                          "unproven) where the mechanism offers one")
+    sub.add_argument("--max-memory-gb", type=float, default=DEFAULT_MAX_MEMORY_GB,
+                     metavar="GB", help="refuse to start when the estimated memory exceeds "
+                     f"this (default {DEFAULT_MAX_MEMORY_GB:g})")
+    sub.add_argument("--max-minutes", type=float, default=DEFAULT_MAX_MINUTES, metavar="MIN",
+                     help="refuse to start when the estimated sampling time exceeds this "
+                     f"(default {DEFAULT_MAX_MINUTES:g})")
 
     def run(args: argparse.Namespace) -> int:
         return _run_audit(args)
@@ -202,20 +259,105 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     return run
 
 
-def _audit_dataset(entry: Entry, name: str) -> Dataset:
-    from dpgp_audit.datasets.default import default_dataset
-
+def _dataset_size(name: str) -> int | None:
+    """``N`` of ``--dataset sine:N`` (``None`` for ``default``); ``UsageError`` otherwise."""
     if name == "default":
-        return entry.default_data()
+        return None
     if name.startswith("sine:"):
         try:
             size = int(name.split(":", 1)[1])
         except ValueError:
-            raise ValueError(f"--dataset sine:N needs an integer N, got {name!r}") from None
+            raise UsageError(f"--dataset sine:N needs an integer N, got {name!r}") from None
         if size < 2:
-            raise ValueError(f"--dataset sine:N needs N >= 2, got {size}")
-        return default_dataset(size)
-    raise ValueError(f"unknown --dataset {name!r}; use 'default' or 'sine:N'")
+            raise UsageError(f"--dataset sine:N needs N >= 2, got {size}")
+        return size
+    raise UsageError(f"unknown --dataset {name!r}; use 'default' or 'sine:N'")
+
+
+def _audit_dataset(entry: Entry, name: str) -> Dataset:
+    from dpgp_audit.datasets.default import default_dataset
+
+    size = _dataset_size(name)
+    if size is None:
+        return entry.default_data()
+    return default_dataset(size)
+
+
+#: Memory model of `audit` (README "Resource guards"): dense GP algebra holds about four
+#: N x N float64 matrices (kernel, factor, inverse, weights), the data 8 (D + 1) N bytes, and
+#: the black-box fit phase keeps raw samples of both sides, 16 n k bytes for k outputs.
+_DENSE_MATRICES = 4
+
+
+def estimate_memory_bytes(n_rows: int | None, samples: int, outputs: int = 1) -> float:
+    """Upper estimate of the memory one audit needs (bytes), before anything is built.
+
+    ``n_rows`` is the dataset size (``None``: the small embedded default, counted as 0);
+    ``samples`` the black-box samples per side; ``outputs`` the release dimension.
+    """
+    rows = 0.0 if n_rows is None else float(n_rows)
+    return 8.0 * _DENSE_MATRICES * rows * rows + 16.0 * rows + 16.0 * float(samples) * outputs
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuse ``--json``/``--plot`` paths whose folder does not exist (before auditing)."""
+    import os
+
+    for flag, path in (("--json", args.json), ("--plot", args.plot)):
+        if path is None:
+            continue
+        if path == "" or os.path.isdir(path):
+            raise UsageError(f"{flag} needs a file path, got {path!r}")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise UsageError(f"{flag} {path!r}: the folder {folder!r} does not exist")
+        if not os.access(folder, os.W_OK):
+            raise UsageError(f"{flag} {path!r}: the folder {folder!r} is not writable")
+
+
+def _gb(nbytes: float) -> str:
+    return f"{nbytes / 1e9:.3g} GB"
+
+
+def _check_memory(args: argparse.Namespace, n_rows: int | None, samples: int,
+                  outputs: int = 1) -> None:
+    need = estimate_memory_bytes(n_rows, samples, outputs)
+    if need > args.max_memory_gb * 1e9:
+        raise UsageError(
+            f"this audit needs an estimated {_gb(need)} of memory (dataset rows: "
+            f"{n_rows or 'default'}, samples per side: {samples}, outputs: {outputs}), above "
+            f"the limit of {args.max_memory_gb:g} GB; reduce --samples or --dataset, or raise "
+            "the limit with --max-memory-gb")
+
+
+def _pilot_seconds_per_draw(mech: object, data: object, rng: object) -> tuple[float, int]:
+    """Seconds per release (both datasets of a pair cost about the same) from a small pilot."""
+    import time
+
+    import numpy as np
+
+    size = 1
+    start = time.perf_counter()
+    out = np.asarray(mech.sample(data, size, rng))  # type: ignore[attr-defined]
+    seconds = time.perf_counter() - start
+    if seconds < 0.01:  # cheap: time a batch (the first call may include caching)
+        size = 64
+        start = time.perf_counter()
+        mech.sample(data, size, rng)  # type: ignore[attr-defined]
+        seconds = (time.perf_counter() - start) / size
+    outputs = int(np.prod(out.shape[1:])) if out.ndim > 1 else 1
+    return seconds, outputs
+
+
+def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float, samples: int) -> None:
+    # the black-box auditor draws `samples` per side for each of its two phases
+    minutes = 4.0 * samples * per_draw / 60.0
+    if minutes > args.max_minutes:
+        raise UsageError(
+            f"auditing {entry_id} with {samples} samples per side needs an estimated "
+            f"{minutes:.3g} min of sampling ({per_draw:.2g} s per release in a pilot), above "
+            f"the limit of {args.max_minutes:g} min; reduce --samples or raise the limit with "
+            "--max-minutes")
 
 
 def _plot_path(base: str, mech_id: str, many: bool) -> str:
@@ -229,49 +371,87 @@ def _plot_path(base: str, mech_id: str, many: bool) -> str:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
+    import math
+    import warnings
+
     import numpy as np
 
-    from dpgp_audit.audit.result import jsonable
+    from dpgp_audit.audit.result import NO_PROOF, jsonable
     from dpgp_audit.audit.runner import audit_mechanism
     from dpgp_audit.catalogue import entries, get
+    from dpgp_audit.privacy.calibrate import UnprovenCalibrationWarning
 
     if args.samples is not None and args.samples < 2:
-        raise ValueError(f"--samples must be >= 2, got {args.samples}")
+        raise UsageError(f"--samples must be >= 2, got {args.samples}")
     if not (0 < args.alpha < 1):
-        raise ValueError(f"--alpha must lie in (0, 1), got {args.alpha}")
-    if args.seed is not None and args.seed < 0:
-        raise ValueError(f"--seed must be >= 0, got {args.seed}")
-    todo = entries() if args.all else [get(args.mechanism)]
+        raise UsageError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if args.seed is not None and not (0 <= args.seed < 2**128):
+        raise UsageError(f"--seed must lie in [0, 2**128), got {args.seed}")
+    for flag, value in (("--max-memory-gb", args.max_memory_gb),
+                        ("--max-minutes", args.max_minutes)):
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{flag} must be finite and > 0, got {value!r}")
+    for flag, value in (("--epsilon", args.epsilon), ("--delta", args.delta)):
+        if value is not None and not math.isfinite(value):
+            raise UsageError(f"{flag} must be finite, got {value!r}")
+    _check_paths(args)
+    if args.all:
+        todo = entries()
+    else:
+        try:
+            todo = [get(args.mechanism)]
+        except KeyError as err:
+            raise UsageError(_one_line(err)) from None
+    n_rows = _dataset_size(args.dataset)
+    for entry in todo:  # refuse before the dataset is allocated
+        _check_memory(args, n_rows, _samples_for(args, entry))
     seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
-    print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
-    auditors = (("whitebox", "blackbox", "sensitivity") if args.auditor == "all"
-                else (args.auditor,))
-    overrides = {"epsilon": args.epsilon, "delta": args.delta}
+    from dpgp_audit.audit.runner import DEFAULT_AUDITORS
+
+    auditors = DEFAULT_AUDITORS if args.auditor == "all" else (args.auditor,)
+    overrides: dict[str, object] = {"epsilon": args.epsilon, "delta": args.delta}
+    if args.allow_unproven:
+        overrides["allow_unproven"] = True
+    seeds = np.random.SeedSequence(seed)
+    children = seeds.spawn(len(todo))  # the audits' streams (as without the pilot below)
+    pilot_rng = np.random.default_rng(seeds.spawn(1)[0])
     built = []
     for entry in todo:  # build everything first: usage errors exit 2 before any audit runs
         data = _audit_dataset(entry, args.dataset)
         try:
-            mech, data = entry.make(data, **overrides)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UnprovenCalibrationWarning)
+                mech, data = entry.make(data, **overrides)
         except TypeError as err:  # e.g. --delta for a pure-DP builder without that option
-            raise ValueError(f"cannot build {entry.id} with these options: {err}") from None
+            raise UsageError(f"cannot build {entry.id} with these options: {err}") from None
+        except ValueError as err:
+            raise UsageError(f"cannot build {entry.id}: {_cli_words(str(err))}") from None
+        samples = _samples_for(args, entry)
+        if args.auditor in ("all", "blackbox", "precision"):
+            per_draw, outputs = _pilot_seconds_per_draw(mech, data, pilot_rng)
+            _check_memory(args, n_rows, samples, outputs)
+            _check_time(args, entry.id, per_draw, samples)
         built.append((entry, mech, data))
-    children = np.random.SeedSequence(seed).spawn(len(built))
-    iterator = built
+    print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
+    bar = None
     if args.all and not args.no_progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(built, desc="make audit", unit="mechanism")
+        bar = tqdm(total=len(built), desc="make audit", unit="mechanism", file=sys.stderr)
     reports = []
-    for (entry, mech, data), child in zip(iterator, children, strict=True):
-        n = args.samples or getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES
+    for (entry, mech, data), child in zip(built, children, strict=True):
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
-                                 n=n, alpha=args.alpha, name=entry.id, seed=seed,
-                                 progress=not args.all and not args.no_progress)
+                                 n=_samples_for(args, entry), alpha=args.alpha, name=entry.id,
+                                 seed=seed, progress=not args.all and not args.no_progress)
         reports.append(report)
-        if args.all and hasattr(iterator, "write"):
-            iterator.write(report.table())
+        table = report.table()
+        if args.all:  # the "no violation is not a proof" note is printed once, at the end
+            table = table.removesuffix(f"\n  Note: {NO_PROOF}")
+        if bar is not None:
+            bar.write(table, file=sys.stdout)  # clears the bar (stderr) first: no interleaving
+            bar.update(1)
         else:
-            print(report.table())
+            print(table)
         if args.plot:
             import matplotlib
 
@@ -280,19 +460,45 @@ def _run_audit(args: argparse.Namespace) -> int:
 
             fig = report.plot(_plot_path(args.plot, entry.id, len(built) > 1))
             plt.close(fig)
+    if bar is not None:
+        bar.close()
     n_viol = sum(r.violation for r in reports)
     if args.all:
         print(f"\n{len(reports)} mechanisms audited: {n_viol} violation(s) found.")
         for r in reports:
             print(f"  {r.verdict.value:<13} {r.mechanism}")
+        if n_viol < len(reports):
+            print(f"Note: {NO_PROOF}")
     if args.json:
         doc = {"schema": "dpgp_audit/audit-report/1", "seed": seed,
-               "verdict": "VIOLATION" if n_viol else "NO_VIOLATION_FOUND",
+               "verdict": _overall_verdict(reports),
+               "exit_code": EXIT_VIOLATION if n_viol else EXIT_OK,
                "arguments": {k: v for k, v in vars(args).items() if k != "command"},
                "reports": [r.as_dict() for r in reports]}
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(jsonable(doc), fh, indent=1)
-    return 1 if n_viol else 0
+    return EXIT_VIOLATION if n_viol else EXIT_OK
+
+
+def _samples_for(args: argparse.Namespace, entry: object) -> int:
+    return int(args.samples or getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES)
+
+
+def _overall_verdict(reports: Sequence[object]) -> str:
+    """One vocabulary with the tables: VIOLATION, else NO_EVIDENCE, else INCONCLUSIVE."""
+    from dpgp_audit.audit.result import Verdict
+
+    verdicts = {r.verdict for r in reports}  # type: ignore[attr-defined]
+    for v in (Verdict.VIOLATION, Verdict.NO_EVIDENCE):
+        if v in verdicts:
+            return v.value
+    return Verdict.INCONCLUSIVE.value
+
+
+def _cli_words(message: str) -> str:
+    """Name the command-line flags where a library message names Python keywords."""
+    return (message.replace("pass allow_unproven=True", "pass --allow-unproven")
+            .replace("allow_unproven=True", "--allow-unproven"))
 
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Runner]]] = {
@@ -302,14 +508,19 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Runner]]] = {
     "split": ("split an (epsilon, delta) budget into parts (basic composition)", _add_split),
     "list": ("list every registered mechanism (ID, paper, claim, neighbour relation)", _add_list),
     "audit": ("audit a registered mechanism (or --all): verdict table, JSON, plot; "
-              "exit 0 no violation found, 1 violation, 2 usage error", _add_audit),
+              "exit 0 no violation found, 1 violation, 2 usage or input error, "
+              "3 internal failure", _add_audit),
 }
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
     """The top-level parser and the runner of each sub-command."""
     parser = _Parser(prog="dpgp-audit", description="Differentially private GPs: "
-                     "calibrate, list and audit mechanisms.")
+                     "calibrate, list and audit mechanisms.",
+                     epilog="exit status: " + "; ".join(f"{k} {v}" for k, v in
+                                                          EXIT_CODES.items()))
+    parser.add_argument("--debug", action="store_true",
+                        help="print the traceback of an internal failure (exit 3)")
     subs = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     runners: dict[str, Runner] = {}
     for name, (help_text, add) in COMMANDS.items():
@@ -317,19 +528,57 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Runner]]:
     return parser, runners
 
 
+def _one_line(err: BaseException) -> str:
+    message = err.args[0] if err.args and isinstance(err.args[0], str) else str(err)
+    return " ".join(_cli_words(message).split()) or type(err).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit status."""
-    parser, runners = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point; returns the process exit status (:data:`EXIT_CODES`).
+
+    Never raises (except ``KeyboardInterrupt``): usage and input errors return 2 with a
+    one-line message, anything unexpected returns 3 with a one-line message and, with
+    ``--debug``, the traceback.
+    """
+    words = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
+    debug = "--debug" in words  # accepted anywhere on the line
+    words = [a for a in words if a != "--debug"]
     try:
-        return runners[args.command](args)
-    except (ValueError, KeyError) as err:
-        message = err.args[0] if err.args else str(err)
-        sys.stderr.write(f"dpgp-audit {args.command}: error: {message}\n")
-        return 2
+        parser, runners = build_parser()
+        try:
+            args = parser.parse_args(words)
+        except SystemExit as stop:  # --help: 0; parse errors: 2 (message already printed)
+            code = stop.code
+            return code if isinstance(code, int) else EXIT_USAGE
+        command = args.command
+    except Exception as err:  # noqa: BLE001 — the CLI must never end in a traceback
+        return _internal(err, "", debug)
+    try:
+        return runners[command](args)
+    except ValueError as err:  # UsageError and every input check of the library
+        sys.stderr.write(f"dpgp-audit {command}: error: {_one_line(err)}\n")
+        return EXIT_USAGE
     except ImportError as err:  # a broken environment: name the package, never a traceback
-        sys.stderr.write(f"dpgp-audit {args.command}: error: missing dependency: {err}\n")
-        return 2
+        sys.stderr.write(f"dpgp-audit {command}: error: missing dependency: {_one_line(err)}\n")
+        return EXIT_INTERNAL
+    except MemoryError:
+        sys.stderr.write(f"dpgp-audit {command}: error: out of memory; lower --samples or "
+                         "--dataset, or --max-memory-gb to be refused earlier\n")
+        return EXIT_USAGE
+    except Exception as err:  # noqa: BLE001
+        return _internal(err, command, debug)
+
+
+def _internal(err: BaseException, command: str, debug: bool) -> int:
+    import traceback
+
+    where = f" {command}" if command else ""
+    if debug:
+        traceback.print_exception(err, file=sys.stderr)
+    sys.stderr.write(f"dpgp-audit{where}: internal error ({type(err).__name__}): "
+                     f"{_one_line(err)}"
+                     + ("" if debug else "  [rerun with --debug for the traceback]") + "\n")
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

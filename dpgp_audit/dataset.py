@@ -14,15 +14,20 @@ import numpy as np
 
 from dpgp_audit._validation import as_finite_array
 
-__all__ = ["ClipReport", "Dataset", "check_public_inputs", "clip_targets"]
+__all__ = ["ClipReport", "Dataset", "check_dataset", "check_public_inputs", "clip_targets"]
 
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
     """Inputs ``X`` of shape (n, D) and targets ``y`` of shape (n,).
 
-    One-dimensional ``X`` is promoted to shape (n, 1). NaN or inf in either
-    array raises ``ValueError``.
+    One-dimensional ``X`` is promoted to shape (n, 1). Each of the following raises
+    ``ValueError`` naming the parameter (``X``, ``y`` or ``name``) and never yields a
+    dataset a mechanism could release from: NaN or inf, complex values (NumPy would drop
+    the imaginary part), non-numeric values, no rows (``n = 0``), an ``X`` with zero
+    columns, more than two dimensions in ``X`` or more than one in ``y``, and lengths
+    that differ. Bounds on the values (a declared public domain) belong to the
+    mechanism's claim, not to the dataset.
     """
 
     X: np.ndarray
@@ -30,12 +35,21 @@ class Dataset:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise ValueError(f"name must be a str, got {type(self.name).__name__}")
         X = as_finite_array("X", self.X, ndim=(1, 2))
         if X.ndim == 1:
             X = X[:, None]
         y = as_finite_array("y", self.y, ndim=1)
+        if X.shape[1] == 0:
+            raise ValueError(f"X must have at least one column (input dimension >= 1), "
+                             f"got shape {X.shape}")
+        if y.shape[0] == 0 or X.shape[0] == 0:
+            raise ValueError(f"the dataset is empty: X has {X.shape[0]} rows and y has "
+                             f"{y.shape[0]} entries (a release needs at least one row)")
         if X.shape[0] != y.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
+            raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows: "
+                             "lengths of X and y must match")
         X = X.copy()
         y = y.copy()
         X.setflags(write=False)
@@ -110,11 +124,23 @@ def clip_targets(y: np.ndarray, bound: float, *, clip: bool) -> tuple[np.ndarray
     n_out = int(np.count_nonzero(outside))
     if n_out and not clip:
         raise ValueError(
-            f"{n_out} target(s) lie outside the declared bound |y| <= {bound:g} "
+            f"y: {n_out} target(s) lie outside the declared bound |y| <= {bound:g} "
             f"(max |y| = {float(np.max(np.abs(y))):g}); pass clip=True to clip them "
             "explicitly (recorded in the claim) or widen the bound"
         )
     return np.clip(y, -bound, bound), ClipReport(float(bound), n_out)
+
+
+def check_dataset(data: object, name: str = "data") -> Dataset:
+    """Return ``data`` if it is a :class:`Dataset`; ``TypeError`` naming ``name`` otherwise.
+
+    Every release starts here, so that a tuple, an array or ``None`` is refused with a
+    message instead of an ``AttributeError`` deep inside the mechanism.
+    """
+    if not isinstance(data, Dataset):
+        raise TypeError(f"{name} must be a Dataset (dpgp_audit.Dataset(X, y)), got "
+                        f"{type(data).__name__}")
+    return data
 
 
 def check_public_inputs(data: object, X: np.ndarray) -> Dataset:

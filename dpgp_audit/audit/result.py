@@ -294,6 +294,14 @@ def _extra_line(r: AuditResult) -> str:
         return f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
     if r.auditor == "whitebox" and "mu" in d:
         return f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs"
+    if r.auditor == "precision":
+        return (f"float spacing / noise sd at the largest legal values: "
+                f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "
+                f"{d.get('visible', 0)} of {d.get('candidates', '?')} pairs "
+                f"({d.get('refused', 0)} refused by the domain)"
+                + ("" if d.get("domain_y_bound") is not None else
+                   "; no declared domain, so huge targets were probed: declare "
+                   "claim.domain (privacy/domain.py)"))
     if r.auditor == "gdp-fit":
         implied = _fmt(d.get("implied_epsilon", math.nan))
         return f"implied eps (Gaussian trade-off assumed): {implied}"

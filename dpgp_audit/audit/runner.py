@@ -38,10 +38,12 @@ from dpgp_audit.contract import Executor, GaussianRelease, Mechanism, Sensitivit
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Claim
 
-__all__ = ["AUDITORS", "audit_mechanism"]
+__all__ = ["AUDITORS", "DEFAULT_AUDITORS", "audit_mechanism"]
 
-AUDITORS: tuple[str, ...] = ("sensitivity", "whitebox", "blackbox", "gdp-fit")
-_STATISTICAL = ("whitebox", "blackbox", "gdp-fit")
+AUDITORS: tuple[str, ...] = ("sensitivity", "whitebox", "blackbox", "gdp-fit", "precision")
+_STATISTICAL = ("whitebox", "blackbox", "gdp-fit", "precision")
+#: The auditors of the default path (``make audit``, ``--auditor all``).
+DEFAULT_AUDITORS: tuple[str, ...] = ("whitebox", "blackbox", "sensitivity", "precision")
 
 
 def _claim_dict(claim: Claim) -> dict:
@@ -66,7 +68,7 @@ def _usable(mechanism: Mechanism, pairs: Sequence[NeighbourPair], attr: str) -> 
 
 
 def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generator, *,
-                    auditors: Sequence[str] = ("whitebox", "blackbox", "sensitivity"),
+                    auditors: Sequence[str] = DEFAULT_AUDITORS,
                     n: int = 20_000, alpha: float = 0.05, claim: Claim | None = None,
                     progress: bool = False, pairs: Sequence[NeighbourPair] | None = None,
                     n_pairs: int = 2, budget: int = 300, score: str = "auto",
@@ -142,11 +144,23 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     pairs = list(pairs)
     timings["neighbours"] = time.perf_counter() - t
 
+    (rng_prec,) = rng.spawn(1)  # spawned after the others: their streams are unchanged
+    screen = None
+    if "precision" in auditors:  # A.7's pilot decides (on its own samples) whether it tests
+        from dpgp_audit.audit.precision import screen_precision
+
+        t = time.perf_counter()
+        rng_prec, rng_screen = rng_prec.spawn(2)
+        screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs[:4],
+                                  pilot=min(200, max(20, n // 2)))
+        timings["precision-screen"] = time.perf_counter() - t
     n_stat = sum(1 for a in auditors if a in _STATISTICAL
-                 and (a != "whitebox" or isinstance(mechanism, GaussianRelease)))
+                 and (a != "whitebox" or isinstance(mechanism, GaussianRelease))
+                 and (a != "precision" or (screen is not None and screen.needs_test)))
     a_each = alpha / max(1, n_stat)
 
-    steps = [a for a in ("sensitivity", "whitebox", "blackbox", "gdp-fit") if a in auditors]
+    steps = [a for a in ("sensitivity", "whitebox", "blackbox", "gdp-fit", "precision")
+             if a in auditors]
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -196,6 +210,18 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
             if isinstance(res, str):
                 skipped[step] = res
             else:
+                results.append(res)
+                if res.violation and witness is None:
+                    witness, wit_source = _witness_from(res, pairs), step
+        elif step == "precision":
+            from dpgp_audit.audit.precision import certify_precision
+
+            assert screen is not None
+            if screen.skipped is not None:
+                skipped[step] = screen.skipped
+            else:
+                res = certify_precision(screen, mechanism, rng_prec, n=n, alpha=a_each,
+                                        claim=claim, executor=executor)
                 results.append(res)
                 if res.violation and witness is None:
                     witness, wit_source = _witness_from(res, pairs), step

@@ -11,7 +11,9 @@ from it is the same few lines everywhere. :class:`LinearGaussianRelease` writes
 * ``noise_scale`` — the multiplier s (σ or c, from the calibration);
 * ``noise_factor`` — F, shape (k, r), with F Fᵀ = S (r < k when S is singular: the
   noise lives in range(S), and the auditors check that every query change does too);
-* optionally ``noise_shape()`` — S itself when it is stored exactly (default F Fᵀ).
+* optionally ``noise_shape()`` — S itself when it is stored exactly (default F Fᵀ);
+* ``domain`` — its declared public domain, for :meth:`check_float_safety` (issue 10 §1:
+  the float-safety rule of :mod:`dpgp_audit.privacy.domain`, written here once).
 
 The class holds no state, so frozen dataclasses can inherit it.
 """
@@ -23,7 +25,8 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
+from dpgp_audit.privacy.domain import check_linear_release
 
 __all__ = ["LinearGaussianRelease"]
 
@@ -50,6 +53,20 @@ class LinearGaussianRelease(ABC):
         F = self.noise_factor
         return F @ F.T
 
+    def noise_sd(self) -> np.ndarray:
+        """S · sqrt(S_kk): the noise sd of each released coordinate."""
+        return self.noise_scale * np.sqrt(np.clip(np.diag(np.atleast_2d(self.noise_shape())),
+                                                  0.0, None))
+
+    def check_float_safety(self, C: np.ndarray) -> float:
+        """The float-safety rule for the linear map ``C`` of this release.
+
+        Refuses (``ValueError`` naming ``y_bound`` with the largest safe bound) when the
+        float spacing at the largest release allowed by ``self.domain`` exceeds 10⁻⁶ of a
+        coordinate's noise sd; returns the largest ratio otherwise.
+        """
+        return check_linear_release(self.domain, C, self.noise_sd())  # type: ignore
+
     def mean(self, data: Dataset) -> np.ndarray:
         """White-box: the mean of the release, q(D)."""
         return self.query(data)
@@ -60,6 +77,7 @@ class LinearGaussianRelease(ABC):
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` independent releases q(D) + s F z, shape (n, k)."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         m = self.query(data)

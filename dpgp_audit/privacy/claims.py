@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 
 from dpgp_audit._validation import check_delta, check_epsilon, check_finite_float
+from dpgp_audit.privacy.domain import PublicDomain
 
 __all__ = [
     "ApproxDP",
@@ -91,15 +92,40 @@ def whole_rows(y_bound: float) -> NeighbourRelation:
 
 @dataclass(frozen=True, kw_only=True)
 class _ClaimBase:
+    """Fields shared by every claim.
+
+    ``domain`` is the declared public domain the proof and the float safety need
+    (:class:`~dpgp_audit.privacy.domain.PublicDomain`, issue 10 §1). ``None`` means the
+    release needs no bound on |y| (e.g. a selection over counts) or, for whole rows, that
+    the relation's own bound ``|y| <= d`` is the domain (:attr:`domain_bound`).
+    """
+
     relation: NeighbourRelation
     proven: bool = True
     note: str = ""
+    domain: PublicDomain | None = None
+
+    def __post_init__(self) -> None:
+        if self.domain is not None and not isinstance(self.domain, PublicDomain):
+            raise TypeError(f"domain must be a PublicDomain, got {type(self.domain).__name__}")
+
+    @property
+    def domain_bound(self) -> float | None:
+        """The bound on |y| the claim rests on: the declared domain, else the whole-row d."""
+        if self.domain is not None:
+            return self.domain.y_bound
+        return self.relation.d if self.relation.kind is Neighbour.ROWS else None
+
+    def _domain_suffix(self) -> str:
+        return "" if self.domain is None else f"; domain {self.domain.describe()}"
 
     def as_dict(self) -> dict:
         """A JSON-ready dictionary of the claim."""
         out = asdict(self)
         out["type"] = type(self).__name__
         out["relation"] = {"kind": self.relation.kind.value, "d": self.relation.d}
+        out["domain"] = None if self.domain is None else self.domain.as_dict()
+        out["domain_bound"] = self.domain_bound
         return out
 
 
@@ -116,13 +142,15 @@ class ApproxDP(_ClaimBase):
     delta: float
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=True))
 
     def describe(self) -> str:
         """One line of prose for reports."""
         tag = "" if self.proven else " [UNPROVEN: calibration used outside its proof]"
-        return f"({self.epsilon:g}, {self.delta:g})-DP, {self.relation.describe()}{tag}"
+        return (f"({self.epsilon:g}, {self.delta:g})-DP, {self.relation.describe()}"
+                f"{self._domain_suffix()}{tag}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,6 +172,7 @@ class GaussianDP(_ClaimBase):
     mu: float
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         mu = check_finite_float("mu", self.mu)
         if mu <= 0:
             raise ValueError(f"mu must be > 0, got {mu!r}")
@@ -164,11 +193,11 @@ class GaussianDP(_ClaimBase):
     def to_approx(self, delta: float) -> ApproxDP:
         """The (ε, δ)-DP claim implied at ``delta`` (exact for GDP)."""
         return ApproxDP(relation=self.relation, proven=self.proven, note=self.note,
-                        epsilon=self.epsilon_at(delta), delta=delta)
+                        domain=self.domain, epsilon=self.epsilon_at(delta), delta=delta)
 
     def describe(self) -> str:
         """One line of prose for reports."""
-        return f"{self.mu:g}-GDP, {self.relation.describe()}"
+        return f"{self.mu:g}-GDP, {self.relation.describe()}{self._domain_suffix()}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,6 +207,7 @@ class ZCDP(_ClaimBase):
     rho: float
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         rho = check_finite_float("rho", self.rho)
         if rho <= 0:
             raise ValueError(f"rho must be > 0, got {rho!r}")
@@ -188,11 +218,12 @@ class ZCDP(_ClaimBase):
         from dpgp_audit.privacy.conversions import zcdp_to_epsilon
 
         return ApproxDP(relation=self.relation, proven=self.proven, note=self.note,
-                        epsilon=zcdp_to_epsilon(self.rho, delta), delta=delta)
+                        domain=self.domain, epsilon=zcdp_to_epsilon(self.rho, delta),
+                        delta=delta)
 
     def describe(self) -> str:
         """One line of prose for reports."""
-        return f"{self.rho:g}-zCDP, {self.relation.describe()}"
+        return f"{self.rho:g}-zCDP, {self.relation.describe()}{self._domain_suffix()}"
 
 
 Claim = ApproxDP | GaussianDP | ZCDP

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.privacy.claims import ZCDP, whole_rows
 from dpgp_audit.privacy.conversions import zcdp_from_epsilon_delta
 
@@ -189,6 +189,7 @@ class CoinPressMean:
         :func:`coinpress_mean` draws them, so run j equals a sequential call of
         :func:`coinpress_mean` on the same stream (tested).
         """
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         lo0, hi0 = self.centre - self.radius, self.centre + self.radius

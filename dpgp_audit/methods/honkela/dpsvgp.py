@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit.dataset import Dataset, check_dataset, clip_targets
 from dpgp_audit.gp.kernels import EQ, Kernel, Stationary
 from dpgp_audit.gp.svgp import QU, predict_from_qu, sufficient_statistics
 from dpgp_audit.methods.honkela.bounds import (
@@ -231,6 +231,7 @@ class DPSVGPStats:
 
     def query(self, data: Dataset) -> np.ndarray:
         """The rescaled query [A; c b̂] whose L2 sensitivity the proof bounds (H eq. 27)."""
+        data = check_dataset(data)
         A, B = self.statistics(data)
         return np.concatenate([A, self.ratio * upper_vec(B)])
 
@@ -240,6 +241,7 @@ class DPSVGPStats:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases [Ã; b̃], shape (n, d + d(d+1)/2)."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         mean = self.mean(data)

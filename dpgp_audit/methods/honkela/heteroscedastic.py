@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit.dataset import Dataset, check_dataset, clip_targets
 from dpgp_audit.gp.kernels import EQ, Kernel
 from dpgp_audit.gp.svgp import QU, predict_from_qu, sufficient_statistics
 from dpgp_audit.methods.honkela.bounds import (
@@ -225,6 +225,7 @@ class DPDirichletClassifier:
 
     def query(self, data: Dataset) -> np.ndarray:
         """Rescaled query [A_c; c b̂_c] whose L2 sensitivity is bounded."""
+        data = check_dataset(data)
         return np.concatenate([np.concatenate([A, self.ratio * upper_vec(B)])
                                for A, B in self._stats(data)])
 
@@ -239,6 +240,7 @@ class DPDirichletClassifier:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases, shape (n, C (d + d(d+1)/2))."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         mean = self.mean(data)

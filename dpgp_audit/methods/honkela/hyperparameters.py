@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.gp.kernels import EQ, Kernel
 from dpgp_audit.gp.svgp import gaussian_log_density
 from dpgp_audit.methods.honkela.bounds import upper_dim, upper_unvec
@@ -181,6 +181,7 @@ class DPHyperparameterSearch:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` independent selections: the chosen index (−1 if none accepted), shape (n, 1)."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         prepared, valid = self._prepare(data)

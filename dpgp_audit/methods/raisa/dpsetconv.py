@@ -53,7 +53,7 @@ from dpgp_audit._validation import (
     check_positive_int,
     check_rng,
 )
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit.dataset import Dataset, check_dataset, clip_targets
 from dpgp_audit.gp.grid import Grid, KroneckerGridSampler
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.norms import Mahalanobis
@@ -228,6 +228,7 @@ class DPSetConv:
 
     def query(self, data: Dataset) -> np.ndarray:
         """The noise-free release, flat: density block then signal block, length 2·grid.size."""
+        data = check_dataset(data)
         return self.channels(data).ravel()
 
     def mean(self, data: Dataset) -> np.ndarray:
@@ -267,6 +268,7 @@ class DPSetConv:
     # ----------------------------------------------------------------- sampling
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases, shape ``(n, 2 · grid.size)``; one grid factorisation for all."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         r = self.channels(data)
@@ -310,6 +312,7 @@ class ChannelQuery:
 
     def query(self, data: Dataset) -> np.ndarray:
         """The noise-free channel on the grid, flat."""
+        data = check_dataset(data)
         return self.mechanism.channels(data)[0 if self.channel == "density" else 1].ravel()
 
     def sensitivity_bound(self) -> float:

@@ -42,7 +42,7 @@ from dpgp_audit._validation import (
     check_positive_int,
     check_rng,
 )
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit.dataset import Dataset, check_dataset, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import psd_cholesky
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
@@ -397,6 +397,7 @@ class DPSGDSVGPRelease:
         Not vectorised across runs (each run is a sequential optimiser); keep the
         configuration small for audits (few steps, small N).
         """
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         z = self.noise_multiplier(data.n)

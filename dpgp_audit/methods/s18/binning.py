@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.integral_kernel import IntegralEQ, points_as_boxes
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only
+from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
 from dpgp_audit.privacy.mechanisms import laplace_noise
 
 __all__ = [
@@ -134,14 +135,22 @@ class _Binning:
             raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
         if data.X.shape != self.X.shape or not np.array_equal(data.X, self.X):
             raise ValueError("data.X differs from the public inputs X the bins were built for")
-        y = data.y
-        if self.y_bound is not None:
-            y, _ = clip_targets(y, self.y_bound, clip=self.clip)
-        return y
+        return self.domain.targets(data.y)
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain |y| <= y_bound."""
+        return declared_domain(self.y_bound, self.clip)
+
+    @property
+    def noise_sd(self) -> np.ndarray:
+        """Noise sd of each occupied bin's release, sqrt of the subclass's noise_variance."""
+        return np.sqrt(self.noise_variance)  # type: ignore[attr-defined]
 
     def query(self, data: Dataset) -> np.ndarray:
-        """Bin means of the occupied bins."""
+        """Bin means of the occupied bins (a bin mean is at most y_bound: gain 1)."""
         y = self._targets(data)
+        check_linear_release(self.domain, np.ones((self.occupied.size, 1)), self.noise_sd)
         sums = np.bincount(self._idx, weights=y, minlength=self.counts.size)
         return sums[self.occupied] / self.counts[self.occupied]
 
@@ -165,7 +174,8 @@ class LaplaceBinning(_Binning):
     def claim(self) -> PureDP:
         """ε-DP, outputs-only neighbours."""
         note = f"targets clipped to |y| <= {self.y_bound:g}" if self.clip else ""
-        return PureDP(epsilon=self.epsilon, relation=outputs_only(self.d), note=note)
+        return PureDP(epsilon=self.epsilon, relation=outputs_only(self.d), note=note,
+                      domain=self.domain)
 
     @property
     def scales(self) -> np.ndarray:
@@ -207,7 +217,7 @@ class GaussianBinning(_Binning):
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP, outputs-only neighbours."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven)
+                        proven=self.calibration.proven, domain=self.domain)
 
     @property
     def sigmas(self) -> np.ndarray:

@@ -37,7 +37,7 @@ from dpgp_audit._validation import (
     check_positive_float,
     check_rng,
 )
-from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
+from dpgp_audit.dataset import Dataset, check_public_inputs
 from dpgp_audit.gp.cloaking import (
     CloakingSolution,
     calc_delta_paper,
@@ -52,6 +52,7 @@ from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
+from dpgp_audit.privacy.domain import PublicDomain, declared_domain
 
 __all__ = ["CloakedRelease", "CloakingGP", "CloakingMechanism", "cloaking_gp"]
 
@@ -86,7 +87,11 @@ class CloakingMechanism(LinearGaussianRelease):
         or ``"paper-calcdelta"`` (Alg. 1 line 40 verbatim, no square root; for the planted
         pitfall only).
     y_bound, clip
-        Declared target bound; ``clip=True`` clips explicitly.
+        Declared public domain |y| <= y_bound (default
+        :data:`~dpgp_audit.privacy.domain.DEFAULT_Y_BOUND`); ``clip=True`` clips explicitly.
+        Construction refuses a bound at which rounding of the largest possible release
+        would be visible next to the noise (:func:`~dpgp_audit.privacy.domain.
+        check_linear_release`), and gives the largest safe bound.
     rank_rtol, floor
         Numerical range handling (module docstring). The floor adds ``floor · λ_max`` to
         every eigenvalue of the solver's M on span{c_i}: more noise, never less. Every
@@ -208,6 +213,12 @@ class CloakingMechanism(LinearGaussianRelease):
         object.__setattr__(self, "logdet", float(2.0 * np.sum(np.log(np.diag(Lr)))))
         object.__setattr__(self, "floor_added", floor_added)
         object.__setattr__(self, "calibration", cal)
+        self.check_float_safety(Q @ A)  # the released map Q Qᵀ C
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain |y| <= y_bound."""
+        return declared_domain(self.y_bound, self.clip)
 
     # -- contract -------------------------------------------------------------------
     @property
@@ -219,7 +230,8 @@ class CloakingMechanism(LinearGaussianRelease):
         if self.clip:
             notes.append(f"targets clipped to |y| <= {self.y_bound:g}")
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, note="; ".join(notes))
+                        proven=self.calibration.proven, note="; ".join(notes),
+                        domain=self.domain)
 
     @property
     def sigma(self) -> float:
@@ -239,9 +251,7 @@ class CloakingMechanism(LinearGaussianRelease):
         y = data.y if isinstance(data, Dataset) else as_finite_array("y", data, ndim=1)
         if y.shape[0] != self.C.shape[1]:
             raise ValueError(f"expected {self.C.shape[1]} targets, got {y.shape[0]}")
-        if self.y_bound is not None:
-            y, _ = clip_targets(y, self.y_bound, clip=self.clip)
-        return y
+        return self.domain.targets(y)
 
     def query(self, data: Dataset) -> np.ndarray:
         """Noise-free release ``Q Qᵀ C y`` (C y projected on span{c_i})."""
@@ -383,10 +393,13 @@ def cloaking_gp(data: Dataset, Xs: np.ndarray, kernel: Kernel, noise_variance: f
 # --------------------------------------------------------------------------- registry
 def _build_cloaking(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                     lengthscale: float = 1.5, noise_variance: float = 0.1,
-                    method: str = "hall", Xs: np.ndarray | None = None) -> CloakingGP:
+                    method: str = "hall", Xs: np.ndarray | None = None,
+                    allow_unproven: bool = False, y_bound: float | None = None,
+                    clip: bool = False) -> CloakingGP:
     from dpgp_audit.gp.kernels import EQ
     from dpgp_audit.methods.s18.standard import default_test_inputs
 
     Xs = default_test_inputs() if Xs is None else Xs
     return CloakingGP(EQ(lengthscale=lengthscale, variance=1.0), noise_variance, data.X, Xs, d,
-                      epsilon, delta, method=method)
+                      epsilon, delta, method=method, allow_unproven=allow_unproven,
+                      y_bound=y_bound, clip=clip)

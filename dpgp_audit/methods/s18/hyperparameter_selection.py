@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.norms import Linf
@@ -220,6 +220,7 @@ class HyperparameterSelection:
 
     def query(self, data: Dataset) -> np.ndarray:
         """Utilities u_r = −SSE_r."""
+        data = check_dataset(data)
         return -self.sse(data)
 
     def probabilities(self, data: Dataset) -> np.ndarray:
@@ -228,6 +229,7 @@ class HyperparameterSelection:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` selected configuration indices, shape (n,)."""
+        data = check_dataset(data)
         return exponential_mechanism(self.query(data), self.epsilon, self.delta_u, n, rng)
 
 

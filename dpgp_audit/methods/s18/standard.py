@@ -35,13 +35,14 @@ from dpgp_audit._validation import (
     as_finite_array,
     check_positive_float,
 )
-from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
+from dpgp_audit.dataset import Dataset, check_public_inputs
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
+from dpgp_audit.privacy.domain import PublicDomain, declared_domain
 from dpgp_audit.privacy.multivariate import covariance_factor
 
 __all__ = [
@@ -209,6 +210,7 @@ class StandardDPGP(LinearGaussianRelease):
         object.__setattr__(self, "delta_h", delta_h)
         object.__setattr__(self, "bounds", bounds)
         object.__setattr__(self, "calibration", cal)
+        self.check_float_safety(C)
         object.__setattr__(self, "_factor", covariance_factor(Kss_rel, rtol=1e-14))
 
     # -- contract -------------------------------------------------------------------
@@ -219,7 +221,13 @@ class StandardDPGP(LinearGaussianRelease):
         if self.clip:
             notes.append(f"targets clipped to |y| <= {self.y_bound:g}")
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, note="; ".join(notes))
+                        proven=self.calibration.proven, note="; ".join(notes),
+                        domain=self.domain)
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain |y| <= y_bound."""
+        return declared_domain(self.y_bound, self.clip)
 
     @property
     def scale(self) -> float:
@@ -239,9 +247,7 @@ class StandardDPGP(LinearGaussianRelease):
 
     def _targets(self, data: Dataset) -> np.ndarray:
         y = check_public_inputs(data, self.X).y
-        if self.y_bound is not None:
-            y, _ = clip_targets(y, self.y_bound, clip=self.clip)
-        return y
+        return self.domain.targets(y)
 
     def query(self, data: Dataset) -> np.ndarray:
         """Noise-free posterior mean at ``Xs`` (k,)."""
@@ -277,10 +283,12 @@ def default_test_inputs() -> np.ndarray:
 def _build_standard(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                     lengthscale: float = 1.5, noise_variance: float = 0.1,
                     sensitivity: str = "paper-b", method: str = "hall",
-                    Xs: np.ndarray | None = None) -> StandardDPGP:
+                    Xs: np.ndarray | None = None, allow_unproven: bool = False,
+                    y_bound: float | None = None, clip: bool = False) -> StandardDPGP:
     from dpgp_audit.gp.kernels import EQ
 
     Xs = default_test_inputs() if Xs is None else Xs
     return StandardDPGP(EQ(lengthscale=lengthscale, variance=1.0), noise_variance, data.X, Xs,
                         d, epsilon, delta, sensitivity=sensitivity,  # type: ignore[arg-type]
-                        method=method)
+                        method=method, allow_unproven=allow_unproven, y_bound=y_bound,
+                        clip=clip)

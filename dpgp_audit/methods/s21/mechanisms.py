@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.gp.gibbs import DensityLengthscale, Gibbs
 from dpgp_audit.gp.inducing import kmeans_inducing
 from dpgp_audit.gp.kernels import EQ, Kernel, as_inputs
@@ -119,6 +119,7 @@ class _NewtonStepRelease(ABC):
 
     def query(self, data: Dataset) -> np.ndarray:
         """Non-private first Newton step C y (SoR: the inducing-space step C_u y)."""
+        data = check_dataset(data)
         return self.release.query(data)
 
     def mean(self, data: Dataset) -> np.ndarray:
@@ -131,6 +132,7 @@ class _NewtonStepRelease(ABC):
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` private releases: f̃, shape (n, n_train) (SoR: ũ, shape (n, M))."""
+        data = check_dataset(data)
         return self.release.sample(data, n, rng)
 
 
@@ -251,15 +253,20 @@ class TwoStepLaplaceClassifier:
 
     @property
     def claim(self) -> ApproxDP:
-        """Basic composition of the two steps' claims."""
-        from dpgp_audit.privacy.claims import outputs_only
+        """Basic composition of the two steps' claims; domain: labels in {−1, +1}."""
+        import dataclasses
 
-        return basic_composition([ApproxDP(epsilon=b.epsilon, delta=b.delta,
-                                           relation=outputs_only(LABEL_SENSITIVITY))
-                                  for b in self.budgets])
+        from dpgp_audit.privacy.claims import outputs_only
+        from dpgp_audit.privacy.domain import PublicDomain
+
+        claim = basic_composition([ApproxDP(epsilon=b.epsilon, delta=b.delta,
+                                            relation=outputs_only(LABEL_SENSITIVITY))
+                                   for b in self.budgets])
+        return dataclasses.replace(claim, domain=PublicDomain(1.0))
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` private f̃₂ vectors, shape (n, n_train) (sequential; one C per draw)."""
+        data = check_dataset(data)
         rng = check_rng(rng)
         if not np.array_equal(data.X, self.X):
             raise ValueError("data.X differs from the public inputs X")

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_float, check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset, check_public_inputs
+from dpgp_audit.dataset import Dataset, check_dataset, check_public_inputs
 from dpgp_audit.gp.kernels import EQ, as_inputs
 from dpgp_audit.methods.s18.cloaking import CloakingMechanism
 from dpgp_audit.methods.s21.cv_utility import (
@@ -182,6 +182,7 @@ class CVSelection:
 
     def query(self, data: Dataset) -> np.ndarray:
         """Utilities −SSE(θ) of the kept configurations."""
+        data = check_dataset(data)
         return -self.sse(data)[self.kept]
 
     def log_probabilities(self, data: Dataset) -> np.ndarray:
@@ -197,6 +198,7 @@ class CVSelection:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` selected configuration indices (into ``configs``), shape (n, 1), as floats."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         logp = self.log_probabilities(data)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.gp.regression import ExactGP
@@ -33,6 +33,12 @@ from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import L1, L2, RKHS, Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
+from dpgp_audit.privacy.domain import (
+    PublicDomain,
+    check_float_safety,
+    check_linear_release,
+    declared_domain,
+)
 from dpgp_audit.privacy.functional import (
     GPPathSampler,
     functional_mechanism_calibration,
@@ -64,8 +70,11 @@ class GaussianSumMechanism(LinearGaussianRelease):
     """P.1: release Σ_i y_i + N(0, σ²) under outputs-only neighbours (|y_i − y_i'| ≤ d).
 
     The L2 sensitivity of the sum is ``d``; σ comes from :func:`calibrate_gaussian`.
-    Targets must already satisfy the declared bound ``|y| <= y_bound``
-    (``clip=True`` clips them explicitly; the claim records it).
+    Targets must satisfy the declared public domain ``|y| <= y_bound`` (default
+    :data:`~dpgp_audit.privacy.domain.DEFAULT_Y_BOUND`; ``clip=True`` clips explicitly;
+    the claim records it). For n targets the release can reach ``n · y_bound``: the
+    float-safety rule (:func:`~dpgp_audit.privacy.domain.check_float_safety`, gain n)
+    refuses a dataset for which rounding there would be visible next to σ.
     """
 
     d: float
@@ -83,10 +92,15 @@ class GaussianSumMechanism(LinearGaussianRelease):
 
     @property
     def claim(self) -> ApproxDP:
-        """(ε, δ)-DP under outputs-only neighbours with bound d."""
+        """(ε, δ)-DP under outputs-only neighbours with bound d, on the declared domain."""
         note = f"targets clipped to |y| <= {self.y_bound:g}" if self.clip else ""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, note=note)
+                        proven=self.calibration.proven, note=note, domain=self.domain)
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain ``|y| <= y_bound``."""
+        return _domain(self.y_bound, self.clip)
 
     @property
     def norm(self) -> L2:
@@ -98,10 +112,13 @@ class GaussianSumMechanism(LinearGaussianRelease):
         return self.d
 
     def query(self, data: Dataset) -> np.ndarray:
-        """The noise-free release: the sum of the (optionally clipped) targets, shape (1,)."""
-        y = data.y
-        if self.y_bound is not None:
-            y, _ = clip_targets(y, self.y_bound, clip=self.clip)
+        """The noise-free release: the sum of the (optionally clipped) targets, shape (1,).
+
+        Refuses targets outside the domain and datasets too large to be float-safe.
+        """
+        data = check_dataset(data)
+        y = _targets(data, self.domain)
+        self.check_float_safety(np.ones((1, y.size)))  # a sum of n targets: gain n
         return np.array([float(np.sum(y))])
 
     @property
@@ -116,21 +133,23 @@ class GaussianSumMechanism(LinearGaussianRelease):
 
 
 def _build_gaussian_sum(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
-                        method: str = "analytic") -> GaussianSumMechanism:
-    return GaussianSumMechanism(d=d, epsilon=epsilon, delta=delta, method=method)
+                        method: str = "analytic", y_bound: float | None = None,
+                        clip: bool = False) -> GaussianSumMechanism:
+    return GaussianSumMechanism(d=d, epsilon=epsilon, delta=delta, method=method,
+                                y_bound=y_bound, clip=clip)
 
 
 # ----------------------------------------------------------------------------- helpers
 
 
-def _targets(data: Dataset, y_bound: float | None, clip: bool) -> np.ndarray:
-    """The targets, checked against (or, with ``clip=True``, clipped to) ``|y| <= y_bound``."""
+_domain = declared_domain
+
+
+def _targets(data: Dataset, domain: PublicDomain) -> np.ndarray:
+    """The targets, checked against (or, with ``clip``, clipped into) the domain."""
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
-    if y_bound is None:
-        return np.asarray(data.y)
-    y, _ = clip_targets(data.y, y_bound, clip=clip)
-    return y
+    return domain.targets(data.y)
 
 
 def _clip_note(y_bound: float | None, clip: bool) -> str:
@@ -185,7 +204,13 @@ class LaplaceSumMechanism:
         """ε-DP under the chosen neighbour relation."""
         rel = (whole_rows(self.y_bound) if self.relation == "rows"  # type: ignore[arg-type]
                else outputs_only(self.d))
-        return PureDP(epsilon=self.epsilon, relation=rel, note=_clip_note(self.y_bound, self.clip))
+        return PureDP(epsilon=self.epsilon, relation=rel, note=_clip_note(self.y_bound, self.clip),
+                      domain=self.domain)
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain ``|y| <= y_bound``."""
+        return _domain(self.y_bound, self.clip)
 
     @property
     def norm(self) -> L1:
@@ -199,11 +224,15 @@ class LaplaceSumMechanism:
         return float(self.d)
 
     def query(self, data: Dataset) -> np.ndarray:
-        """The noise-free sum of the targets, shape (1,)."""
-        return np.array([math.fsum(_targets(data, self.y_bound, self.clip))])
+        """The noise-free sum of the targets, shape (1,) (float-safety rule: gain n, sd √2 b)."""
+        data = check_dataset(data)
+        y = _targets(data, self.domain)
+        check_float_safety(self.domain.y_bound, y.size, math.sqrt(2.0) * self.scale)
+        return np.array([math.fsum(y)])
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases, shape (n, 1)."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         return self.query(data) + laplace_noise(self.scale, (n, 1), rng)
@@ -272,12 +301,15 @@ class ExponentialThresholdMechanism:
 
     def utilities(self, data: Dataset) -> np.ndarray:
         """u_j(D) = −|#{i : y_i > t_j} − q n|, shape (k,)."""
-        y = _targets(data, self.y_bound, self.clip)
+        if not isinstance(data, Dataset):
+            raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
+        y = data.y if self.y_bound is None else _targets(data, _domain(self.y_bound, self.clip))
         counts = np.sum(y[None, :] > self.thresholds[:, None], axis=1)
         return -np.abs(counts - self.quantile * y.size)
 
     def query(self, data: Dataset) -> np.ndarray:
         """The noise-free query the proof bounds: the utility vector."""
+        data = check_dataset(data)
         return self.utilities(data)
 
     def log_probabilities(self, data: Dataset) -> np.ndarray:
@@ -296,6 +328,7 @@ class ExponentialThresholdMechanism:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` selected candidate indices, shape (n,), dtype int64."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         return exponential_mechanism(self.utilities(data), self.epsilon,
@@ -362,6 +395,8 @@ class MultivariateGaussianMechanism(LinearGaussianRelease):
                                  allow_unproven=self.allow_unproven)
         factor = covariance_factor(M)
         factor.setflags(write=False)
+        check_linear_release(_domain(self.y_bound, self.clip), C,
+                             cal.sigma * np.sqrt(np.clip(np.diag(M), 0.0, None)))
         for name, value in (("mahalanobis", norm), ("delta_m", delta_m), ("calibration", cal),
                             ("factor", factor)):
             object.__setattr__(self, name, value)
@@ -375,7 +410,13 @@ class MultivariateGaussianMechanism(LinearGaussianRelease):
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP under outputs-only neighbours with bound d."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, note=_clip_note(self.y_bound, self.clip))
+                        proven=self.calibration.proven, note=_clip_note(self.y_bound, self.clip),
+                        domain=self.domain)
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain ``|y| <= y_bound``."""
+        return _domain(self.y_bound, self.clip)
 
     @property
     def norm(self) -> Mahalanobis:
@@ -388,7 +429,8 @@ class MultivariateGaussianMechanism(LinearGaussianRelease):
 
     def query(self, data: Dataset) -> np.ndarray:
         """C y, shape (k,)."""
-        y = _targets(data, self.y_bound, self.clip)
+        data = check_dataset(data)
+        y = _targets(data, self.domain)
         if y.size != self.C.shape[1]:
             raise ValueError(f"data has {y.size} targets but C has {self.C.shape[1]} columns")
         return self.C @ y
@@ -507,6 +549,8 @@ class FunctionalMechanism:
         object.__setattr__(self, "rkhs_sensitivity", rkhs)
         object.__setattr__(self, "calibration", cal)
         object.__setattr__(self, "sampler", GPPathSampler(self.kernel, G))
+        check_linear_release(self.domain, cross @ W, np.sqrt(np.clip(np.diag(
+            self.sampler.covariance(cal.sigma)), 0.0, None)))
 
     @property
     def scale(self) -> float:
@@ -524,7 +568,13 @@ class FunctionalMechanism:
         note = f"functional mechanism ({self.method}); mu = {self.mu:.6g}"
         clip = _clip_note(self.y_bound, self.clip)
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, note=f"{note}; {clip}" if clip else note)
+                        proven=self.calibration.proven, note=f"{note}; {clip}" if clip else note,
+                        domain=self.domain)
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The declared public domain ``|y| <= y_bound``."""
+        return _domain(self.y_bound, self.clip)
 
     @property
     def norm(self) -> RKHS:
@@ -542,8 +592,9 @@ class FunctionalMechanism:
 
     def query(self, data: Dataset) -> np.ndarray:
         """The coefficient vector β = W y, shape (n,)."""
+        data = check_dataset(data)
         self._check_inputs(data)
-        return self.weights @ _targets(data, self.y_bound, self.clip)
+        return self.weights @ _targets(data, self.domain)
 
     def mean(self, data: Dataset) -> np.ndarray:
         """White-box: f_D at the grid, K_gX β."""
@@ -555,6 +606,7 @@ class FunctionalMechanism:
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases at the grid, shape (n, m)."""
+        data = check_dataset(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         return self.mean(data) + self.sampler.sample(n, rng, self.scale)

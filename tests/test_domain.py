@@ -1,0 +1,126 @@
+"""Declared public domains and the float-safety rule (issue 10 §1).
+
+Expected values come from the definition of ``np.spacing`` (IEEE 754 doubles: the gap
+at |v| in [2^e, 2^(e+1)) is 2^(e−52)), never from the code under test.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpgp_audit.audit.precision import screen_precision
+from dpgp_audit.catalogue import entries
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.datasets.default import default_dataset
+from dpgp_audit.gp.kernels import EQ
+from dpgp_audit.methods.s18.cloaking import CloakingGP
+from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism, LaplaceSumMechanism
+from dpgp_audit.privacy.claims import ApproxDP, outputs_only
+from dpgp_audit.privacy.domain import (
+    DEFAULT_Y_BOUND,
+    FP_SAFETY_FRACTION,
+    PublicDomain,
+    check_float_safety,
+    check_linear_release,
+    largest_safe_release,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sd=st.floats(1e-200, 1e200), fraction=st.sampled_from([1e-6, 1e-3, 0.5]))
+def test_largest_safe_release_is_the_last_float_before_the_spacing_doubles(sd, fraction):
+    v = largest_safe_release(sd, fraction)
+    target = fraction * sd
+    assert np.spacing(v) <= target
+    # the next float up lies in the next binade, whose spacing is twice as large
+    nxt = np.nextafter(v, np.inf)
+    assert np.spacing(nxt) == 2 * np.spacing(v)
+    assert np.spacing(nxt) > target
+
+
+def test_largest_safe_release_closed_form():
+    # sd = 1, fraction 2^-20: spacing 2^(e-52) <= 2^-20 for e <= 32, so v < 2^33
+    assert largest_safe_release(1.0, 2.0**-20) == np.nextafter(2.0**33, 0)
+
+
+def test_float_safety_refuses_and_names_the_largest_safe_bound():
+    sigma = 3.73
+    with pytest.raises(ValueError, match=r"y_bound = 1e\+12 is not float-safe") as info:
+        check_float_safety(1e12, 20, sigma)
+    safe = float(info.value.args[0].rsplit(" ", 1)[1])
+    assert check_float_safety(safe, 20, sigma) <= FP_SAFETY_FRACTION
+    assert np.spacing(safe * 20 * 1.01) > FP_SAFETY_FRACTION * sigma  # and it is tight
+
+
+def test_linear_release_rule_is_per_coordinate_and_refuses_noise_free_outputs():
+    dom = PublicDomain(10.0)
+    C = np.array([[1.0, 2.0], [0.5, 0.5]])
+    ratio = check_linear_release(dom, C, np.array([1.0, 1e-3]))
+    assert ratio == pytest.approx(np.spacing(10.0) / 1e-3)  # coordinate 1: 10 * 1, sd 1e-3
+    with pytest.raises(ValueError, match="carries no noise"):
+        check_linear_release(dom, C, np.array([1.0, 0.0]))
+
+
+def test_domain_refuses_or_clips_by_contract():
+    with pytest.raises(ValueError, match=r"y: 1 target.*\|y\| <= 2"):
+        PublicDomain(2.0).targets([0.0, 3.0])
+    np.testing.assert_array_equal(PublicDomain(2.0, clip=True).targets([0.0, 3.0, -9.0]),
+                                  [0.0, 2.0, -2.0])
+    with pytest.raises(ValueError, match="y_bound"):
+        PublicDomain(math.inf)
+
+
+def test_claims_carry_the_domain_in_prose_and_json():
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0),
+                     domain=PublicDomain(5.0))
+    assert "domain |y| <= 5" in claim.describe()
+    assert claim.as_dict()["domain"]["y_bound"] == 5.0 and claim.domain_bound == 5.0
+
+
+def test_gaussian_sum_refuses_a_bound_that_is_not_float_safe_and_accepts_the_safe_one():
+    data = default_dataset()
+    mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5, y_bound=1e13)
+    with pytest.raises(ValueError, match="largest safe y_bound") as info:
+        mech.sample(data, 2, np.random.default_rng(0))
+    safe = float(info.value.args[0].rsplit(" ", 1)[1])
+    ok = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5, y_bound=safe)
+    assert ok.sample(data, 2, np.random.default_rng(0)).shape == (2, 1)
+
+
+def test_cloaking_refuses_an_unsafe_bound_at_construction():
+    data = default_dataset()
+    with pytest.raises(ValueError, match="not float-safe"):
+        CloakingGP(EQ(lengthscale=1.5), 0.1, data.X, np.linspace(0, 10, 6), 1.0, 1.0, 0.01,
+                   y_bound=1e15)
+
+
+def test_default_domain_is_documented_and_enforced():
+    mech = LaplaceSumMechanism(d=1.0, epsilon=1.0)
+    assert mech.claim.domain.y_bound == DEFAULT_Y_BOUND
+    bad = Dataset(np.zeros((2, 1)), [0.0, 2 * DEFAULT_Y_BOUND])
+    with pytest.raises(ValueError, match="y: 1 target"):
+        mech.sample(bad, 1, np.random.default_rng(0))
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    SHIPPED = {e.id: e.make() for e in entries()}
+
+
+@pytest.mark.parametrize("mech_id", sorted(SHIPPED))
+def test_no_rounding_is_visible_at_the_domain_bound_of_any_shipped_mechanism(mech_id):
+    # A.7's screen at the largest legal values: every probe accepted by the mechanism has
+    # float spacing far below the noise (the rule holds), and none is visible
+    mech, data = SHIPPED[mech_id]
+    screen = screen_precision(mech, data, np.random.default_rng(11), pilot=100, per_scale=3)
+    if screen.skipped is not None:
+        assert "discrete" in screen.skipped
+        return
+    assert screen.details["visible"] == 0, screen.details
+    assert screen.details["max_ratio"] <= FP_SAFETY_FRACTION
