@@ -52,6 +52,7 @@ show_progress: bool = True  # progress bars (switched off in CI)
 import numpy as np
 
 from dpgp_audit.params import check_notebook_params
+from dpgp_audit.viz import show
 
 p = check_notebook_params(epsilon=epsilon, delta=delta, alpha=alpha, seed=seed,
                           n_samples=n_samples, n_power_reps=n_power_reps,
@@ -117,7 +118,7 @@ print(report.table())
 # curve is the white-box auditor's exact trade-off curve for the worst pair.
 
 # %%
-fig = report.plot()
+show(report.plot())
 
 # %% [markdown]
 # ## 2 · "No violation found" is not a proof
@@ -179,6 +180,7 @@ for r in rows:
           f"{r['verdict']:<12} {r['twin_verdict']}")
 fig = plot_planted_catch(rows)
 fig.tight_layout()
+show(fig)
 
 # %% [markdown]
 # The last row is a *negative control*: the exponential mechanism without its factor 2
@@ -215,7 +217,7 @@ predicted = {
     for m in ("blackbox", "gdp")}
 for c in curves:
     print(c["auditor"], dict(zip(c["sizes"], c["rate"], strict=True)))
-fig = plot_power(curves, predicted)
+show(plot_power(curves, predicted))
 
 # %% [markdown]
 # The GDP fit needs far fewer samples — but its ε is only valid if the mechanism's

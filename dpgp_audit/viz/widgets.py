@@ -34,6 +34,9 @@ def epsilon_delta_widget(plot: Callable[[float, float], object], *, epsilon: flo
     """
     import ipywidgets as widgets
     from IPython.display import display
+    from matplotlib.figure import Figure
+
+    from dpgp_audit.viz.display import show
 
     def log_slider(description: str, value: float, lo: float, hi: float, fmt: str):
         if not 0 < lo < hi:
@@ -47,7 +50,9 @@ def epsilon_delta_widget(plot: Callable[[float, float], object], *, epsilon: flo
 
     def redraw(epsilon: float, delta: float) -> None:
         result = plot(epsilon, delta)
-        if result is not None:
+        if isinstance(result, Figure):
+            show(result)  # a PNG whatever the backend (MPLBACKEND=Agg shows no figure)
+        elif result is not None:
             display(result)
 
     out = widgets.interactive_output(redraw, {"epsilon": eps_slider, "delta": delta_slider})
