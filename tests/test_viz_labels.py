@@ -130,7 +130,7 @@ def _fig(result) -> Figure:
 
 def _report():
     from dpgp_audit.audit.runner import audit_mechanism
-    from dpgp_audit.registry import get
+    from dpgp_audit.catalogue import get
 
     mech, data = get("P.1/gaussian-sum").make()
     return audit_mechanism(mech, data, np.random.default_rng(3), n=400, name="P.1")
