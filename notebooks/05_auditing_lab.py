@@ -225,6 +225,37 @@ show(plot_power(curves, predicted))
 # bound makes no such assumption and pays for it in samples. With few repetitions per
 # point the observed rates are noisy; the bars are 95 % Clopper–Pearson intervals.
 #
+# ### Explore: one audit at the n you choose
+#
+# `blackbox_view(n)` runs the black-box auditor alone on the same halved-sensitivity
+# bug with n samples per side and draws its report: the boxes and the verdict in the
+# title. It is called once here; the slider below reruns it (in a live session, e.g.
+# `make lab` or Binder). Where along the slider does the verdict turn to `VIOLATION`,
+# and how does that compare with the power curve above?
+
+# %%
+from dpgp_audit.viz.audit_report import plot_report
+
+
+def blackbox_view(n: int):
+    """The black-box audit of planted/sensitivity-x2 at n samples per side, as a figure."""
+    rep = audit_mechanism(x2, x2_data, rng, auditors=("blackbox",), n=int(n),
+                          alpha=p["alpha"], name="planted/sensitivity-x2")
+    fig = plot_report(rep)
+    best = max((r.estimate for r in rep.results), default=float("nan"))
+    fig.suptitle(f"planted/sensitivity-x2, black-box at n = {int(n):,}/side: "
+                 f"{rep.verdict.value} (epsilon lower bound {best:.3g})", fontsize=11)
+    return fig
+
+
+show(blackbox_view(sizes[-1]))
+
+# %% tags=["nbval-ignore-output"]
+from dpgp_audit.viz.widgets import sample_size_widget
+
+sample_size_widget(blackbox_view, n=sizes[-1], n_range=(200, 50_000))
+
+# %% [markdown]
 # ## 5 · Auditing your own mechanism
 #
 # Any object with a `claim` and a vectorised `sample(data, n, rng)` can be audited.

@@ -1,5 +1,7 @@
-"""dpgp_audit.viz: plots (pure functions returning figures), widgets and :func:`show`."""
+"""dpgp_audit.viz: plots (pure functions returning figures), widgets, :func:`show` and
+:func:`describe`.
+"""
 
-from dpgp_audit.viz.display import show
+from dpgp_audit.viz.display import describe, show
 
-__all__ = ["show"]
+__all__ = ["describe", "show"]

@@ -16,7 +16,7 @@ import sys
 
 from matplotlib.figure import Figure
 
-__all__ = ["figure_png", "show"]
+__all__ = ["describe", "figure_png", "show"]
 
 
 def figure_png(fig: Figure) -> bytes:
@@ -26,6 +26,27 @@ def figure_png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", bbox_inches="tight")
     return buf.getvalue()
+
+
+def describe(fig: Figure) -> str:
+    """A one-line text caption of ``fig``: its titles and the numbers written on it.
+
+    The suptitle, each axes' title and the text annotations of each axes (e.g. the
+    σ printed on the bars of :func:`~dpgp_audit.viz.calibration_plots.calibration_explorer`),
+    joined with `` | ``. Widgets print it under each redrawn figure, so a change is
+    readable as text (and by a screen reader or a browser test), not only as pixels.
+    """
+    if not isinstance(fig, Figure):
+        raise ValueError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    parts = []
+    if fig.get_suptitle():
+        parts.append(fig.get_suptitle())
+    for ax in fig.axes:
+        texts = [" ".join(t.get_text().split()) for t in ax.texts if t.get_text().strip()]
+        title = ax.get_title()
+        if title or texts:
+            parts.append(title + (f" [{', '.join(texts)}]" if texts else ""))
+    return " | ".join(parts)
 
 
 def _in_ipython() -> bool:
