@@ -37,7 +37,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "browser"
-RUN_TIMEOUT_MS = 600_000  # a whole notebook on a loaded 2-core machine
+RUN_TIMEOUT_MS = 300_000  # a whole notebook on a loaded 2-core machine
 REDRAW_TIMEOUT_MS = 180_000
 
 NO_CHROMIUM = ("no Chromium found: install one with `python -m playwright install chromium` "
@@ -83,11 +83,19 @@ def lab(tmp_path_factory):
     port, token = _free_port(), os.urandom(16).hex()
     env = dict(nh.kernel_env())  # kernels import this checkout
     env["JUPYTER_CONFIG_DIR"] = str(root / ".jupyter-config")  # no user settings
+    settings = root / ".lab-settings"
+    for plugin, values in {  # render every cell (no windowing), no news pop-up
+            "notebook-extension/tracker": '{"windowingMode": "none"}',
+            "apputils-extension/notification": '{"fetchNews": "false"}'}.items():
+        path = settings / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(values, encoding="utf-8")
     log = (root / "server.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--ServerApp.open_browser=False",
+         f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
+         "--ServerApp.open_browser=False",
          *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -114,10 +122,21 @@ def _open_and_run_all(page, base: str, token: str, notebook: str) -> None:
     page.set_default_timeout(120_000)
     page.goto(f"{base}/lab/tree/{notebook}?token={token}")
     page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
-                 ".jp-Notebook-ExecutionIndicator").first.wait_for()
+    # the kernel has started: the status bar reads "Python 3 (ipykernel) | Idle"
+    page.get_by_text(re.compile(r"ipykernel\)? \| Idle")).first.wait_for()
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+    page.get_by_text(re.compile(r"\| Busy")).first.wait_for()  # the run has started
+
+
+def _attached(page, locator, name: str) -> None:
+    """Wait until ``locator`` exists; on a timeout keep a screenshot of what the page showed."""
+    try:
+        locator.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    except Exception:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{name}_timeout.png"))
+        raise
 
 
 def _slider(page, label: str):
@@ -161,11 +180,12 @@ def test_notebook_00_epsilon_slider_changes_title_and_sigma_bars(lab, page):
     SHOTS.mkdir(parents=True, exist_ok=True)
     _open_and_run_all(page, base, token, "00_dp_basics.ipynb")
     eps = _slider(page, "ε")
-    eps.wait_for(timeout=RUN_TIMEOUT_MS)
-    box = _box_of(eps)
-    box.locator(".widget-output img").last.wait_for(timeout=RUN_TIMEOUT_MS)
-    before = _widget_state(box)
+    _attached(page, eps, "00")
     eps.scroll_into_view_if_needed()
+    box = _box_of(eps)
+    box.locator(".widget-output img").last.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    box.scroll_into_view_if_needed()
+    before = _widget_state(box)
     page.screenshot(path=str(SHOTS / "00_before.png"))
     after = _move(page, box, eps, "3", before)
     box.scroll_into_view_if_needed()
@@ -184,9 +204,11 @@ def test_notebook_05_sample_size_slider_reruns_the_audit(lab, page):
     SHOTS.mkdir(parents=True, exist_ok=True)
     _open_and_run_all(page, base, token, "05_auditing_lab.ipynb")
     n = _slider(page, "n / side")
-    n.wait_for(timeout=RUN_TIMEOUT_MS)
+    _attached(page, n, "05")
+    n.scroll_into_view_if_needed()
     box = _box_of(n)
-    box.locator(".widget-output img").last.wait_for(timeout=RUN_TIMEOUT_MS)
+    box.locator(".widget-output img").last.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    box.scroll_into_view_if_needed()
     before = _widget_state(box)
     after = _move(page, box, n, "300", before)
     box.scroll_into_view_if_needed()
