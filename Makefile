@@ -160,7 +160,8 @@ binder-check: $(BINDER_STAMP)
 	  stem=$$(basename $$nb .ipynb); \
 	  JUPYTER_PATH="$(CURDIR)/$(BINDER_VENV)/share/jupyter" PYTHONPATH= \
 	  $(BINDER_VENV)/bin/papermill "$$nb" "build/binder/$$stem.ipynb" -k python3 \
-	    --cwd build/binder -f "$(NB_PARAMS)/$$stem.yaml" --log-level WARNING || exit 1; \
+	    --cwd build/binder -f "$(NB_PARAMS)/$$stem.yaml" --execution-timeout 600 \
+	    --log-level WARNING || exit 1; \
 	done
 	@echo "binder-check: audit --all and every notebook ran in $(BINDER_VENV)"
 
