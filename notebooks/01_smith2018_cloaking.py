@@ -59,6 +59,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 
 from dpgp_audit.params import check_notebook_params
+from dpgp_audit.viz import show
 
 p = check_notebook_params(epsilon=epsilon, delta=delta, d=d, lengthscale=lengthscale, noise=noise,
                           kernel_sd=kernel_sd, n_repeats=n_repeats, n_test=n_test,
@@ -147,9 +148,9 @@ mean, var = fit.predict(grid[:, None])
 norm_data = Dataset(kung_data.X, centred.y / sd_y)
 samples_a = std50.sample(norm_data, 5, rng) * sd_y + KUNG_CENTRE_CM
 noise_sd_a = std50.scale * sd_y * np.sqrt(np.diag(std50.Kss))
-plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, var, samples_a, noise_sd_a,
-            title="Fig. 1A: standard DP-GP, epsilon = 50 (unproven Hall calibration)",
-            ylim=(0, 260))
+show(plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, var, samples_a, noise_sd_a,
+                 title="Fig. 1A: standard DP-GP, epsilon = 50 (unproven Hall calibration)",
+                 ylim=(0, 260), xlabel="age (years)", ylabel="height (cm)"))
 
 # %% [markdown]
 # ## S18.2 — cloaking (S18 §3, S18-supp Alg. 1)
@@ -171,9 +172,9 @@ print(f"Delta = sqrt(max c'M+c) = {cloak.mechanism.delta_m:.6f}; sigma = {cloak.
 print("claim:", cloak.claim.describe())
 samples_b = cloak.sample(centred, 5, rng) + KUNG_CENTRE_CM
 noise_sd_b = np.sqrt(np.diag(cloak.cov(centred)))
-plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, cloak.post_var, samples_b,
-            noise_sd_b, title=f"Fig. 1B: cloaking, ({p['epsilon']:g}, {p['delta']:g})-DP",
-            ylim=(0, 260))
+show(plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, cloak.post_var, samples_b,
+                 noise_sd_b, title=f"Fig. 1B: cloaking, ({p['epsilon']:g}, {p['delta']:g})-DP",
+                 ylim=(0, 260), xlabel="age (years)", ylabel="height (cm)"))
 
 # %% [markdown]
 # The DP noise is smallest where the data are dense, largest beyond the last (oldest) women
@@ -230,7 +231,8 @@ sp_c = Dataset(sp.X, sp.y - sp_centre)
 pred_sp = sp_mech.sample(sp_c, 1, rng)[0] + sp_centre
 sd_sp = np.sqrt(np.diag(sp_mech.cov(sp_c)))
 print(f"DP noise sd on the grid: min {sd_sp.min():.1f}, median {np.median(sd_sp):.1f}, max {sd_sp.max():.1f} k£")
-plot_spatial_noise(sp.X, Gs, pred_sp, sd_sp, 400.0, title="SYNTHETIC stand-in: DP predictions")
+show(plot_spatial_noise(sp.X, Gs, pred_sp, sd_sp, 400.0, title="SYNTHETIC stand-in: DP predictions",
+                        xlabel="east (km)", ylabel="north (km)"))
 
 # %% [markdown]
 # ## Table 1-style comparison on a SYNTHETIC journey-duration stand-in
@@ -279,8 +281,8 @@ probs, offsets = selection_heatmap(kung_data, lengthscales, p["noise"] ** 2, p["
 rows = ["no DP" if e is None else f"eps={e:g}" for e in reg_eps]
 for r, pr in zip(rows, probs, strict=True):
     print(f"{r:>8}: " + "  ".join(f"l={l:g}: {q:.2f}" for l, q in zip(lengthscales, pr, strict=True)))
-plot_selection_heatmap(probs, rows, [f"{l:g}" for l in lengthscales],
-                       title="P(select lengthscale) vs regression privacy")
+show(plot_selection_heatmap(probs, rows, [f"{l:g}" for l in lengthscales],
+                            title="P(select lengthscale) vs regression privacy"))
 
 # %%
 # RMSE with the best (non-private) choice vs the expected RMSE under private selection

@@ -81,9 +81,12 @@ def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
     ax.set_yticks(y, labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("log10(samples per side needed)")
+    ax.set_ylabel("planted bug")
     ax.set_xlim(0, max(widths) * 1.6 + 0.5)
-    ax.legend(handles=[Patch(color=c, label=a) for a, c in _AUDITOR_COLOURS.items()],
-              fontsize=7, loc="lower right")
+    handles = [Patch(color=c, label=a) for a, c in _AUDITOR_COLOURS.items()]
+    handles.append(Patch(facecolor="white", edgecolor="k", hatch="//",
+                         label="not flagged at this n"))
+    ax.legend(handles=handles, fontsize=7, loc="lower right")
     ax.set_title("Planted bugs: the cheapest auditor that caught each", fontsize=10)
     return fig
 
@@ -113,7 +116,7 @@ def plot_power(curves: list[dict], predicted: dict | None = None, ax: object = N
         ax.plot(sizes, power, ls="--", color=colour, alpha=0.6, label=label)
     ax.set_xscale("log")
     ax.set_ylim(-0.03, 1.03)
-    ax.axhline(0.8, color="k", lw=0.5, ls=":")
+    ax.axhline(0.8, color="k", lw=0.5, ls=":", label="80 % power")
     ax.set_xlabel("samples per side")
     ax.set_ylabel("share of audits that flag the bug")
     ax.legend(fontsize=7)
