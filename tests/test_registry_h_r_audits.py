@@ -215,10 +215,10 @@ def _h4_claim_failures(search, data, claim, rng) -> list[str]:
 
 
 def test_h4_claim_holds_exactly_from_its_parts(rng):
-    """H.4 at its claim, white-box and exact (it replaces a black-box run at n = 120 per side,
-    whose ceiling, about 3.5 at alpha = 0.05, let it pass whatever the claim). Power: the same
-    check flags the search run at twice its budget under the unchanged claim (an over-claim
-    by 2x), and a search whose stopping rule allows more draws than the claim's T."""
+    """H.4 at its claim, white-box and exact. It replaces a black-box run at n = 120 per side,
+    which could flag only a gross leak (its ceiling is about 3.5 at alpha = 0.05) and had no
+    demonstrated power. Power here: the same check flags the search run at twice its budget
+    under the unchanged claim (a 2x over-claim), and a loop that runs past the claim's T."""
     mech, data = catalogue.get("H.4/hyperparameter-search").make()
     assert _h4_claim_failures(mech, data, mech.claim, rng) == []
 
