@@ -81,19 +81,15 @@ print(p)
 
 # %%
 from dpgp_audit.dataset import Dataset
+from dpgp_audit.datasets.kung import load_kung_or_standin
 from dpgp_audit.experiments.s18 import KUNG_CENTRE_CM
 
-try:
-    from dpgp_audit.datasets.kung import load_kung
-
-    kung = load_kung(females_only=True)
-    X_age, height = kung.age, kung.height
-    source = "!Kung census (Howell), 287 females"
-except Exception as err:  # offline without a mirror: a labelled synthetic stand-in
-    print("could not load the !Kung data:", err)
-    X_age = rng.uniform(0, 88, 287)
-    height = 150 - 80 * np.exp(-X_age / 8) + rng.normal(0, 6, 287)
-    source = "SYNTHETIC stand-in for the !Kung data"
+kung, kung_note = load_kung_or_standin(rng, females_only=True)  # CI: the real data or an error
+if kung_note:
+    print(kung_note)
+X_age, height = kung.age, kung.height
+source = ("SYNTHETIC stand-in for the !Kung data" if kung_note
+          else "!Kung census (Howell), 287 females")
 y = np.clip(height, KUNG_CENTRE_CM - d / 2, KUNG_CENTRE_CM + d / 2)
 kung_data = Dataset(X_age[:, None], y, name=source)
 print(f"{source}: n = {kung_data.n}, {int(np.sum(y != height))} heights clipped")

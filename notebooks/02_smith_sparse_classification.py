@@ -70,7 +70,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.datasets.kung import DataUnavailableError, kung_dataset
+from dpgp_audit.datasets.kung import kung_dataset, load_kung_or_standin
 from dpgp_audit.datasets.synthetic import stripes_2d, stripes_grid
 from dpgp_audit.experiments import s21 as ex
 from dpgp_audit.gp.kernels import EQ
@@ -94,16 +94,12 @@ def subsample(data, k, rng):
     return Dataset(data.X[idx], data.y[idx], data.name)
 
 
-try:
-    kung_1d = kung_dataset()
-    kung_2d = kung_dataset(inputs=("age", "weight"))
-except DataUnavailableError as err:  # offline without a mirror: a synthetic stand-in
-    print("!Kung data unavailable:", err)
-    age = np.sort(rng.uniform(0, 85, 287))
-    height = 150 - 90 * np.exp(-age / 6) + 5 * rng.standard_normal(287)
-    kung_1d = Dataset(age, height, "synthetic stand-in")
-    kung_2d = Dataset(np.column_stack([age, 0.3 * height - 5 + rng.standard_normal(287)]),
-                      height, "synthetic stand-in")
+kung, kung_note = load_kung_or_standin(rng, females_only=True)  # CI: the real data or an error
+if kung_note:
+    print(kung_note)
+kung_name = "synthetic stand-in" if kung_note else "kung-females"
+kung_1d = kung.to_dataset(name=kung_name)
+kung_2d = kung.to_dataset(inputs=("age", "weight"), name=kung_name)
 sub = rng.choice(kung_1d.n, size=kung_subsample, replace=False) if kung_subsample else None
 if sub is not None:
     sub = np.sort(sub)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
-from dpgp_audit.datasets.kung import DATA_DIR_ENV, KUNG_FILENAME, kung_local_path
+from dpgp_audit.datasets.kung import DATA_DIR_ENV, KUNG_FILENAME, kung_local_path, running_in_ci
 
 settings.register_profile("dev", max_examples=200, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -31,11 +31,6 @@ def rng(request: pytest.FixtureRequest) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed.tolist()))
 
 
-def in_ci() -> bool:
-    """True under CI (``CI=true``, as GitHub Actions and most CI services set it)."""
-    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
-
-
 @pytest.fixture(scope="session")
 def kung_file() -> Path:
     """The verified local ``howell1.csv``, resolved exactly as the package resolves it.
@@ -48,7 +43,7 @@ def kung_file() -> Path:
     if path is None:
         msg = (f"no local !Kung data: set {DATA_DIR_ENV} to a directory holding "
                f"{KUNG_FILENAME} (or fill the pooch cache by one online load_kung())")
-        if in_ci():
+        if running_in_ci():
             pytest.fail(f"CI=true but {msg}")
         pytest.skip(msg)
     return path

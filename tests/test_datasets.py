@@ -19,8 +19,11 @@ from dpgp_audit.datasets.kung import (
     DataUnavailableError,
     KungData,
     kung_dataset,
+    kung_standin,
     load_kung,
+    load_kung_or_standin,
     read_kung_csv,
+    running_in_ci,
 )
 from dpgp_audit.datasets.synthetic import (
     gp_draw,
@@ -125,6 +128,63 @@ def test_offline_with_empty_mirror_dir_mentions_it(monkeypatch, tmp_path, no_net
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     with pytest.raises(DataUnavailableError, match="holds no howell1.csv"):
         load_kung()
+
+
+# ------------------------------------------------------------------ notebooks: data or stand-in
+@pytest.mark.parametrize("ci", ["true", "TRUE", "1", "yes"])
+def test_standin_refused_under_ci(monkeypatch, tmp_path, no_network, ci):
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))  # CI's mirror variable, but no file there
+    assert running_in_ci()
+    with pytest.raises(DataUnavailableError, match="CI=true") as info:
+        load_kung_or_standin(np.random.default_rng(0), females_only=True)
+    assert "refusing the synthetic stand-in" in str(info.value)
+    assert "holds no howell1.csv" in str(info.value)  # the cause is kept in the message
+    assert isinstance(info.value.__cause__, DataUnavailableError)
+
+
+@pytest.mark.parametrize("ci", [None, "", "false", "0"])
+def test_standin_with_note_outside_ci(monkeypatch, no_network, ci):
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    assert not running_in_ci()
+    data, note = load_kung_or_standin(np.random.default_rng(1), females_only=True)
+    assert "SYNTHETIC" in note and "could not be loaded" in note
+    assert data.n == 287 and np.all(data.male == 0)  # shaped like the 287 women
+    everyone, _ = load_kung_or_standin(np.random.default_rng(1))
+    assert everyone.n == 544 and int(everyone.male.sum()) == 544 - 287
+    adults, _ = load_kung_or_standin(np.random.default_rng(1), adults_only=True)
+    assert adults.n > 0 and adults.age.min() >= 18.0
+    assert 0.0 <= everyone.age.min() and everyone.age.max() <= 88.0
+    assert len(no_network) == 3  # each call tried the real data first
+
+
+def test_real_data_is_used_when_present_and_rng_untouched(monkeypatch, kung_mirror):
+    monkeypatch.setenv("CI", "true")
+    g = np.random.default_rng(3)
+    data, note = load_kung_or_standin(g, females_only=True)
+    assert note == ""
+    ref = load_kung(females_only=True)
+    np.testing.assert_array_equal(data.height, ref.height)
+    assert data.n == 287
+    # no draw was taken: the notebook's stream is the same with or without this call
+    assert g.bit_generator.state == np.random.default_rng(3).bit_generator.state
+
+
+def test_corrupt_file_is_never_replaced_by_the_standin(monkeypatch, tmp_path, no_network):
+    monkeypatch.delenv("CI", raising=False)
+    (tmp_path / "howell1.csv").write_bytes(b'"height";"weight";"age";"male"\n150;40;30;0\n')
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    with pytest.raises(DataHashError):
+        load_kung_or_standin(np.random.default_rng(0))
+
+
+def test_standin_requires_a_generator():
+    with pytest.raises(TypeError, match="rng"):
+        kung_standin(7)
 
 
 def test_download_path_used_without_mirror(monkeypatch, tmp_path):

@@ -180,3 +180,16 @@ def test_r5_kung_splits_are_scaled(rng, kung_mirror):
     assert allx.min() == pytest.approx(-1.0) and allx.max() == pytest.approx(1.0)
     ally = np.concatenate([s.yc, s.yt])
     assert ally.mean() == pytest.approx(0.0, abs=1e-12) and ally.std() == pytest.approx(1.0)
+
+
+def test_r5_kung_splits_of_a_given_table_use_that_table(rng):
+    """The notebook passes the table from load_kung_or_standin: splits of exactly those rows."""
+    from dpgp_audit.datasets.kung import kung_standin
+    from dpgp_audit.experiments.raisa import kung_tasks
+
+    table = kung_standin(np.random.default_rng(0))
+    s = kung_tasks("weight", 300, 1, rng, data=table)[0]
+    w = np.asarray(table.weight)
+    want = np.sort((w - w.mean()) / w.std())  # independent scaling of the given column
+    np.testing.assert_allclose(np.sort(np.concatenate([s.yc, s.yt])), want, rtol=1e-12)
+    assert s.xc.size == 300 and s.xt.size == table.n - 300

@@ -138,12 +138,12 @@ def test_every_mechanism_class_is_registered():
 def test_optional_modules_are_listed_and_skips_reported():
     """Every OPTIONAL entry names a real module; in CI (CI=true) none may be skipped, so the
     extras must be installed there; locally a skip is reported with its reason."""
-    import os
+    from dpgp_audit.datasets.kung import running_in_ci
 
     names = set(_modules())
     assert set(OPTIONAL) <= names, f"stale OPTIONAL entries: {set(OPTIONAL) - names}"
     _mechanism_classes()
-    if os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}:
+    if running_in_ci():
         assert not SKIPPED, f"CI must install the optional extras: {SKIPPED}"
     elif SKIPPED:
         pytest.skip("walk left out: " + "; ".join(f"{k} ({v})" for k, v in SKIPPED.items()))

@@ -15,6 +15,11 @@ Where the file comes from, in order:
 Offline with neither a mirror nor a cached copy raises
 :class:`DataUnavailableError` explaining how to provide the file. The file is
 never bundled with the package.
+
+The notebooks load the data through :func:`load_kung_or_standin`: without the
+file they continue on a clearly labelled synthetic stand-in (e.g. on Binder with
+no network), except under CI (``CI=true``), where the data must be present and
+the stand-in is refused.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpgp_audit._validation import check_rng
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
@@ -41,8 +47,11 @@ __all__ = [
     "kung_dataset",
     "kung_local_path",
     "kung_path",
+    "kung_standin",
     "load_kung",
+    "load_kung_or_standin",
     "read_kung_csv",
+    "running_in_ci",
 ]
 
 KUNG_URL = "https://raw.githubusercontent.com/rmcelreath/rethinking/master/data/Howell1.csv"
@@ -238,7 +247,10 @@ def load_kung(*, females_only: bool = False, adults_only: bool = False) -> KungD
     adults_only
         Keep only people aged 18 or over.
     """
-    data = read_kung_csv(kung_path())
+    return _filtered(read_kung_csv(kung_path()), females_only, adults_only)
+
+
+def _filtered(data: KungData, females_only: bool, adults_only: bool) -> KungData:
     mask = np.ones(data.n, dtype=bool)
     if females_only:
         mask &= data.male == 0
@@ -252,3 +264,76 @@ def kung_dataset(*, females_only: bool = True, inputs: str | Sequence[str] = "ag
     """Shortcut: the !Kung regression Dataset (default: the 287 females, age → height)."""
     label = "kung-females" if females_only else "kung-all"
     return load_kung(females_only=females_only).to_dataset(inputs, target, name=label)
+
+
+# ----------------------------------------------------------------------------- notebooks
+
+
+def running_in_ci() -> bool:
+    """True under CI: the environment variable ``CI`` is ``true``, ``1`` or ``yes``.
+
+    GitHub Actions and most CI services set ``CI=true``; the kit's CI also sets
+    :data:`DATA_DIR_ENV` to a mirror, so there the !Kung data must load.
+    """
+    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
+
+
+_STANDIN_N, _STANDIN_FEMALES = 544, 287
+
+
+def kung_standin(rng: np.random.Generator) -> KungData:
+    """A SYNTHETIC table shaped like the !Kung census (544 rows, 287 women), not the data.
+
+    Ages are uniform on [0, 88] years; height follows a saturating growth curve
+    150 − 85 exp(−age / 7) cm (+ 8 cm for men) with 6 cm noise; weight is
+    0.3 height − 5 kg with 2 kg noise. Only for running the notebooks without the
+    file: no number computed on it says anything about the papers' results.
+    """
+    rng = check_rng(rng)
+    age = rng.uniform(0.0, 88.0, _STANDIN_N)
+    male = np.zeros(_STANDIN_N)
+    male[rng.permutation(_STANDIN_N)[:_STANDIN_N - _STANDIN_FEMALES]] = 1.0
+    height = 150.0 - 85.0 * np.exp(-age / 7.0) + 8.0 * male + rng.normal(0.0, 6.0, _STANDIN_N)
+    weight = 0.3 * height - 5.0 + rng.normal(0.0, 2.0, _STANDIN_N)
+    return KungData(height, weight, age, male)
+
+
+def load_kung_or_standin(rng: np.random.Generator, *, females_only: bool = False,
+                         adults_only: bool = False) -> tuple[KungData, str]:
+    """The !Kung census as :func:`load_kung` gives it, or a labelled stand-in without the file.
+
+    The notebooks' one way to get the data. When the file is available, this is
+    :func:`load_kung` and ``rng`` is not used. When it is not
+    (:class:`DataUnavailableError`: offline, no mirror, no cache):
+
+    * under CI (:func:`running_in_ci`) the error is raised again, naming CI, so a
+      broken mirror fails the run instead of silently producing synthetic numbers;
+    * elsewhere (e.g. Binder without network) a :func:`kung_standin` table drawn
+      with ``rng`` is returned, filtered like the real one, with a note to print.
+
+    A file with the wrong SHA-256 (:class:`DataHashError`) is never replaced by the
+    stand-in.
+
+    Returns
+    -------
+    data, note
+        ``note`` is ``""`` for the real data, else a one-paragraph warning that says
+        every number computed on ``data`` refers to synthetic data.
+
+    Raises
+    ------
+    DataUnavailableError
+        The data is missing and ``CI=true``.
+    """
+    try:
+        return load_kung(females_only=females_only, adults_only=adults_only), ""
+    except DataUnavailableError as err:
+        if running_in_ci():
+            raise DataUnavailableError(
+                f"CI=true: the !Kung data must be present here (set {DATA_DIR_ENV} to a "
+                f"directory holding {KUNG_FILENAME}); refusing the synthetic stand-in. "
+                f"Cause: {err}") from err
+        note = (f"NOTE: the !Kung data could not be loaded ({err}). Continuing on a SYNTHETIC "
+                f"stand-in with the same columns: every number computed from it refers to "
+                f"made-up data, not to the census or the papers.")
+    return _filtered(kung_standin(rng), females_only, adults_only), note

@@ -21,6 +21,7 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
+from dpgp_audit.datasets.kung import KungData, load_kung
 from dpgp_audit.gp.kernels import Kernel, Matern32
 from dpgp_audit.methods.raisa.dpsgd_svgp import DPSGDSVGP, calibrate_dpsgd_noise
 from dpgp_audit.neural.tasks import TaskBatch, gaussian_nll, oracle_nll, sample_tasks
@@ -127,17 +128,18 @@ class KungSplit:
     yt: np.ndarray
 
 
-def kung_tasks(target: str, n_context: int, n_splits: int, rng: np.random.Generator
-               ) -> list[KungSplit]:
+def kung_tasks(target: str, n_context: int, n_splits: int, rng: np.random.Generator,
+               *, data: KungData | None = None) -> list[KungSplit]:
     """Random splits of the !Kung data: age scaled to [−1, 1], ``target`` standardised.
 
-    Needs the data file (``DPGP_AUDIT_DATA_DIR`` mirror or a download; see
-    :mod:`dpgp_audit.datasets.kung`).
+    ``data`` is the census table (all 544 rows in R §5.2); by default it is loaded with
+    :func:`~dpgp_audit.datasets.kung.load_kung`, which needs the data file
+    (``DPGP_AUDIT_DATA_DIR`` mirror or a download). The notebook passes the table from
+    :func:`~dpgp_audit.datasets.kung.load_kung_or_standin`.
     """
-    from dpgp_audit.datasets.kung import load_kung
-
     rng = check_rng(rng)
-    data = load_kung()
+    if data is None:
+        data = load_kung()
     age = np.asarray(data.age, dtype=float)
     y = np.asarray(getattr(data, target), dtype=float)
     x = 2.0 * (age - age.min()) / (age.max() - age.min()) - 1.0
