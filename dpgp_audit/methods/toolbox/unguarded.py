@@ -145,7 +145,7 @@ def build_cloaking_no_domain(data: Dataset, *, epsilon: float, delta: float, d: 
 
 
 def build_sparse_cloaking_no_domain(data: Dataset, *, epsilon: float, delta: float,
-                                    d: float = 1.0, inducing_seed: int = 0
+                                    d: float = 1.0, inducing_seed: int
                                     ) -> UnguardedLinearRelease:
     """S21.2/sparse-cloaking without its domain (twin of ``S21.2/sparse-cloaking``)."""
     from dpgp_audit.methods.s21.mechanisms import _build_sparse
