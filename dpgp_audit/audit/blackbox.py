@@ -416,21 +416,9 @@ def _fixed_score(mechanism: object, d0: Dataset, d1: Dataset,
     return fixed
 
 
-def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: str,
-               max_fit_rows: int, fixed: Callable | None) -> _Fitted:
-    t = time.perf_counter()
-    mech, d0 = sampler.mechanism, sampler.d0
-    rng_raw, rng_rest = _child_rngs(rng, 2)
-    if fixed is not None:
-        s0, s1 = sampler.scores(rng_rest, n_fit, fixed)
-        return _Fitted(fixed, fixed.name, np.sort(s0), np.sort(s1), n_fit,
-                       time.perf_counter() - t, dim=int(np.size(mech.mean(d0))))
-    n_raw = min(n_fit, max_fit_rows)
-    X0, X1 = sampler.raw(rng_raw, n_raw)
-    for X in (X0, X1):
-        if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
-            raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
-                             "the audit refuses to count them")
+def _learn_score(X0: np.ndarray, X1: np.ndarray,
+                 score: str) -> tuple[Callable[[np.ndarray], np.ndarray], str]:
+    """Fit a learned score on raw outputs; ``"auto"`` picks categorical / identity / lda."""
     name = score
     if score == "auto":
         if _looks_discrete(X0) and _looks_discrete(X1):
@@ -446,6 +434,25 @@ def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: s
         fn = IdentityScore()
     else:
         fn = fit_lda(X0, X1)
+    return fn, name
+
+
+def _fit_phase(sampler: _Sampler, rng: np.random.Generator, n_fit: int, score: str,
+               max_fit_rows: int, fixed: Callable | None) -> _Fitted:
+    t = time.perf_counter()
+    mech, d0 = sampler.mechanism, sampler.d0
+    rng_raw, rng_rest = _child_rngs(rng, 2)
+    if fixed is not None:
+        s0, s1 = sampler.scores(rng_rest, n_fit, fixed)
+        return _Fitted(fixed, fixed.name, np.sort(s0), np.sort(s1), n_fit,
+                       time.perf_counter() - t, dim=int(np.size(mech.mean(d0))))
+    n_raw = min(n_fit, max_fit_rows)
+    X0, X1 = sampler.raw(rng_raw, n_raw)
+    for X in (X0, X1):
+        if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+            raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
+                             "the audit refuses to count them")
+    fn, name = _learn_score(X0, X1, score)
     s0, s1 = fn(X0), fn(X1)
     if n_fit > n_raw:  # remaining fitting rows are only scored (memory stays bounded)
         r0, r1 = sampler.scores(rng_rest, n_fit - n_raw, fn)
