@@ -169,6 +169,8 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
 
 #: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
 AUDIT_DEFAULT_SAMPLES = 20_000
+#: Default seconds per mechanism for `audit` in sequential mode (bench_make_audit.py measures --all).
+AUDIT_DEFAULT_BUDGET_S = 1.5
 
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
@@ -190,6 +192,13 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--plot", metavar="PATH",
                      help="write the trade-off PNG here (with --all: one file per mechanism)")
     sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sub.add_argument("--mode", choices=("sequential", "fixed"), default="sequential",
+                     help="black-box mode: 'sequential' (default; anytime-valid, stops at the "
+                          "first certified violation, at most --samples per side) or 'fixed' "
+                          "(exactly --samples per side)")
+    sub.add_argument("--budget-s", type=float, metavar="S", default=None,
+                     help=f"seconds per mechanism (sequential mode; default "
+                          f"{AUDIT_DEFAULT_BUDGET_S:g}, so that --all stays under a minute)")
 
     def run(args: argparse.Namespace) -> int:
         return _run_audit(args)
@@ -235,6 +244,10 @@ def _run_audit(args: argparse.Namespace) -> int:
         raise ValueError(f"--alpha must lie in (0, 1), got {args.alpha}")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    if args.budget_s is not None and not (args.budget_s > 0):
+        raise ValueError(f"--budget-s must be > 0 seconds, got {args.budget_s}")
+    budget_s = (args.budget_s if args.budget_s is not None else AUDIT_DEFAULT_BUDGET_S) \
+        if args.mode == "sequential" else None
     todo = entries() if args.all else [get(args.mechanism)]
     seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
@@ -260,7 +273,8 @@ def _run_audit(args: argparse.Namespace) -> int:
         n = args.samples or getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
                                  n=n, alpha=args.alpha, name=entry.id, seed=seed,
-                                 progress=not args.all and not args.no_progress)
+                                 progress=not args.all and not args.no_progress,
+                                 mode=args.mode, budget_s=budget_s)
         reports.append(report)
         if args.all and hasattr(iterator, "write"):
             iterator.write(report.table())
@@ -277,8 +291,12 @@ def _run_audit(args: argparse.Namespace) -> int:
     n_viol = sum(r.violation for r in reports)
     if args.all:
         print(f"\n{len(reports)} mechanisms audited: {n_viol} violation(s) found.")
+        print(f"  {'verdict':<13} {'mechanism':<40} {'draws/side':>10} {'seconds':>8}")
         for r in reports:
-            print(f"  {r.verdict.value:<13} {r.mechanism}")
+            bb = r.result("blackbox")
+            drawn = bb.details.get("n_per_side", "") if bb is not None else ""
+            print(f"  {r.verdict.value:<13} {r.mechanism:<40} {drawn!s:>10} "
+                  f"{r.timings.get('total', 0.0):>8.2f}")
     if args.json:
         doc = {"schema": "dpgp_audit/audit-report/1", "seed": seed,
                "verdict": "VIOLATION" if n_viol else "NO_VIOLATION_FOUND",

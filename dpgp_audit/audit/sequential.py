@@ -109,12 +109,13 @@ class SequentialPlan:
 
 
 def default_first_round(max_n: int) -> int:
-    """Fitting-round size: 1/512 of the budget, between 32 and 1 000 draws per side.
+    """Fitting-round size: 32 draws per side (fewer if ``max_n`` is tiny).
 
     Small, so that gross bugs stop after a few dozen draws; later rounds double,
-    and a learned score is refitted after each, so little is lost on hard bugs.
+    bets are only placed where earlier draws predict growth, and a learned score
+    is refitted after each round, so little is lost on hard bugs.
     """
-    return int(max(1, min(max_n // 2, max(32, min(1_000, max_n // 512)))))
+    return int(max(1, min(max_n // 2, 32)))
 
 
 def epsilon_grid(epsilon: float, top: float | None = None) -> np.ndarray:
