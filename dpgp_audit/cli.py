@@ -169,7 +169,7 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
 
 #: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
 AUDIT_DEFAULT_SAMPLES = 20_000
-#: Default seconds per mechanism for `audit` in sequential mode (bench_make_audit.py measures --all).
+#: Default seconds per mechanism for `audit` (sequential mode); bench_make_audit.py times --all.
 AUDIT_DEFAULT_BUDGET_S = 1.5
 
 

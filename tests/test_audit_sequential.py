@@ -1,4 +1,4 @@
-"""A.8 sequential (anytime-valid) black-box auditing: wealth arithmetic, coverage, power, budgets."""
+"""A.8 sequential (anytime-valid) black-box audits: wealth arithmetic, coverage, power, budgets."""
 
 from __future__ import annotations
 

@@ -89,8 +89,11 @@ _DIRECTIONS = ("D'>D", "D>D'")
 
 @dataclass(frozen=True)
 class SequentialPlan:
-    """Round schedule: ``first`` draws per side in the fitting round 0, then rounds of
-    ``first, 2·first, 4·first, …`` per side, the last one truncated at ``max_n``."""
+    """Round schedule of a sequential audit.
+
+    ``first`` draws per side in the fitting round 0, then rounds of
+    ``first, 2·first, 4·first, …`` per side, the last one truncated at ``max_n``.
+    """
 
     max_n: int
     first: int
@@ -148,7 +151,7 @@ def expected_log_growth(p1: np.ndarray | float, p0: np.ndarray | float, u: np.nd
 
 def log_wealth_increment(counts: tuple[int, int, int, int], u: np.ndarray,
                          eps: np.ndarray, delta: float) -> np.ndarray:
-    """log Π (1 + λZ_i) over draws with joint counts (n10, n01, n11, n00), λ = u/(e^ε′+δ)."""
+    """Log-wealth Π (1 + λZ_i) over draws with joint counts (n10, n01, n11, n00), λ = u/(e^ε′+δ)."""
     n10, n01, n11, n00 = counts
     lam = np.asarray(u, dtype=float) / (np.exp(eps) + delta)
     z10, z01, z11, z00 = _jump_values(eps, delta)
