@@ -170,7 +170,10 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
 #: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
 AUDIT_DEFAULT_SAMPLES = 20_000
 #: Default seconds per mechanism for `audit` (sequential mode); bench_make_audit.py times --all.
-AUDIT_DEFAULT_BUDGET_S = 1.5
+AUDIT_DEFAULT_BUDGET_S = 1.0
+#: In sequential mode the default draw cap is this many times the fixed-n default: the
+#: seconds budget, not the cap, is what normally ends an audit that finds nothing.
+SEQUENTIAL_HEADROOM = 10
 
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
@@ -183,7 +186,9 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--dataset", metavar="NAME", default="default",
                      help="'default' (the entry's embedded data) or 'sine:N' (N-point sine data)")
     sub.add_argument("--samples", type=int, metavar="N",
-                     help=f"black-box samples per side (default {AUDIT_DEFAULT_SAMPLES})")
+                     help=f"black-box samples per side: exactly N in fixed mode (default "
+                          f"{AUDIT_DEFAULT_SAMPLES}), at most N in sequential mode (default "
+                          f"{SEQUENTIAL_HEADROOM}x that; the --budget-s usually ends it first)")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "all"),
@@ -270,7 +275,8 @@ def _run_audit(args: argparse.Namespace) -> int:
         iterator = tqdm(built, desc="make audit", unit="mechanism")
     reports = []
     for (entry, mech, data), child in zip(iterator, children, strict=True):
-        n = args.samples or getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES
+        n = args.samples or (getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES) \
+            * (SEQUENTIAL_HEADROOM if args.mode == "sequential" else 1)
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
                                  n=n, alpha=args.alpha, name=entry.id, seed=seed,
                                  progress=not args.all and not args.no_progress,

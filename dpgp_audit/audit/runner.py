@@ -454,8 +454,11 @@ def _blackbox(step: str, mechanism: object, pairs: list[NeighbourPair], claim: o
     from dpgp_audit.audit import blackbox
 
     t0 = time.perf_counter()
+    # The pilot takes a tenth of a fixed n; a sequential n is only a cap (the CLI's is ten
+    # times the fixed default), so there it takes a hundredth, which is the same pilot.
+    pilot_n = min(200, max(20, n // (100 if sequential else 10)))
     top = rank_pairs(mechanism, pairs, rng_explore, top=n_pairs if step == "blackbox" else 1,
-                     pilot_n=min(200, max(20, n // 10)))
+                     pilot_n=pilot_n)
     if not top:
         return "no generated pair is accepted by the mechanism"
     if sequential:
