@@ -34,7 +34,7 @@ _BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _CAUSE = """
 import sys, time, numpy as np
 from dpgp_audit.audit.runner import audit_mechanism
-from dpgp_audit.registry import get
+from dpgp_audit.catalogue import get
 mech, data = get("S21.3/laplace-classification-two-step").make()
 threads = None if sys.argv[1] == "default" else int(sys.argv[1])
 t = time.perf_counter()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dpgp_audit import ApproxDP, Dataset, outputs_only
+from dpgp_audit.catalogue import get
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
-from dpgp_audit.registry import get
 from dpgp_audit.testing import (
     PrivacyViolation,
     assert_private,

@@ -55,19 +55,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.blackbox import (
-    NO_PROOF_NOTE,
-    _child_rngs,
-    _claim_epsilon_delta,
-    _fixed_score,
-    _learn_score,
-    _Sampler,
-    _tail_counts,
-    _threshold_grid,
-    _witness,
-)
+from dpgp_audit.audit.blackbox import _claim_epsilon_delta
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs
+from dpgp_audit.audit.scores import fixed_score, learn_score
 from dpgp_audit.audit.stats import cp_lower, cp_upper
+from dpgp_audit.audit.twosample import NO_PROOF_NOTE, tail_counts, threshold_grid, witness_dict
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
@@ -190,7 +183,7 @@ class _Stream:
     label: str
     d0: Dataset
     d1: Dataset
-    sampler: _Sampler
+    sampler: ChunkedSampler
     score_kind: str
     raw_cap: int
     score: object = None
@@ -224,7 +217,7 @@ class _Stream:
             self.s1 = np.sort(np.concatenate([self.s1, s1]))
             return
         assert self.X0 is not None and self.X1 is not None
-        fn, self.score_name = _learn_score(self.X0, self.X1, self.score_kind)
+        fn, self.score_name = learn_score(self.X0, self.X1, self.score_kind)
         self.score = fn
         self.s0 = np.sort(np.asarray(fn(self.X0), dtype=float))
         self.s1 = np.sort(np.asarray(fn(self.X1), dtype=float))
@@ -242,9 +235,9 @@ def _choose_bets(st: _Stream, eps_c: float, grid: np.ndarray, delta: float,
     bet is expected to grow).
     """
     nf = st.s0.size
-    cand = _threshold_grid(st.s0, st.s1, max(1.0 / nf, 1e-7))
-    a0, b0 = _tail_counts(st.s0, cand)
-    a1, b1 = _tail_counts(st.s1, cand)
+    cand = threshold_grid(st.s0, st.s1, max(1.0 / nf, 1e-7))
+    a0, b0 = tail_counts(st.s0, cand)
+    a1, b1 = tail_counts(st.s1, cand)
     out = []
     for tail, (k0, k1) in zip(_TAILS, ((a0, a1), (b0, b1)), strict=True):
         for direction in _DIRECTIONS:
@@ -365,15 +358,15 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     triples = _pairs(pairs)
     grid = epsilon_grid(eps_c)
     i_claim = int(np.searchsorted(grid, eps_c))
-    rng_fit, *rng_rounds = _child_rngs(rng, len(sizes))
-    fit_rngs = _child_rngs(rng_fit, len(triples))
+    rng_fit, *rng_rounds = child_rngs(rng, len(sizes))
+    fit_rngs = child_rngs(rng_fit, len(triples))
 
     # Round 0: fit the score of every pair (these draws are never bet on).
     streams: list[_Stream] = []
     chunk0 = 50_000 if chunk_size is None else check_positive_int("chunk_size", chunk_size)
     for (d0, d1, label), r in zip(triples, fit_rngs, strict=True):
-        fixed = _fixed_score(mechanism, d0, d1, score)
-        st = _Stream(label, d0, d1, _Sampler(mechanism, d0, d1, chunk0, executor),
+        fixed = fixed_score(mechanism, d0, d1, score)
+        st = _Stream(label, d0, d1, ChunkedSampler(mechanism, d0, d1, chunk0, executor),
                      score_kind=score, raw_cap=max_fit_values)
         if fixed is not None:
             st.score, st.score_name, st.frozen = fixed, fixed.name, True
@@ -404,7 +397,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
             size = min(size, fits)
         t_round = clock()
         c = 0
-        for k, (st, r) in enumerate(zip(streams, _child_rngs(r_round, len(streams)),
+        for k, (st, r) in enumerate(zip(streams, child_rngs(r_round, len(streams)),
                                         strict=True)):
             bets = _choose_bets(st, eps_c, grid, del_c, tests)
             last_bets[k] = bets
@@ -445,7 +438,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         "n_fit": sizes[0], "n_bet": n_bet, "max_n": max_n, "budget_s": budget_s,
         "stopped": stopped, "rounds": rounds, "pairs": len(streams),
         "pair_labels": [s.label for s in streams], "witness_label": wit.label,
-        "witness": {**_witness(wit.d0, wit.d1), "label": wit.label},
+        "witness": {**witness_dict(wit.d0, wit.d1), "label": wit.label},
         "delta": del_c, "claimed_epsilon": eps_c, "claim": claim.as_dict(),  # type: ignore
         "claim_conversion": conversion, "tests": bets_out, "components": comps,
         "log_wealth_at_claim": float(rounds[-1]["log_wealth_at_claim"]) if rounds else 0.0,
