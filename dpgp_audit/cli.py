@@ -174,6 +174,10 @@ AUDIT_DEFAULT_BUDGET_S = 1.0
 #: In sequential mode the default draw cap is this many times the fixed-n default: the
 #: seconds budget, not the cap, is what normally ends an audit that finds nothing.
 SEQUENTIAL_HEADROOM = 10
+#: `audit --all` (sequential mode) aims to finish within this many seconds of starting: when
+#: a loaded machine makes earlier mechanisms overrun, later ones get the remaining time
+#: shared out (never more than --budget-s each); the summary reports the draws each bought.
+AUDIT_ALL_TARGET_S = 40.0
 
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
@@ -238,6 +242,8 @@ def _plot_path(base: str, mech_id: str, many: bool) -> str:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
+    import time
+
     import numpy as np
 
     from dpgp_audit.audit.result import jsonable
@@ -275,13 +281,18 @@ def _run_audit(args: argparse.Namespace) -> int:
 
         iterator = tqdm(built, desc="make audit", unit="mechanism")
     reports = []
-    for (entry, mech, data), child in zip(iterator, children, strict=True):
+    t_start = time.perf_counter()
+    for k, ((entry, mech, data), child) in enumerate(zip(iterator, children, strict=True)):
+        this_budget = budget_s
+        if budget_s is not None and args.all:  # share what is left of the --all target
+            left = AUDIT_ALL_TARGET_S - (time.perf_counter() - t_start)
+            this_budget = min(budget_s, max(0.05, left / (len(built) - k)))
         n = args.samples or (getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES) \
             * (SEQUENTIAL_HEADROOM if args.mode == "sequential" else 1)
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
                                  n=n, alpha=args.alpha, name=entry.id, seed=seed,
                                  progress=not args.all and not args.no_progress,
-                                 mode=args.mode, budget_s=budget_s)
+                                 mode=args.mode, budget_s=this_budget)
         reports.append(report)
         if args.all and hasattr(iterator, "write"):
             iterator.write(report.table())

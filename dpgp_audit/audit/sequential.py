@@ -105,13 +105,13 @@ class SequentialPlan:
 
 
 def default_first_round(max_n: int) -> int:
-    """Fitting-round size: 32 draws per side (fewer if ``max_n`` is tiny).
+    """Fitting-round size: 16 draws per side (fewer if ``max_n`` is tiny).
 
     Small, so that gross bugs stop after a few dozen draws; later rounds double,
     bets are only placed where earlier draws predict growth, and a learned score
     is refitted after each round, so little is lost on hard bugs.
     """
-    return int(max(1, min(max_n // 2, 32)))
+    return int(max(1, min(max_n // 2, 16)))
 
 
 def epsilon_grid(epsilon: float, top: float | None = None) -> np.ndarray:
