@@ -83,7 +83,8 @@ def main() -> int:
                     draws.setdefault(rep["mechanism"], []).append(int(n))
                 viol = re.search(r"(\d+) violation", proc.stdout)
                 print(f"run {i + 1:2d} seed {seed:>10}: {wall:6.1f} s, "
-                      f"{viol.group(1) if viol else '?'} violation(s)", flush=True)
+                      f"{viol.group(1) if viol else '?'} violation(s), load average "
+                      f"{os.getloadavg()[0]:.1f}", flush=True)
     finally:
         if hog is not None:
             hog.kill()

@@ -366,7 +366,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     chunk0 = 50_000 if chunk_size is None else check_positive_int("chunk_size", chunk_size)
     for (d0, d1, label), r in zip(triples, fit_rngs, strict=True):
         fixed = fixed_score(mechanism, d0, d1, score)
-        st = _Stream(label, d0, d1, ChunkedSampler(mechanism, d0, d1, chunk0, executor),
+        st = _Stream(label, d0, d1, ChunkedSampler(mechanism, d0, d1, chunk0, executor,
+                                                   fixed_chunk=chunk_size is not None),
                      score_kind=score, raw_cap=max_fit_values)
         if fixed is not None:
             st.score, st.score_name, st.frozen = fixed, fixed.name, True
