@@ -15,8 +15,10 @@ EPS   ?=
 DELTA ?=
 N     ?=
 SEED  ?=
+SCHEDULER ?=
 AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(EPS),--epsilon $(EPS)) \
-             $(if $(DELTA),--delta $(DELTA)) $(if $(N),--samples $(N)) $(if $(SEED),--seed $(SEED))
+             $(if $(DELTA),--delta $(DELTA)) $(if $(N),--samples $(N)) $(if $(SEED),--seed $(SEED)) \
+             $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 .PHONY: help install audit test test-slow test-notebooks lint lab notebooks refs bench clean
 
@@ -40,7 +42,7 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q --upgrade pip
 	# The CPU build of PyTorch first: an unpinned `torch` would pull the newest CUDA build (GBs).
 	$(PY) -m pip install -q "torch==$(TORCH_VERSION)"
-	$(PY) -m pip install -q -e ".[notebooks,test,dev,neural]"
+	$(PY) -m pip install -q -e ".[notebooks,test,dev,neural,dask]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 

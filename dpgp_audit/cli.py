@@ -205,6 +205,9 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                      help="black-box mode: 'sequential' (default; anytime-valid, stops at the "
                           "first certified violation, at most --samples per side) or 'fixed' "
                           "(exactly --samples per side)")
+    sub.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                     help="Dask scheduler to sample on (default: $DPGP_AUDIT_SCHEDULER, else "
+                          "in process); needs the dask extra")
     sub.add_argument("--budget-s", type=float, metavar="S", default=None,
                      help=f"seconds per mechanism (sequential mode; default "
                           f"{AUDIT_DEFAULT_BUDGET_S:g}, so that --all stays under a minute)")
@@ -274,6 +277,9 @@ def _run_audit(args: argparse.Namespace) -> int:
         except TypeError as err:  # e.g. --delta for a pure-DP builder without that option
             raise ValueError(f"cannot build {entry.id} with these options: {err}") from None
         built.append((entry, mech, data))
+    from dpgp_audit.audit.executors import executor_from_address
+
+    executor = executor_from_address(args.scheduler)
     children = np.random.SeedSequence(seed).spawn(len(built))
     iterator = built
     if args.all and not args.no_progress:
@@ -292,7 +298,7 @@ def _run_audit(args: argparse.Namespace) -> int:
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
                                  n=n, alpha=args.alpha, name=entry.id, seed=seed,
                                  progress=not args.all and not args.no_progress,
-                                 mode=args.mode, budget_s=this_budget)
+                                 mode=args.mode, budget_s=this_budget, executor=executor)
         reports.append(report)
         if args.all and hasattr(iterator, "write"):
             iterator.write(report.table())

@@ -123,4 +123,7 @@ def executor_from_address(address: str | None = None) -> object | None:
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ValueError("a scheduler address needs the dask extra: "
                          "pip install 'dpgp_audit[dask]'") from err
-    return Client(address)
+    try:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError) as err:
+        raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {err}") from None
