@@ -177,7 +177,7 @@ SEQUENTIAL_HEADROOM = 10
 #: `audit --all` (sequential mode) aims to finish within this many seconds of starting: when
 #: a loaded machine makes earlier mechanisms overrun, later ones get the remaining time
 #: shared out (never more than --budget-s each); the summary reports the draws each bought.
-AUDIT_ALL_TARGET_S = 30.0
+AUDIT_ALL_TARGET_S = 25.0
 
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
