@@ -37,7 +37,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 from dpgp_audit.audit.blackbox import audit_blackbox  # noqa: E402
-from dpgp_audit.audit.orderstat import audit_order_statistics  # noqa: E402
+from dpgp_audit.audit.orderstat import (  # noqa: E402
+    audit_order_statistics,
+    choose_threshold_strategy,
+)
 from dpgp_audit.audit.sequential import audit_sequential  # noqa: E402
 from dpgp_audit.dataset import Dataset  # noqa: E402
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma  # noqa: E402
@@ -99,9 +102,9 @@ def _bounds(kind: str, x0: np.ndarray, x1: np.ndarray, peer: object, seed: int,
     o = audit_order_statistics(Replay(claim, x0, x1), D0, D1, n=x0.size, alpha=ALPHA,
                                rng=np.random.default_rng(seed), score="identity")
     out["kit order statistics"] = o.estimate
-    # The kit's rule, fixed before sampling: order statistics when delta > 0 (the best
-    # events are extreme tails, where the fixed ranks are dense), the split otherwise.
-    out["kit rule"] = o.estimate if delta > 0 else r.estimate
+    # The kit's rule, fixed before sampling (choose_threshold_strategy).
+    rule = choose_threshold_strategy(x0.size, delta)
+    out["kit rule"] = o.estimate if rule == "order-statistics" else r.estimate
     s = audit_sequential(Replay(claim, x0, x1), [(D0, D1)], max_n=x0.size, alpha=ALPHA,
                          rng=np.random.default_rng(seed), score="identity")
     out["kit sequential"] = s.estimate

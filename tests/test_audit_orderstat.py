@@ -11,6 +11,7 @@ from scipy import stats
 from dpgp_audit.audit.blackbox import audit_blackbox
 from dpgp_audit.audit.orderstat import (
     audit_order_statistics,
+    choose_threshold_strategy,
     epsilon_from_order_statistics,
     order_statistic_ranks,
 )
@@ -109,3 +110,11 @@ def test_input_validation(rng):
         epsilon_from_order_statistics(np.ones(3), np.ones(3), delta=0, alpha=1.0)
     assert math.isfinite(epsilon_from_order_statistics(np.ones(3), np.ones(3), delta=0,
                                                        alpha=0.1)["epsilon_lb"])
+
+
+def test_threshold_strategy_rule_depends_only_on_n_and_delta():
+    assert choose_threshold_strategy(10**6, 1e-5) == "order-statistics"
+    assert choose_threshold_strategy(1_000, 0.0) == "order-statistics"
+    assert choose_threshold_strategy(10**5, 0.0) == "split"
+    with pytest.raises(ValueError, match="n"):
+        choose_threshold_strategy(0, 0.0)

@@ -38,7 +38,25 @@ from dpgp_audit.audit.stats import cp_lower, cp_upper, epsilon_ceiling
 from dpgp_audit.audit.twosample import NO_PROOF_NOTE, witness_dict
 from dpgp_audit.dataset import Dataset
 
-__all__ = ["audit_order_statistics", "epsilon_from_order_statistics", "order_statistic_ranks"]
+__all__ = ["audit_order_statistics", "choose_threshold_strategy",
+           "epsilon_from_order_statistics", "order_statistic_ranks"]
+
+#: Below this many draws per side the split's fitting share costs more than the rank grid.
+SMALL_N = 5_000
+
+
+def choose_threshold_strategy(n: int, delta: float) -> str:
+    """The kit's rule for a score that needs no fitting, fixed before any sampling.
+
+    ``"order-statistics"`` (every draw certifies) when δ > 0 — the best events are
+    extreme tails, where the fixed ranks are dense — or when n < 5 000 per side,
+    where a fitting split is the larger loss; ``"split"`` otherwise (pure DP at
+    large n: the best event has moderate mass, where the split's threshold search
+    is finer than the geometric ranks). Either choice is valid; the rule only
+    picks which valid bound to compute (``benchmarks/bench_auditor_power.py``).
+    """
+    n = check_positive_int("n", n)
+    return "order-statistics" if delta > 0 or n < SMALL_N else "split"
 
 
 def order_statistic_ranks(n: int, count: int = 24) -> np.ndarray:
