@@ -290,9 +290,11 @@ def _run_audit(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
     for k, ((entry, mech, data), child) in enumerate(zip(iterator, children, strict=True)):
         this_budget = budget_s
-        if budget_s is not None and args.all:  # share what is left of the --all target
+        if budget_s is not None and args.all:  # share what is left of the --all target,
+            # never less than a fifth of an even share (no mechanism is starved)
             left = AUDIT_ALL_TARGET_S - (time.perf_counter() - t_start)
-            this_budget = min(budget_s, max(0.05, left / (len(built) - k)))
+            floor = 0.2 * AUDIT_ALL_TARGET_S / len(built)
+            this_budget = min(budget_s, max(floor, left / (len(built) - k)))
         n = args.samples or (getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES) \
             * (SEQUENTIAL_HEADROOM if args.mode == "sequential" else 1)
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
