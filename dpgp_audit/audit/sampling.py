@@ -26,7 +26,7 @@ dataclasses), every worker needs ``dpgp_audit`` importable, and the result is
 bit-identical to the in-process run with the same seed.
 
 Chunks that pay: unless ``chunk_size`` is given, a phase of n draws per side is cut
-into about 32 chunks per side (at least 1 024 rows, at most the memory cap), so an
+into about 32 chunks per side (at least 256 rows, at most the memory cap), so an
 expensive mechanism has enough chunks to spread; the chunk rule depends only on n
 and the output size, never on timings. Every executor is wrapped in a
 :class:`~dpgp_audit.audit.executors.BatchingExecutor`, which keeps cheap draws in
@@ -54,7 +54,7 @@ _FIT_CHUNK = 50_000  # rows per chunk while fitting (the output size is not know
 
 _FIT_FRACTION_FIXED = 0.25  # default fitting share when the score is known (lr-gaussian)
 _CHUNKS_PER_SIDE = 32  # default chunks per phase and side (enough to spread expensive draws)
-_MIN_CHUNK = 1_024  # ... but never fewer rows per chunk (per-call overhead of cheap draws)
+_MIN_CHUNK = 256  # ... but never fewer rows per chunk (per-call overhead of cheap draws)
 
 
 def child_rngs(rng: np.random.Generator, k: int) -> list[np.random.Generator]:
