@@ -35,7 +35,7 @@ class SlowRelease:
     """Benchmark-only: the sum of targets plus N(0, σ²), with ~1 ms of linear algebra per draw."""
 
     claim: ApproxDP = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
-    size: int = 112
+    size: int = 160
 
     def sample(self, data, n, rng):
         z = rng.standard_normal(n)
