@@ -26,8 +26,10 @@ EPS   ?=
 DELTA ?=
 N     ?=
 SEED  ?=
+SCHEDULER ?=
 AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(EPS),--epsilon $(EPS)) \
-             $(if $(DELTA),--delta $(DELTA)) $(if $(N),--samples $(N)) $(if $(SEED),--seed $(SEED))
+             $(if $(DELTA),--delta $(DELTA)) $(if $(N),--samples $(N)) $(if $(SEED),--seed $(SEED)) \
+             $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 # Headless test and audit runs draw with Agg. `lab` and `notebooks` do not set a backend:
 # notebooks display their figures explicitly (dpgp_audit.viz.show), whatever the backend.

@@ -221,6 +221,15 @@ def _domain_row(claim: object) -> dict:
 
 #: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
 AUDIT_DEFAULT_SAMPLES = 20_000
+#: Default seconds per mechanism for `audit` (sequential mode); bench_make_audit.py times --all.
+AUDIT_DEFAULT_BUDGET_S = 1.0
+#: In sequential mode the default draw cap is this many times the fixed-n default: the
+#: seconds budget, not the cap, is what normally ends an audit that finds nothing.
+SEQUENTIAL_HEADROOM = 10
+#: `audit --all` (sequential mode) aims to finish within this many seconds of starting: when
+#: a loaded machine makes earlier mechanisms overrun, later ones get the remaining time
+#: shared out (never more than --budget-s each); the summary reports the draws each bought.
+AUDIT_ALL_TARGET_S = 25.0
 
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
@@ -233,7 +242,9 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--dataset", metavar="NAME", default="default",
                      help="'default' (the entry's embedded data) or 'sine:N' (N-point sine data)")
     sub.add_argument("--samples", type=int, metavar="N",
-                     help=f"black-box samples per side (default {AUDIT_DEFAULT_SAMPLES})")
+                     help=f"black-box samples per side: exactly N in fixed mode (default "
+                          f"{AUDIT_DEFAULT_SAMPLES}), at most N in sequential mode (default "
+                          f"{SEQUENTIAL_HEADROOM}x that; the --budget-s usually ends it first)")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "precision",
@@ -252,6 +263,16 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--max-minutes", type=float, default=DEFAULT_MAX_MINUTES, metavar="MIN",
                      help="refuse to start when the estimated sampling time exceeds this "
                      f"(default {DEFAULT_MAX_MINUTES:g})")
+    sub.add_argument("--mode", choices=("sequential", "fixed"), default="sequential",
+                     help="black-box mode: 'sequential' (default; anytime-valid, stops at the "
+                          "first certified violation, at most --samples per side) or 'fixed' "
+                          "(exactly --samples per side)")
+    sub.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                     help="Dask scheduler to sample on (default: $DPGP_AUDIT_SCHEDULER, else "
+                          "in process); needs the dask extra")
+    sub.add_argument("--budget-s", type=float, metavar="S", default=None,
+                     help=f"seconds per mechanism (sequential mode; default "
+                          f"{AUDIT_DEFAULT_BUDGET_S:g}, so that --all stays under a minute)")
 
     def run(args: argparse.Namespace) -> int:
         return _run_audit(args)
@@ -352,6 +373,12 @@ def _pilot_seconds_per_draw(mech: object, data: object, rng: object) -> tuple[fl
 def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float, samples: int) -> None:
     # the black-box auditor draws `samples` per side for each of its two phases
     minutes = 4.0 * samples * per_draw / 60.0
+    if args.mode == "sequential":  # rounds are cut to the seconds budget, except the pilot
+        from dpgp_audit.audit.sequential import default_first_round  # and the fitting round
+
+        budget = args.budget_s if args.budget_s is not None else AUDIT_DEFAULT_BUDGET_S
+        floor_draws = 4 * (default_first_round(samples) + 200)
+        minutes = min(minutes, (floor_draws * per_draw + 2.0 * budget) / 60.0)
     if minutes > args.max_minutes:
         raise UsageError(
             f"auditing {entry_id} with {samples} samples per side needs an estimated "
@@ -372,6 +399,7 @@ def _plot_path(base: str, mech_id: str, many: bool) -> str:
 
 def _run_audit(args: argparse.Namespace) -> int:
     import math
+    import time
     import warnings
 
     import numpy as np
@@ -394,6 +422,8 @@ def _run_audit(args: argparse.Namespace) -> int:
     for flag, value in (("--epsilon", args.epsilon), ("--delta", args.delta)):
         if value is not None and not math.isfinite(value):
             raise UsageError(f"{flag} must be finite, got {value!r}")
+    if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
+        raise UsageError(f"--budget-s must be finite and > 0 seconds, got {args.budget_s}")
     _check_paths(args)
     if args.all:
         todo = entries()
@@ -405,6 +435,8 @@ def _run_audit(args: argparse.Namespace) -> int:
     n_rows = _dataset_size(args.dataset)
     for entry in todo:  # refuse before the dataset is allocated
         _check_memory(args, n_rows, _samples_for(args, entry))
+    budget_s = (args.budget_s if args.budget_s is not None else AUDIT_DEFAULT_BUDGET_S) \
+        if args.mode == "sequential" else None
     seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
     from dpgp_audit.audit.runner import DEFAULT_AUDITORS
 
@@ -433,16 +465,27 @@ def _run_audit(args: argparse.Namespace) -> int:
             _check_time(args, entry.id, per_draw, samples)
         built.append((entry, mech, data))
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
+    from dpgp_audit.audit.executors import executor_from_address
+
+    executor = executor_from_address(args.scheduler)
     bar = None
     if args.all and not args.no_progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(built), desc="make audit", unit="mechanism", file=sys.stderr)
     reports = []
-    for (entry, mech, data), child in zip(built, children, strict=True):
+    t_start = time.perf_counter()
+    for k, ((entry, mech, data), child) in enumerate(zip(built, children, strict=True)):
+        this_budget = budget_s
+        if budget_s is not None and args.all:  # share what is left of the --all target,
+            # never less than a fifth of an even share (no mechanism is starved)
+            left = AUDIT_ALL_TARGET_S - (time.perf_counter() - t_start)
+            floor = 0.2 * AUDIT_ALL_TARGET_S / len(built)
+            this_budget = min(budget_s, max(floor, left / (len(built) - k)))
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
                                  n=_samples_for(args, entry), alpha=args.alpha, name=entry.id,
-                                 seed=seed, progress=not args.all and not args.no_progress)
+                                 seed=seed, progress=not args.all and not args.no_progress,
+                                 mode=args.mode, budget_s=this_budget, executor=executor)
         reports.append(report)
         table = report.table()
         if args.all:  # the "no violation is not a proof" note is printed once, at the end
@@ -465,8 +508,12 @@ def _run_audit(args: argparse.Namespace) -> int:
     n_viol = sum(r.violation for r in reports)
     if args.all:
         print(f"\n{len(reports)} mechanisms audited: {n_viol} violation(s) found.")
+        print(f"  {'verdict':<13} {'mechanism':<40} {'draws/side':>10} {'seconds':>8}")
         for r in reports:
-            print(f"  {r.verdict.value:<13} {r.mechanism}")
+            bb = r.result("blackbox")
+            drawn = bb.details.get("n_per_side", "") if bb is not None else ""
+            print(f"  {r.verdict.value:<13} {r.mechanism:<40} {drawn!s:>10} "
+                  f"{r.timings.get('total', 0.0):>8.2f}")
         if n_viol < len(reports):
             print(f"Note: {NO_PROOF}")
     if args.json:
@@ -481,7 +528,11 @@ def _run_audit(args: argparse.Namespace) -> int:
 
 
 def _samples_for(args: argparse.Namespace, entry: object) -> int:
-    return int(args.samples or getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES)
+    """Draws per side: exactly this many in fixed mode, at most this many in sequential mode."""
+    if args.samples:
+        return int(args.samples)
+    base = int(getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES)
+    return base * (SEQUENTIAL_HEADROOM if args.mode == "sequential" else 1)
 
 
 def _overall_verdict(reports: Sequence[object]) -> str:

@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.executors import BatchingExecutor
 from dpgp_audit.audit.gdp_fit import audit_gdp_fit
 from dpgp_audit.audit.planner import plan_samples
 from dpgp_audit.audit.result import Guarantee, Verdict
@@ -484,9 +485,11 @@ class PicklingExecutor:
 def test_tasks_survive_pickling_like_a_dask_cluster(mech):
     kw = dict(n=6_000, chunk_size=1_000)
     r1 = audit_blackbox(mech, D0, D1, rng=np.random.default_rng(4), **kw)
-    r2 = audit_blackbox(mech, D0, D1, rng=np.random.default_rng(4), executor=PicklingExecutor(),
-                        **kw)
+    # min_draw_s = task_s = 0: every chunk but the timed first one is submitted, one per task
+    forced = BatchingExecutor(PicklingExecutor(), min_draw_s=0, task_s=0)
+    r2 = audit_blackbox(mech, D0, D1, rng=np.random.default_rng(4), executor=forced, **kw)
     assert r1.estimate == r2.estimate and r1.details["tests"] == r2.details["tests"]
+    assert forced.submitted > 10
 
 
 # ----------------------------------------------------------------------------- slow variants

@@ -9,7 +9,8 @@ Layers, from the bottom (ARCHITECTURE.md; issue 13 §1):
 * ``audit/``: audit, privacy and base (the auditors see mechanisms only through the
   contract), plus the documented lazy viz imports of :data:`ALLOWED_EXCEPTIONS`;
 * **edges**: ``catalogue``, ``cli``, ``__main__``, ``experiments/``, ``viz/``, ``neural/``,
-  ``devtools/``, ``params`` and the package ``__init__`` — may import anything, and only
+  ``devtools/``, ``params``, ``testing`` (assertions for users' suites) and the package
+  ``__init__`` — may import anything, and only
   edges may import an edge.
 
 Every ``import`` in every module counts: at module level and inside functions.
@@ -28,7 +29,7 @@ PACKAGE = "dpgp_audit"
 BASE = frozenset({"contract", "dataset", "norms", "_validation"})
 LAYERS = frozenset({"gp", "privacy", "datasets", "methods", "audit"})
 EDGES = frozenset({"catalogue", "cli", "__main__", "experiments", "viz", "neural", "devtools",
-                   "params", "__init__"})
+                   "params", "testing", "__init__"})
 ALLOWED: dict[str, frozenset[str]] = {
     "base": frozenset({"base"}),
     "gp": frozenset({"gp", "base"}),

@@ -283,6 +283,11 @@ def _fmt(v: float) -> str:
 
 def _extra_line(r: AuditResult) -> str:
     d = r.details
+    if r.auditor == "blackbox" and d.get("mode") == "sequential":
+        return (f"sequential (anytime-valid): {d.get('n_per_side')} draws/side/pair of at most "
+                f"{d.get('max_n')}, stopped by {d.get('stopped')}; eps ceiling "
+                f"{_fmt(d.get('epsilon_ceiling', math.nan))}; "
+                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together")
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
         return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "

@@ -74,7 +74,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     n_pairs: int = 2, budget: int = 300, score: str = "auto",
                     executor: Executor | None = None, fit_fraction: float | None = None,
                     y_bound: float | None = None, name: str | None = None,
-                    seed: int | None = None, n_mc: int = 20_000) -> AuditReport:
+                    seed: int | None = None, n_mc: int = 20_000, mode: str = "fixed",
+                    budget_s: float | None = None,
+                    blas_threads: int | None = 1) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
 
     Parameters
@@ -114,14 +116,42 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         The seed ``rng`` was made from, if known: recorded in ``inputs`` for reproducibility.
     n_mc
         Monte Carlo draws per pair and order for white-box pairs with unequal covariances.
+    mode
+        ``"fixed"``: the black-box auditor draws exactly ``n`` per side (A.3);
+        ``"sequential"``: it draws in rounds of doubling size, at most ``n`` per side
+        and pair, and stops at the first certified violation (A.8, anytime-valid;
+        :func:`~dpgp_audit.audit.sequential.audit_sequential`).
+    budget_s
+        Wall-clock budget in seconds for the whole audit (sequential mode): the
+        black-box rounds get what the earlier phases left, and stop when it is
+        spent; the report records the draws it bought.
+    blas_threads
+        BLAS threads while auditing (threadpoolctl; ``None`` leaves them alone). One
+        by default: audited mechanisms mostly factor tiny matrices, where a second
+        BLAS thread only spins, and on a loaded 2-core machine it made one draw of
+        S21.3 two-step cost 5-10x more (``benchmarks/bench_make_audit.py``).
 
     Returns
     -------
     AuditReport
     """
+    if blas_threads is not None:
+        from threadpoolctl import threadpool_limits
+
+        blas_threads = check_positive_int("blas_threads", blas_threads)
+        with threadpool_limits(limits=blas_threads, user_api="blas"):
+            return audit_mechanism(
+                mechanism, data, rng, auditors=auditors, n=n, alpha=alpha, claim=claim,
+                progress=progress, pairs=pairs, n_pairs=n_pairs, budget=budget, score=score,
+                executor=executor, fit_fraction=fit_fraction, y_bound=y_bound, name=name,
+                seed=seed, n_mc=n_mc, mode=mode, budget_s=budget_s, blas_threads=None)
     t_all = time.perf_counter()
     rng = check_rng(rng)
     n = check_positive_int("n", n)
+    if mode not in ("fixed", "sequential"):
+        raise ValueError(f"mode must be 'fixed' or 'sequential', got {mode!r}")
+    if budget_s is not None and not (isinstance(budget_s, int | float) and budget_s > 0):
+        raise ValueError(f"budget_s must be a positive number of seconds, got {budget_s!r}")
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     auditors = tuple(auditors)
@@ -203,10 +233,14 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     if res.violation and witness is None:
                         witness, wit_source = _witness_from(res, usable), "whitebox"
         elif step in ("blackbox", "gdp-fit"):
+            left = None if budget_s is None else max(
+                1e-3, budget_s - (time.perf_counter() - t_all))
             res = _blackbox(step, mechanism, pairs, claim, n=n, alpha=a_each,
                             rng_explore=rng_explore, rng=rng_bb if step == "blackbox" else rng_gdp,
                             n_pairs=n_pairs, score=score, executor=executor,
-                            fit_fraction=fit_fraction)
+                            fit_fraction=fit_fraction,
+                            sequential=mode == "sequential" and step == "blackbox",
+                            budget_s=left)
             if isinstance(res, str):
                 skipped[step] = res
             else:
@@ -236,7 +270,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
               "n_pairs_confirmed": n_pairs, "sensitivity_budget": budget, "n_mc": n_mc,
               "dataset": {"n": int(data.n), "dim": int(data.dim),  # type: ignore[attr-defined]
                           "name": getattr(data, "name", "")},
-              "relation": relation.describe(), "seed": seed, "witness_source": wit_source}
+              "relation": relation.describe(), "seed": seed, "witness_source": wit_source,
+              "mode": mode, "budget_s": budget_s}
     return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
                        results=tuple(results), skipped=skipped, witness=witness,
                        timings=timings)
@@ -259,14 +294,36 @@ def _witness_from(res: AuditResult, pairs: Sequence[NeighbourPair]) -> Neighbour
 def _blackbox(step: str, mechanism: Mechanism, pairs: list[NeighbourPair], claim: Claim, *,
               n: int, alpha: float, rng_explore: np.random.Generator,
               rng: np.random.Generator, n_pairs: int, score: str, executor: Executor | None,
-              fit_fraction: float | None) -> AuditResult | str:
-    """Exploration (rank pairs) then confirmation on fresh samples, Bonferroni over pairs."""
+              fit_fraction: float | None, sequential: bool = False,
+              budget_s: float | None = None) -> AuditResult | str:
+    """Exploration (rank pairs) then confirmation on fresh samples, Bonferroni over pairs.
+
+    In sequential mode the top pairs are confirmed together by one anytime-valid
+    betting audit (their wealth is averaged, so α is not split over them).
+    """
     from dpgp_audit.audit import blackbox, gdp_fit
 
+    t0 = time.perf_counter()
+    # The pilot takes a tenth of a fixed n; a sequential n is only a cap (the CLI's is ten
+    # times the fixed default), so there it takes a hundredth, which is the same pilot.
+    pilot_n = min(200, max(20, n // (100 if sequential else 10)))
     top = rank_pairs(mechanism, pairs, rng_explore, top=n_pairs if step == "blackbox" else 1,
-                     pilot_n=min(200, max(20, n // 10)))
+                     pilot_n=pilot_n)
     if not top:
         return "no generated pair is accepted by the mechanism"
+    if sequential:
+        from dpgp_audit.audit.sequential import audit_sequential
+
+        left = None if budget_s is None else max(1e-3, budget_s - (time.perf_counter() - t0))
+        r = audit_sequential(mechanism, [p for p, _ in top], max_n=max(2, n), rng=rng,
+                             alpha=alpha, claim=claim, score=score, executor=executor,
+                             budget_s=left)
+        wit = next(p for p, _ in top if p.label == r.details["witness_label"])
+        details = dict(r.details)
+        details.update(pairs_confirmed=len(top), witness={**wit.as_dict()},
+                       confirmed=[{"label": p.label, "exploration_score": s} for p, s in top],
+                       alpha_per_pair=alpha)
+        return dataclasses.replace(r, details=details)
     m = len(top)
     fn = blackbox.audit_blackbox if step == "blackbox" else gdp_fit.audit_gdp_fit
     rows = []

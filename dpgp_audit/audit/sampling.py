@@ -24,10 +24,18 @@ needed)::
 The mechanism and datasets are pickled to the workers (they are frozen
 dataclasses), every worker needs ``dpgp_audit`` importable, and the result is
 bit-identical to the in-process run with the same seed.
+
+Chunks that pay: unless ``chunk_size`` is given, a phase of n draws per side is cut
+into about 32 chunks per side (at least 256 rows, at most the memory cap), so an
+expensive mechanism has enough chunks to spread; the chunk rule depends only on n
+and the output size, never on timings. Every executor is wrapped in a
+:class:`~dpgp_audit.audit.executors.BatchingExecutor`, which keeps cheap draws in
+process and groups the chunks of expensive ones into tasks of about 0.25 s.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.executors import BatchingExecutor, as_batching
 from dpgp_audit.contract import Executor, Mechanism
 from dpgp_audit.dataset import Dataset
 
@@ -45,6 +54,8 @@ _FIT_CHUNK = 50_000  # rows per chunk while fitting (the output size is not know
 
 
 _FIT_FRACTION_FIXED = 0.25  # default fitting share when the score is known (lr-gaussian)
+_CHUNKS_PER_SIDE = 32  # default chunks per phase and side (enough to spread expensive draws)
+_MIN_CHUNK = 256  # ... but never fewer rows per chunk (per-call overhead of cheap draws)
 
 
 def child_rngs(rng: np.random.Generator, k: int) -> list[np.random.Generator]:
@@ -92,6 +103,8 @@ def run_jobs(executor: Executor | None, fn: Callable, jobs: Sequence[tuple]) -> 
     """Run ``fn(*args)`` for every job, in process or on a ``concurrent.futures``-style executor."""
     if executor is None:
         return [fn(*args) for args in jobs]
+    if isinstance(executor, BatchingExecutor):
+        return executor.run_chunks(fn, jobs, [int(args[2]) for args in jobs])
     if not hasattr(executor, "submit"):
         raise TypeError("executor must have a concurrent.futures-style submit(fn, *args)")
     futures = [executor.submit(fn, *args) for args in jobs]  # type: ignore[attr-defined]
@@ -109,10 +122,23 @@ class ChunkedSampler:
     executor: Executor | None
     seconds: float = 0.0
     chunks: int = 0
+    fixed_chunk: bool = False  # True: ``chunk`` was given by the user and is used as is
+
+    def __post_init__(self) -> None:
+        if self.executor is not None and not hasattr(self.executor, "submit") and \
+                not isinstance(self.executor, BatchingExecutor):
+            raise TypeError("executor must have a concurrent.futures-style submit(fn, *args)")
+        self.executor = as_batching(self.executor)
+
+    def chunk_rows(self, n: int) -> int:
+        """Rows per chunk for a phase of ``n`` draws per side (a function of n only)."""
+        if self.fixed_chunk:
+            return self.chunk
+        return int(min(self.chunk, max(_MIN_CHUNK, math.ceil(n / _CHUNKS_PER_SIDE))))
 
     def jobs(self, rng: np.random.Generator, n: int) -> list[tuple]:
         """One ``(side, args)`` per chunk and side, each chunk with its own child generator."""
-        sizes = _sizes(n, self.chunk)
+        sizes = _sizes(n, self.chunk_rows(n))
         rngs = child_rngs(rng, 2 * len(sizes))
         out = []
         for side, data in enumerate((self.d0, self.d1)):
@@ -179,7 +205,8 @@ def prepare_split(mechanism: Mechanism, d0: Dataset, d1: Dataset, n: int,
     if n_cert < 1:
         raise ValueError(f"n={n} is too small to split into fitting and certification samples")
     chunk = check_positive_int("chunk_size", _FIT_CHUNK if chunk_size is None else chunk_size)
-    return n_fit, n_cert, chunk, ChunkedSampler(mechanism, d0, d1, chunk, executor)
+    return n_fit, n_cert, chunk, ChunkedSampler(mechanism, d0, d1, chunk, executor,
+                                                fixed_chunk=chunk_size is not None)
 
 
 def auto_chunk(sampler: ChunkedSampler, chunk_size: int | None, dim: int) -> int:

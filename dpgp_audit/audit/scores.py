@@ -242,6 +242,27 @@ def fixed_score(mechanism: Mechanism, d0: Dataset, d1: Dataset,
     return fixed
 
 
+def learn_score(X0: np.ndarray, X1: np.ndarray,
+                score: str) -> tuple[Callable[[np.ndarray], np.ndarray], str]:
+    """Fit a learned score on raw outputs; ``"auto"`` picks categorical / identity / lda."""
+    name = score
+    if score == "auto":
+        if looks_discrete(X0) and looks_discrete(X1):
+            name = "categorical"
+        elif X0.reshape(X0.shape[0], -1).shape[1] == 1:
+            name = "identity"
+        else:
+            name = "lda"
+    fn: Callable[[np.ndarray], np.ndarray]
+    if name == "categorical":
+        fn = fit_categorical(X0, X1)
+    elif name == "identity":
+        fn = IdentityScore()
+    else:
+        fn = fit_lda(X0, X1)
+    return fn, name
+
+
 def fit_score(sampler: ChunkedSampler, rng: np.random.Generator, n_fit: int, score: str,
                max_fit_rows: int, fixed: Callable | None) -> FittedScore:
     """Fit the score on the fitting split; return it with both sides' sorted fitting scores."""
@@ -258,21 +279,7 @@ def fit_score(sampler: ChunkedSampler, rng: np.random.Generator, n_fit: int, sco
         if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
             raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
                              "the audit refuses to count them")
-    name = score
-    if score == "auto":
-        if looks_discrete(X0) and looks_discrete(X1):
-            name = "categorical"
-        elif X0.reshape(X0.shape[0], -1).shape[1] == 1:
-            name = "identity"
-        else:
-            name = "lda"
-    fn: Callable[[np.ndarray], np.ndarray]
-    if name == "categorical":
-        fn = fit_categorical(X0, X1)
-    elif name == "identity":
-        fn = IdentityScore()
-    else:
-        fn = fit_lda(X0, X1)
+    fn, name = learn_score(X0, X1, score)
     s0, s1 = fn(X0), fn(X1)
     if n_fit > n_raw:  # remaining fitting rows are only scored (memory stays bounded)
         r0, r1 = sampler.scores(rng_rest, n_fit - n_raw, fn)

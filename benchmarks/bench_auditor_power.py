@@ -1,0 +1,180 @@
+"""Certified ε lower bounds side by side with jax-privacy's auditing module (issue 15 §3).
+
+On **identical samples** (one array of n draws from M(D) and one from M(D′) per
+seed, handed to both), at n ∈ {10³, 10⁴, 10⁵, 10⁶} per side and α = 0.05:
+
+* the kit's order-statistic auditor (``audit_order_statistics``: no fitting split,
+  thresholds at order statistics of ranks fixed in advance — the kit's rule when the
+  score needs no fitting), its split auditor (``audit_blackbox``, identity score,
+  both tails and orders) and its sequential auditor (``audit_sequential``, cap n);
+* jax-privacy's ``CanaryScoreAuditor.epsilon_clopper_pearson`` (two-sided) with each
+  threshold strategy: ``Bonferroni()``, ``Split()``, ``MultiSplit()``; and its
+  ``epsilon_raw_counts`` *estimate*, which is not a confidence bound (shown to say so);
+
+for the (1, 1e-5) analytic Gaussian mechanism (σ = 3.7306, shift 1) and the ε = 1
+Laplace mechanism (b = 1, shift 1, δ = 0). Reported: median and 10 / 90 % over
+``--seeds`` seeds, and each method's false-alarm fraction at the true claim
+(bound > true ε) and on identical distributions (no shift: bound > 0).
+
+jax-privacy is a benchmark-only dependency (``benchmarks/requirements-jax.txt``); run
+with a separate environment::
+
+    python3.11 -m venv .venv-bench && .venv-bench/bin/pip install -r benchmarks/requirements-jax.txt
+    PYTHONPATH=. .venv-bench/bin/python benchmarks/bench_auditor_power.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+from dpgp_audit.audit.blackbox import audit_blackbox  # noqa: E402
+from dpgp_audit.audit.orderstat import (  # noqa: E402
+    audit_order_statistics,
+    choose_threshold_strategy,
+)
+from dpgp_audit.audit.sequential import audit_sequential  # noqa: E402
+from dpgp_audit.dataset import Dataset  # noqa: E402
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma  # noqa: E402
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only  # noqa: E402
+
+ALPHA = 0.05
+D0 = Dataset(np.zeros((1, 1)), np.array([0.0]))
+D1 = Dataset(np.zeros((1, 1)), np.array([1.0]))
+
+
+@dataclass(eq=False)
+class Replay:
+    """Serves pre-drawn outputs in order, so every auditor sees the same samples."""
+
+    claim: object
+    out0: np.ndarray
+    out1: np.ndarray
+    pos: list = field(default_factory=lambda: [0, 0])
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        del rng
+        side = int(data.y[0] != 0.0)
+        buf = self.out1 if side else self.out0
+        start = self.pos[side]
+        if start + n > buf.size:
+            raise ValueError("replay buffer exhausted")
+        self.pos[side] = start + n
+        return buf[start:start + n, None]
+
+
+def _draw(kind: str, n: int, shift: float, rng: np.random.Generator) -> tuple:
+    if kind == "gaussian":
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+        return rng.normal(0.0, sigma, n), rng.normal(shift, sigma, n)
+    return rng.laplace(0.0, 1.0, n), rng.laplace(shift, 1.0, n)
+
+
+def _claim(kind: str) -> tuple[object, float, float]:
+    rel = outputs_only(1.0)
+    if kind == "gaussian":
+        return ApproxDP(epsilon=1.0, delta=1e-5, relation=rel), 1.0, 1e-5
+    return PureDP(epsilon=1.0, relation=rel), 1.0, 0.0
+
+
+def _methods(peer: object) -> list[str]:
+    kit = ["kit rule", "kit order statistics", "kit fixed-n split", "kit sequential"]
+    if peer is None:
+        return kit
+    return kit + ["jax Bonferroni", "jax Split", "jax MultiSplit", "jax raw counts (estimate)"]
+
+
+def _bounds(kind: str, x0: np.ndarray, x1: np.ndarray, peer: object, seed: int,
+            multisplit: int) -> dict[str, float]:
+    claim, _, delta = _claim(kind)
+    out = {}
+    r = audit_blackbox(Replay(claim, x0, x1), D0, D1, n=x0.size, alpha=ALPHA,
+                       rng=np.random.default_rng(seed), score="identity")
+    out["kit fixed-n split"] = r.estimate
+    o = audit_order_statistics(Replay(claim, x0, x1), D0, D1, n=x0.size, alpha=ALPHA,
+                               rng=np.random.default_rng(seed), score="identity")
+    out["kit order statistics"] = o.estimate
+    # The kit's rule, fixed before sampling (choose_threshold_strategy).
+    rule = choose_threshold_strategy(x0.size, delta)
+    out["kit rule"] = o.estimate if rule == "order-statistics" else r.estimate
+    s = audit_sequential(Replay(claim, x0, x1), [(D0, D1)], max_n=x0.size, alpha=ALPHA,
+                         rng=np.random.default_rng(seed), score="identity")
+    out["kit sequential"] = s.estimate
+    if peer is not None:
+        aud = peer.CanaryScoreAuditor(x1, x0)  # in = M(D′) (shifted up), out = M(D)
+        kw = dict(significance=ALPHA, delta=delta, one_sided=False)
+        out["jax Bonferroni"] = float(aud.epsilon_clopper_pearson(
+            **kw, threshold_strategy=peer.Bonferroni()))
+        out["jax Split"] = float(aud.epsilon_clopper_pearson(
+            **kw, threshold_strategy=peer.Split(seed=seed)))
+        out["jax MultiSplit"] = float(aud.epsilon_clopper_pearson(
+            **kw, threshold_strategy=peer.MultiSplit(num_samples=multisplit, seed=seed)))
+        out["jax raw counts (estimate)"] = float(aud.epsilon_raw_counts(
+            min_count=50, delta=delta, one_sided=False))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--ns", type=int, nargs="*", default=[10**3, 10**4, 10**5, 10**6])
+    ap.add_argument("--multisplit", type=int, default=20, help="MultiSplit num_samples")
+    ap.add_argument("--base-seed", type=int, default=2026)
+    ap.add_argument("--fa-runs", type=int, default=200)
+    ap.add_argument("--fa-ns", type=int, nargs="*", default=[10**3, 10**4])
+    args = ap.parse_args()
+    try:
+        from jax_privacy import auditing as peer
+    except ImportError as err:
+        print(f"jax-privacy not importable ({err}); only the kit's rows are shown")
+        peer = None
+    base = np.random.SeedSequence(args.base_seed)
+    for kind in ("gaussian", "laplace"):
+        _, eps_true, delta = _claim(kind)
+        print(f"\n## {kind}: true eps = {eps_true} at delta = {delta:g}; alpha = {ALPHA}; "
+              f"{args.seeds} seeds; certified eps lower bound median [10 %, 90 %]; "
+              f"false alarms: at the true claim / on identical distributions")
+        print(f"{'n/side':>8} {'method':<27} {'median':>7} {'10%':>7} {'90%':>7} "
+              f"{'FA@claim':>8} {'FA@same':>8}")
+        for n in args.ns:
+            t = time.perf_counter()
+            shifted: dict[str, list[float]] = {m: [] for m in _methods(peer)}
+            same: dict[str, list[float]] = {m: [] for m in _methods(peer)}
+            for i, ss in enumerate(base.spawn(args.seeds)):
+                rng = np.random.default_rng(ss)
+                x0, x1 = _draw(kind, n, 1.0, rng)
+                for m, v in _bounds(kind, x0, x1, peer, i, args.multisplit).items():
+                    shifted[m].append(v)
+                y0, y1 = _draw(kind, n, 0.0, rng)
+                for m, v in _bounds(kind, y0, y1, peer, i, args.multisplit).items():
+                    same[m].append(v)
+            for m in _methods(peer):
+                v = np.asarray(shifted[m])
+                fa_claim = float(np.mean(v > eps_true + 1e-12))
+                fa_same = float(np.mean(np.asarray(same[m]) > 1e-12))
+                print(f"{n:>8} {m:<27} {np.median(v):7.3f} {np.quantile(v, 0.1):7.3f} "
+                      f"{np.quantile(v, 0.9):7.3f} {fa_claim:8.2f} {fa_same:8.2f}")
+            print(f"{'':>8} ({time.perf_counter() - t:.0f} s)", flush=True)
+        # A larger false-alarm study on identical distributions, where any bound > 0 is wrong.
+        for n in args.fa_ns:
+            alarms: dict[str, int] = {m: 0 for m in _methods(peer)}
+            for i, ss in enumerate(base.spawn(args.fa_runs)):
+                y0, y1 = _draw(kind, n, 0.0, np.random.default_rng(ss))
+                for m, v in _bounds(kind, y0, y1, peer, 10_000 + i, args.multisplit).items():
+                    alarms[m] += v > 1e-12
+            print(f"identical distributions, n = {n}/side, {args.fa_runs} runs: false alarms "
+                  + ", ".join(f"{m} {k / args.fa_runs:.3f}" for m, k in alarms.items()),
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,456 @@
+"""Anytime-valid sequential black-box auditing by betting (catalogue A.8).
+
+The fixed-n auditor (:func:`~dpgp_audit.audit.blackbox.audit_blackbox`) must be
+told n in advance and always spends it. :func:`audit_sequential` draws samples
+in rounds and stops as soon as a violation is certified, or when a sample or
+time budget is spent, with type-I error at most α **at any stopping time**.
+
+The test (testing by betting; Shafer 2021, Waudby-Smith & Ramdas 2024; for DP
+auditing González, Dulce-Rubio, Ramdas & Ribero, NeurIPS 2025, and Kutta,
+Dunsche, Wei & Zikas 2026)
+---------------------------------------------------------------------------
+(ε′, δ)-DP forces, for every event S and both orders of a neighbour pair,
+``P_{D′}(S) ≤ e^{ε′} P_D(S) + δ``. Draw X_i ~ M(D), Y_i ~ M(D′) independently
+and set ``Z_i = 1[Y_i ∈ S_i] − e^{ε′} 1[X_i ∈ S_i] − δ``; under H₀(ε′) every
+``E[Z_i | past] ≤ 0`` as long as the event S_i is chosen from earlier draws
+only (it is *predictable*). The gambler's wealth
+
+    K_t(ε′) = Π_{i ≤ t} (1 + λ_i Z_i),   0 ≤ λ_i < 1/(e^{ε′} + δ),
+
+is then a non-negative supermartingale with K_0 = 1, and by Ville's inequality
+``P(∃t: K_t(ε′) ≥ 1/α) ≤ α``. An average of such wealth processes with fixed
+weights is again one, so several pairs, tails and orders are combined by
+averaging their wealth (no Bonferroni split of α; the price is log of the
+number of components in wealth).
+
+Indicators take only four joint values, so a round of m draws updates the log
+wealth from four counts; the bet λ and the event are refitted between rounds
+from all earlier draws (plug-in Kelly betting on pessimistic rate estimates,
+half-Kelly beside it as a hedge). Round 0 only fits the score (as the fixed-n
+auditor's fitting split); every later round both bets and refits.
+
+The certified ε bound (a confidence sequence)
+---------------------------------------------
+The wealth is tracked on a grid of ε′ that contains the claimed ε. A grid value
+is *rejected* once its mixture wealth has reached 1/α. The reported bound is the
+largest grid value g such that every grid value ≤ g has been rejected (the
+monotone closure). If the true ε*(S) of the events bet on is at most g₀ (the
+smallest grid value ≥ ε*), reporting more than ε* needs g₀ rejected, an event of
+probability ≤ α: the bound is valid simultaneously over all stopping times.
+VIOLATION is reported exactly when the bound reaches the claimed ε.
+
+Reproducibility: round sizes follow a fixed doubling schedule truncated at
+``max_n``; a time budget only ends the run early (possibly truncating the last
+round), and the report records the samples drawn so that rerunning with
+``max_n`` set to that number and no time budget repeats the run bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.blackbox import _claim_epsilon_delta
+from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs
+from dpgp_audit.audit.scores import fixed_score, learn_score
+from dpgp_audit.audit.stats import cp_lower, cp_upper
+from dpgp_audit.audit.twosample import NO_PROOF_NOTE, tail_counts, threshold_grid, witness_dict
+from dpgp_audit.dataset import Dataset
+
+__all__ = [
+    "BET_FRACTIONS",
+    "SequentialPlan",
+    "audit_sequential",
+    "epsilon_grid",
+    "expected_log_growth",
+    "log_wealth_increment",
+    "sequential_ceiling",
+]
+
+#: Bet fractions u tried by the plug-in Kelly rule; the bet is λ = u / (e^ε′ + δ).
+BET_FRACTIONS = np.concatenate([np.geomspace(1e-4, 0.5, 40), 1.0 - np.geomspace(0.45, 1e-3, 25)])
+_FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose events and bets
+_TAILS = ("upper", "lower")
+_DIRECTIONS = ("D'>D", "D>D'")
+
+
+@dataclass(frozen=True)
+class SequentialPlan:
+    """Round schedule of a sequential audit.
+
+    ``first`` draws per side in the fitting round 0, then rounds of
+    ``first, 2·first, 4·first, …`` per side, the last one truncated at ``max_n``.
+    """
+
+    max_n: int
+    first: int
+
+    def sizes(self) -> list[int]:
+        """Per-side draws of every round (round 0 fits only)."""
+        out, total, size = [], 0, self.first
+        out.append(min(self.first, self.max_n))
+        total = out[0]
+        while total < self.max_n:
+            step = min(size, self.max_n - total)
+            out.append(step)
+            total += step
+            size *= 2
+        return out
+
+
+def default_first_round(max_n: int) -> int:
+    """Fitting-round size: 16 draws per side (fewer if ``max_n`` is tiny).
+
+    Small, so that gross bugs stop after a few dozen draws; later rounds double,
+    bets are only placed where earlier draws predict growth, and a learned score
+    is refitted after each round, so little is lost on hard bugs.
+    """
+    return int(max(1, min(max_n // 2, 16)))
+
+
+def epsilon_grid(epsilon: float, top: float | None = None) -> np.ndarray:
+    """Grid of ε′ on which the confidence sequence is tracked; contains 0 and ``epsilon``."""
+    top = max(4.0 * epsilon, epsilon + 8.0) if top is None else top
+    below = np.linspace(0.0, epsilon, 41)
+    above = epsilon + np.geomspace(1e-3, top - epsilon, 80) if top > epsilon else np.array([])
+    return np.unique(np.concatenate([below, above]))
+
+
+def _jump_values(eps: np.ndarray | float, delta: float) -> tuple:
+    """The four values of Z = a − e^ε′ b − δ for (a, b) = (1,0), (0,1), (1,1), (0,0)."""
+    e = np.exp(eps)
+    return 1.0 - delta, -(e + delta), 1.0 - e - delta, -delta + 0 * e
+
+
+def expected_log_growth(p1: np.ndarray | float, p0: np.ndarray | float, u: np.ndarray | float,
+                        eps: np.ndarray | float, delta: float) -> np.ndarray:
+    """E log(1 + λZ) for independent indicators a ~ Bern(p1), b ~ Bern(p0), λ = u/(e^ε′+δ).
+
+    Broadcasts over all arguments; the Kelly criterion maximises it over ``u``.
+    """
+    p1, p0, u = (np.asarray(v, dtype=float) for v in (p1, p0, u))
+    lam = u / (np.exp(eps) + delta)
+    z10, z01, z11, z00 = _jump_values(eps, delta)
+    with np.errstate(divide="ignore"):
+        return (p1 * (1 - p0) * np.log1p(lam * z10) + p0 * (1 - p1) * np.log1p(lam * z01)
+                + p1 * p0 * np.log1p(lam * z11) + (1 - p1) * (1 - p0) * np.log1p(lam * z00))
+
+
+def log_wealth_increment(counts: tuple[int, int, int, int], u: np.ndarray,
+                         eps: np.ndarray, delta: float) -> np.ndarray:
+    """Log-wealth Π (1 + λZ_i) over draws with joint counts (n10, n01, n11, n00), λ = u/(e^ε′+δ)."""
+    n10, n01, n11, n00 = counts
+    lam = np.asarray(u, dtype=float) / (np.exp(eps) + delta)
+    z10, z01, z11, z00 = _jump_values(eps, delta)
+    out = np.zeros(np.broadcast(lam, np.asarray(eps)).shape)
+    for n, z in ((n10, z10), (n01, z01), (n11, z11), (n00, z00)):
+        if n:
+            out = out + n * np.log1p(lam * z)
+    return out
+
+
+def sequential_ceiling(n_bet: int, alpha: float, delta: float, components: int) -> float:
+    """Largest ε′ a perfect distinguisher could reject after ``n_bet`` betting draws per side.
+
+    Only the best of ``components`` averaged wealth processes grows, by at most
+    ``log(1 + u_max(1 − δ)/(e^ε′ + δ))`` per draw; solving
+    ``n_bet · that = log(components/α)`` for ε′ gives the ceiling.
+    """
+    if n_bet <= 0:
+        return 0.0
+    u = float(BET_FRACTIONS.max())
+    r = math.expm1(math.log(components / alpha) / n_bet)
+    x = u * (1.0 - delta) / r - delta
+    return math.log(x) if x > 1.0 else 0.0
+
+
+@dataclass
+class _Stream:
+    """One neighbour pair: its score, sampler and every scored draw seen so far.
+
+    A learned score is refitted after every round on all raw draws kept so far
+    (at most ``raw_cap`` output values per side), so it is predictable: the draws
+    of a round are scored with a score fitted on earlier rounds only. Once the
+    cap is reached the score is frozen and only scores travel back from workers.
+    """
+
+    label: str
+    d0: Dataset
+    d1: Dataset
+    sampler: ChunkedSampler
+    score_kind: str
+    raw_cap: int
+    score: object = None
+    score_name: str = ""
+    frozen: bool = False
+    X0: np.ndarray | None = None
+    X1: np.ndarray | None = None
+    s0: np.ndarray = field(default_factory=lambda: np.empty(0))  # sorted past scores, M(D)
+    s1: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    def draw(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Scores of ``size`` fresh draws per side (score fitted on earlier rounds)."""
+        if self.frozen:
+            return self.sampler.scores(rng, size, self.score)  # type: ignore[arg-type]
+        X0, X1 = self.sampler.raw(rng, size)
+        for X in (X0, X1):
+            if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+                raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
+                                 "the audit refuses to count them")
+        self.X0 = X0 if self.X0 is None else np.concatenate([self.X0, X0])
+        self.X1 = X1 if self.X1 is None else np.concatenate([self.X1, X1])
+        if self.score is None:
+            return np.empty(0), np.empty(0)
+        return (np.asarray(self.score(X0), dtype=float),  # type: ignore[operator]
+                np.asarray(self.score(X1), dtype=float))  # type: ignore[operator]
+
+    def update(self, s0: np.ndarray, s1: np.ndarray) -> None:
+        """Add a round's draws; refit a learned score on every raw draw kept."""
+        if self.frozen:
+            self.s0 = np.sort(np.concatenate([self.s0, s0]))
+            self.s1 = np.sort(np.concatenate([self.s1, s1]))
+            return
+        assert self.X0 is not None and self.X1 is not None
+        fn, self.score_name = learn_score(self.X0, self.X1, self.score_kind)
+        self.score = fn
+        self.s0 = np.sort(np.asarray(fn(self.X0), dtype=float))
+        self.s1 = np.sort(np.asarray(fn(self.X1), dtype=float))
+        if self.X0.size >= self.raw_cap:  # memory stays bounded: freeze the score
+            self.frozen, self.X0, self.X1 = True, None, None
+
+
+def _choose_bets(st: _Stream, eps_c: float, grid: np.ndarray, delta: float,
+                 tests: int) -> list[dict]:
+    """Predictable choice of events and bets from earlier draws only (plug-in Kelly).
+
+    For each tail × order, the threshold maximising the expected log growth at the
+    claimed ε under pessimistic (one-sided 20 % Clopper–Pearson) rates; then, for
+    that event, the growth-optimal bet fraction at every ε′ of the grid (0 where no
+    bet is expected to grow).
+    """
+    nf = st.s0.size
+    cand = threshold_grid(st.s0, st.s1, max(1.0 / nf, 1e-7))
+    a0, b0 = tail_counts(st.s0, cand)
+    a1, b1 = tail_counts(st.s1, cand)
+    out = []
+    for tail, (k0, k1) in zip(_TAILS, ((a0, a1), (b0, b1)), strict=True):
+        for direction in _DIRECTIONS:
+            kn, kd = (k1, k0) if direction == "D'>D" else (k0, k1)
+            p_num = np.asarray(cp_lower(kn, nf, _FIT_LEVEL))
+            p_den = np.asarray(cp_upper(kd, nf, _FIT_LEVEL))
+            g = expected_log_growth(p_num[:, None], p_den[:, None], BET_FRACTIONS[None, :],
+                                    eps_c, delta).max(axis=1)
+            sep = (kn - kd) / nf
+            j = int(np.lexsort((-sep, -g))[0])
+            gu = expected_log_growth(p_num[j], p_den[j], BET_FRACTIONS[None, :],
+                                     grid[:, None], delta)
+            best = gu.argmax(axis=1)
+            u = np.where(gu[np.arange(grid.size), best] > 0, BET_FRACTIONS[best], 0.0)
+            out.append({"tail": tail, "direction": direction, "threshold": float(cand[j]),
+                        "growth": float(g[j]), "separation": float(sep[j]), "u": u})
+    out.sort(key=lambda c: (-c["growth"], -c["separation"]))
+    return out[:tests]
+
+
+def _joint_counts(s0: np.ndarray, s1: np.ndarray, bet: dict) -> tuple[int, int, int, int]:
+    """Counts of (a, b) ∈ {(1,0), (0,1), (1,1), (0,0)}, draws paired by position."""
+    t = bet["threshold"]
+    h0 = s0 > t if bet["tail"] == "upper" else s0 < t
+    h1 = s1 > t if bet["tail"] == "upper" else s1 < t
+    a, b = (h1, h0) if bet["direction"] == "D'>D" else (h0, h1)
+    n11 = int(np.count_nonzero(a & b))
+    n10 = int(np.count_nonzero(a)) - n11
+    n01 = int(np.count_nonzero(b)) - n11
+    return n10, n01, n11, a.size - n10 - n01 - n11
+
+
+def _pairs(pairs: Sequence[object]) -> list[tuple[Dataset, Dataset, str]]:
+    out = []
+    for i, p in enumerate(pairs):
+        if isinstance(p, tuple):
+            out.append((p[0], p[1], p[2] if len(p) > 2 else f"pair {i}"))
+        else:
+            out.append((p.d0, p.d1, str(getattr(p, "label", f"pair {i}"))))  # type: ignore
+    if not out:
+        raise ValueError("pairs must contain at least one neighbour pair")
+    return out
+
+
+def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
+                     rng: np.random.Generator, alpha: float = 0.05,
+                     claim: object | None = None, budget_s: float | None = None,
+                     score: str = "auto", executor: object | None = None,
+                     first_round: int | None = None, tests: int = 2,
+                     delta: float | None = None, chunk_size: int | None = None,
+                     max_fit_values: int = 2**22,
+                     clock: object = time.perf_counter) -> AuditResult:
+    """A.8: sequential black-box audit with an anytime-valid certified ε lower bound.
+
+    Parameters
+    ----------
+    mechanism
+        Anything with ``sample(data, n, rng)`` (and ``claim`` unless given).
+    pairs
+        Neighbour pairs: :class:`~dpgp_audit.audit.neighbours.NeighbourPair` objects
+        or ``(d0, d1[, label])`` tuples. All are sampled every round; their wealth
+        processes are averaged, so α is not split over them.
+    max_n
+        Largest number of draws per side *and pair* (fitting round included).
+    rng
+        Generator; every round and pair gets a spawned child.
+    alpha
+        Type-I error, valid at any stopping time (Ville's inequality).
+    claim
+        Defaults to ``mechanism.claim``; GDP / zCDP claims are compared at ``delta``.
+    budget_s
+        Optional wall-clock budget in seconds for the sampling rounds: a round is
+        shortened to what the measured cost per draw says fits, and the run stops
+        when less than one tenth of a scheduled round would fit.
+    score
+        As for the fixed-n auditor (``"auto"``, ``"lr-gaussian"``, ``"lda"``, …).
+    executor, chunk_size
+        Sampling executor and chunk size, as for the fixed-n auditor.
+    first_round
+        Draws per side in the fitting round 0 (default :func:`default_first_round`).
+    tests
+        Events (tail × order) bet on per pair and round, chosen on earlier draws.
+    delta
+        δ for GDP / zCDP claims.
+    max_fit_values
+        Raw output values kept per side for refitting a learned score; the score
+        is frozen once they are reached.
+    clock
+        Zero-argument function returning seconds (injectable for tests).
+
+    Returns
+    -------
+    AuditResult
+        ``auditor="blackbox"``, guarantee ``LOWER_BOUND`` (anytime-valid, see
+        ``details["guarantee_note"]``); ``estimate`` is the certified ε lower bound;
+        details record the rounds, the draws spent, why the run stopped and the
+        witness pair (the pair whose wealth grew most).
+    """
+    t_start = clock()
+    claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
+    eps_c, del_c, conversion = _claim_epsilon_delta(claim, delta)
+    rng = check_rng(rng)
+    max_n = check_positive_int("max_n", max_n)
+    if max_n < 2:
+        raise ValueError(f"max_n must be >= 2 (one fitting and one betting draw), got {max_n}")
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if tests not in (1, 2, 3, 4):
+        raise ValueError(f"tests must be 1..4, got {tests!r}")
+    if budget_s is not None and not (budget_s > 0):
+        raise ValueError(f"budget_s must be > 0 seconds, got {budget_s!r}")
+    if not hasattr(mechanism, "sample"):
+        raise TypeError("mechanism must implement sample(data, n, rng)")
+    first = default_first_round(max_n) if first_round is None else \
+        check_positive_int("first_round", first_round)
+    plan = SequentialPlan(max_n=max_n, first=min(first, max_n - 1))
+    sizes = plan.sizes()
+    triples = _pairs(pairs)
+    grid = epsilon_grid(eps_c)
+    i_claim = int(np.searchsorted(grid, eps_c))
+    rng_fit, *rng_rounds = child_rngs(rng, len(sizes))
+    fit_rngs = child_rngs(rng_fit, len(triples))
+
+    # Round 0: fit the score of every pair (these draws are never bet on).
+    streams: list[_Stream] = []
+    chunk0 = 50_000 if chunk_size is None else check_positive_int("chunk_size", chunk_size)
+    for (d0, d1, label), r in zip(triples, fit_rngs, strict=True):
+        fixed = fixed_score(mechanism, d0, d1, score)
+        st = _Stream(label, d0, d1, ChunkedSampler(mechanism, d0, d1, chunk0, executor,
+                                                   fixed_chunk=chunk_size is not None),
+                     score_kind=score, raw_cap=max_fit_values)
+        if fixed is not None:
+            st.score, st.score_name, st.frozen = fixed, fixed.name, True
+        st.update(*st.draw(r, sizes[0]))
+        if chunk_size is None:
+            dim = int(np.size(mechanism.mean(d0))) if fixed is not None else \
+                int(np.prod(np.shape(st.X0)[1:], dtype=int)) if st.X0 is not None else 1
+            st.sampler.chunk = int(min(200_000, max(10_000, 2**21 // max(dim, 1))))
+        streams.append(st)
+    n_drawn = sizes[0]
+    t_sampling = clock() - t_start
+    per_draw = t_sampling / max(1, sizes[0] * len(streams))
+
+    comps = len(streams) * tests * 2  # pairs × events × {Kelly, half Kelly}
+    log_w = np.zeros((comps, grid.size))
+    rejected = np.zeros(grid.size, dtype=bool)
+    rounds: list[dict] = []
+    stopped = "max_n"
+    log_thr = math.log(1.0 / alpha)
+    last_bets: list[list[dict]] = [[] for _ in streams]
+    for size, r_round in zip(sizes[1:], rng_rounds, strict=True):
+        if budget_s is not None:  # shorten the round to what the measured cost says fits
+            left = budget_s - (clock() - t_start)
+            fits = int(left / max(per_draw * len(streams), 1e-12))
+            if fits < max(1, size // 10):
+                stopped = "budget_s"
+                break
+            size = min(size, fits)
+        t_round = clock()
+        c = 0
+        for k, (st, r) in enumerate(zip(streams, child_rngs(r_round, len(streams)),
+                                        strict=True)):
+            bets = _choose_bets(st, eps_c, grid, del_c, tests)
+            last_bets[k] = bets
+            s0, s1 = st.draw(r, size)
+            for bet in bets:
+                counts = _joint_counts(s0, s1, bet)
+                for frac in (1.0, 0.5):
+                    log_w[c] += log_wealth_increment(counts, frac * bet["u"], grid, del_c)
+                    c += 1
+            st.update(s0, s1)
+        n_drawn += size
+        mix = np.logaddexp.reduce(log_w, axis=0) - math.log(comps)
+        rejected |= mix >= log_thr
+        dt = clock() - t_round
+        per_draw = dt / max(1, size * len(streams))
+        rounds.append({"n_per_side": n_drawn, "draws": size,
+                       "log_wealth_at_claim": float(mix[i_claim]), "seconds": dt})
+        if rejected[: i_claim + 1].all():
+            stopped = "violation"
+            break
+
+    closed = np.cumprod(rejected).astype(bool)
+    bound = float(grid[np.flatnonzero(closed)[-1]]) if closed[0] else 0.0
+    n_bet = n_drawn - sizes[0]
+    ceiling = sequential_ceiling(n_bet, alpha, del_c, comps)
+    if closed[i_claim]:
+        verdict = Verdict.VIOLATION
+    elif ceiling <= eps_c:
+        verdict = Verdict.INCONCLUSIVE
+    else:
+        verdict = Verdict.NO_EVIDENCE
+    per_stream = log_w.reshape(len(streams), -1, grid.size)[:, :, i_claim].max(axis=1)
+    w = int(np.argmax(per_stream))
+    wit = streams[w]
+    bets_out = [{k: v for k, v in b.items() if k != "u"} for b in last_bets[w]]
+    details = {
+        "mode": "sequential", "score": wit.score_name, "n_per_side": n_drawn,
+        "n_fit": sizes[0], "n_bet": n_bet, "max_n": max_n, "budget_s": budget_s,
+        "stopped": stopped, "rounds": rounds, "pairs": len(streams),
+        "pair_labels": [s.label for s in streams], "witness_label": wit.label,
+        "witness": {**witness_dict(wit.d0, wit.d1), "label": wit.label},
+        "delta": del_c, "claimed_epsilon": eps_c, "claim": claim.as_dict(),  # type: ignore
+        "claim_conversion": conversion, "tests": bets_out, "components": comps,
+        "log_wealth_at_claim": float(rounds[-1]["log_wealth_at_claim"]) if rounds else 0.0,
+        "log_threshold": log_thr, "epsilon_ceiling": ceiling, "alpha_spent": alpha,
+        "n_cert": n_bet,
+        "guarantee_note": ("anytime-valid: the bound and the verdict hold with confidence "
+                           "1 - alpha at whatever round the audit stopped (Ville's inequality)"),
+        "reproduce": {"max_n": n_drawn, "first_round": plan.first},
+        "seconds": {"total": clock() - t_start},
+        "note": NO_PROOF_NOTE,
+    }
+    return AuditResult(auditor="blackbox", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,
+                       estimate=bound, claimed=eps_c, quantity="epsilon", alpha=alpha,
+                       details=details)

@@ -1,0 +1,253 @@
+"""A.8 sequential (anytime-valid) black-box audits: wealth arithmetic, coverage, power, budgets."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.result import Verdict
+from dpgp_audit.audit.sequential import (
+    SequentialPlan,
+    audit_sequential,
+    epsilon_grid,
+    expected_log_growth,
+    log_wealth_increment,
+    sequential_ceiling,
+)
+from dpgp_audit.privacy.claims import ApproxDP, PureDP
+from dpgp_audit.privacy.gdp import gdp_epsilon
+from tests.test_audit_blackbox import (
+    CLAIM,
+    D0,
+    D1,
+    REL,
+    SIGMA,
+    Deterministic,
+    RandomizedResponse,
+    ScalarGaussian,
+    ScalarGaussianWB,
+    VectorGaussian,
+    _false_alarm_ok,
+)
+
+
+def _power_of_false_alarm_check(runs: int, alpha: float, true_rate: float) -> float:
+    """P(the binomial check rejects) when the real false-alarm rate is ``true_rate``."""
+    k = np.arange(runs + 1)
+    p_values = stats.binom.sf(k - 1, runs, alpha)  # P(K >= k) under the null rate alpha
+    reject = p_values < 1e-3
+    return float(stats.binom.pmf(k[reject], runs, true_rate).sum())
+
+
+# ----------------------------------------------------------------------------- wealth arithmetic
+
+
+def test_log_wealth_matches_a_naive_product_over_draws():
+    # An independent oracle: multiply (1 + λ Z_i) one draw at a time in pure Python.
+    rng = np.random.default_rng(0)
+    a = rng.random(500) < 0.3
+    b = rng.random(500) < 0.1
+    eps, delta, u = 0.7, 1e-3, 0.4
+    lam = u / (math.exp(eps) + delta)
+    naive = 0.0
+    for ai, bi in zip(a, b, strict=True):
+        naive += math.log(1.0 + lam * (float(ai) - math.exp(eps) * float(bi) - delta))
+    n11 = int(np.sum(a & b))
+    counts = (int(a.sum()) - n11, int(b.sum()) - n11, n11,
+              500 - int(a.sum()) - int(b.sum()) + n11)
+    got = float(log_wealth_increment(counts, np.array(u), np.array(eps), delta))
+    assert got == pytest.approx(naive, rel=1e-12)
+
+
+@pytest.mark.parametrize("eps, delta", [(0.0, 0.0), (1.0, 1e-5), (2.0, 0.1)])
+def test_one_bet_is_fair_or_unfavourable_under_the_null(eps, delta):
+    # Under H0 (p1 <= e^eps p0 + delta) E[1 + λZ] <= 1 for every allowed bet: the wealth is a
+    # supermartingale. Enumerate the four outcomes exactly at the boundary p1 = e^eps p0 + delta.
+    for p0 in (0.0, 1e-4, 0.05, 0.2):
+        p1 = min(1.0, math.exp(eps) * p0 + delta)
+        for u in (0.1, 0.5, 0.99):
+            lam = u / (math.exp(eps) + delta)
+            mean = 0.0
+            for a, b in itertools.product((0, 1), repeat=2):
+                prob = (p1 if a else 1 - p1) * (p0 if b else 1 - p0)
+                mean += prob * (1 + lam * (a - math.exp(eps) * b - delta))
+            assert mean <= 1 + 1e-12
+
+
+def test_expected_log_growth_matches_enumeration():
+    p1, p0, u, eps, delta = 0.3, 0.05, 0.6, 1.0, 1e-5
+    lam = u / (math.exp(eps) + delta)
+    direct = sum((p1 if a else 1 - p1) * (p0 if b else 1 - p0)
+                 * math.log(1 + lam * (a - math.exp(eps) * b - delta))
+                 for a, b in itertools.product((0, 1), repeat=2))
+    assert float(expected_log_growth(p1, p0, u, eps, delta)) == pytest.approx(direct, rel=1e-12)
+
+
+def test_ceiling_solves_the_perfect_distinguisher_equation():
+    n, alpha, delta, comps = 40, 0.05, 1e-5, 8
+    ceiling = sequential_ceiling(n, alpha, delta, comps)
+    lam_u = 0.999 * (1 - delta) / (math.exp(ceiling) + delta)
+    assert n * math.log1p(lam_u) == pytest.approx(math.log(comps / alpha), rel=1e-9)
+    assert sequential_ceiling(0, alpha, delta, comps) == 0.0
+
+
+def test_plan_doubles_and_truncates_at_max_n():
+    assert SequentialPlan(max_n=1000, first=50).sizes() == [50, 50, 100, 200, 400, 200]
+    assert sum(SequentialPlan(max_n=777, first=32).sizes()) == 777
+    grid = epsilon_grid(1.0)
+    assert grid[0] == 0.0 and 1.0 in grid and np.all(np.diff(grid) > 0)
+
+
+# ----------------------------------------------------------------------------- coverage
+
+
+def test_coverage_randomized_response_at_true_epsilon():
+    # Randomized response is tight at EVERY event (P1(S) = e^eps P0(S) exactly for the
+    # informative bit), so any invalid step would show as false alarms. 200 runs; if the real
+    # false-alarm rate were 2α = 0.2 the check below would fail with the power asserted here.
+    eps = 1.0
+    p = math.exp(eps) / (1 + math.exp(eps))
+    mech = RandomizedResponse(p, PureDP(epsilon=eps, relation=REL))
+    runs, alpha = 200, 0.1
+    assert _power_of_false_alarm_check(runs, alpha, 2 * alpha) >= 0.75
+    alarms, bounds = 0, []
+    for s in np.random.SeedSequence(11).spawn(runs):
+        r = audit_sequential(mech, [(D0, D1)], max_n=4000, rng=np.random.default_rng(s),
+                             alpha=alpha)
+        alarms += r.violation
+        bounds.append(r.estimate)
+    assert _false_alarm_ok(alarms, runs, alpha)
+    assert np.mean(bounds) > 0.3 * eps  # not vacuous: the confidence sequence gets close
+
+
+def test_coverage_gaussian_at_true_epsilon_large_delta():
+    delta, mu = 0.05, 1.0
+    eps_true = gdp_epsilon(delta, mu)
+    mech = ScalarGaussianWB(1.0 / mu, ApproxDP(epsilon=eps_true, delta=delta, relation=REL))
+    runs, alpha = 200, 0.1
+    alarms = 0
+    for s in np.random.SeedSequence(12).spawn(runs):
+        r = audit_sequential(mech, [(D0, D1)], max_n=4000, rng=np.random.default_rng(s),
+                             alpha=alpha)
+        alarms += r.violation
+    assert _false_alarm_ok(alarms, runs, alpha)
+
+
+@pytest.mark.slow
+def test_coverage_many_runs_learned_score_slow():
+    # 1000 runs with the learned (identity) score at the true claim; power against a real
+    # false-alarm rate of 1.5α is asserted.
+    delta, mu = 0.05, 0.8
+    eps_true = gdp_epsilon(delta, mu)
+    mech = ScalarGaussian(1.0 / mu, ApproxDP(epsilon=eps_true, delta=delta, relation=REL))
+    runs, alpha = 1000, 0.1
+    assert _power_of_false_alarm_check(runs, alpha, 1.5 * alpha) >= 0.9
+    alarms = sum(audit_sequential(mech, [(D0, D1)], max_n=20_000, rng=np.random.default_rng(s),
+                                  alpha=alpha).violation
+                 for s in np.random.SeedSequence(13).spawn(runs))
+    assert _false_alarm_ok(alarms, runs, alpha)
+
+
+# ----------------------------------------------------------------------------- power
+
+
+def test_deterministic_mechanism_stops_after_a_few_dozen_draws(rng):
+    r = audit_sequential(Deterministic(CLAIM), [(D0, D1)], max_n=1_000_000, rng=rng)
+    assert r.verdict is Verdict.VIOLATION
+    assert r.details["n_per_side"] <= 100
+    assert r.details["stopped"] == "violation"
+
+
+def test_doubled_sensitivity_stops_early_and_the_bound_is_below_the_truth(rng):
+    # gain 2 at the analytic sigma: true eps at 1e-5 is 2.155 (AUDITING.md §4.2).
+    mech = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
+    r = audit_sequential(mech, [(D0, D1)], max_n=2_000_000, rng=rng)
+    assert r.verdict is Verdict.VIOLATION
+    assert r.details["n_per_side"] < 200_000
+    assert 1.0 <= r.estimate < 2.155
+
+
+def test_learned_lda_score_catches_vector_bug(rng):
+    d = 5
+    A = np.zeros((d, 1))
+    A[0, 0] = 2.0
+    mech = VectorGaussian(A, SIGMA * np.eye(d), CLAIM)
+    r = audit_sequential(mech, [(D0, D1)], max_n=400_000, rng=rng)
+    assert r.verdict is Verdict.VIOLATION
+    assert r.details["score"] == "lda"
+
+
+def test_several_pairs_witness_is_the_leaky_one(rng):
+    mech = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
+    same = (D0, D0, "identical")
+    r = audit_sequential(mech, [same, (D0, D1, "y0: 0 -> 1")], max_n=400_000, rng=rng)
+    assert r.violation and r.details["witness_label"] == "y0: 0 -> 1"
+
+
+def test_correct_mechanism_not_flagged_and_inconclusive_above_ceiling(rng):
+    r = audit_sequential(ScalarGaussianWB(SIGMA, CLAIM), [(D0, D1)], max_n=20_000, rng=rng)
+    assert r.verdict is Verdict.NO_EVIDENCE and r.details["stopped"] == "max_n"
+    big = ApproxDP(epsilon=30.0, delta=1e-5, relation=REL)
+    r = audit_sequential(Deterministic(big), [(D0, D1)], max_n=200, rng=rng)
+    assert r.verdict is Verdict.INCONCLUSIVE
+
+
+# ----------------------------------------------------------------------------- reproducibility
+
+
+def test_reproducible_from_the_recorded_draws_and_executor_independent():
+    mech = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
+    a = audit_sequential(mech, [(D0, D1)], max_n=1_000_000, rng=np.random.default_rng(5))
+    rep = a.details["reproduce"]
+    b = audit_sequential(mech, [(D0, D1)], max_n=rep["max_n"], first_round=rep["first_round"],
+                         rng=np.random.default_rng(5))
+    assert (a.estimate, a.details["n_per_side"]) == (b.estimate, b.details["n_per_side"])
+    with ThreadPoolExecutor(2) as pool:
+        c = audit_sequential(mech, [(D0, D1)], max_n=1_000_000, rng=np.random.default_rng(5),
+                             executor=pool)
+    assert c.details["rounds"] == [{**r, "seconds": c.details["rounds"][i]["seconds"]}
+                                   for i, r in enumerate(a.details["rounds"])]
+    assert c.estimate == a.estimate
+
+
+def test_time_budget_stops_and_reports_what_it_bought(rng):
+    ticks = itertools.count()
+
+    def clock():  # every call advances one "second": the budget runs out deterministically
+        return float(next(ticks))
+
+    r = audit_sequential(ScalarGaussianWB(SIGMA, CLAIM), [(D0, D1)], max_n=10**7, rng=rng,
+                         budget_s=6.0, clock=clock)
+    assert r.details["stopped"] == "budget_s"
+    assert r.details["n_per_side"] < 10**7
+    assert r.details["n_per_side"] == sum(x["draws"] for x in r.details["rounds"]) \
+        + r.details["n_fit"]
+
+
+def test_input_validation(rng):
+    mech = ScalarGaussianWB(SIGMA, CLAIM)
+    with pytest.raises(ValueError, match="max_n"):
+        audit_sequential(mech, [(D0, D1)], max_n=1, rng=rng)
+    with pytest.raises(ValueError, match="alpha"):
+        audit_sequential(mech, [(D0, D1)], max_n=100, rng=rng, alpha=1.5)
+    with pytest.raises(ValueError, match="budget_s"):
+        audit_sequential(mech, [(D0, D1)], max_n=100, rng=rng, budget_s=0)
+    with pytest.raises(ValueError, match="pairs"):
+        audit_sequential(mech, [], max_n=100, rng=rng)
+    with pytest.raises(ValueError, match="tests"):
+        audit_sequential(mech, [(D0, D1)], max_n=100, rng=rng, tests=5)
+
+
+def test_sequential_needs_fewer_draws_than_fixed_n_on_a_gross_bug(rng):
+    # The fixed-n auditor spends its n whatever happens; the sequential one stops.
+    mech = ScalarGaussianWB(SIGMA, CLAIM, gain=4.0)
+    fixed = audit_blackbox(mech, D0, D1, n=50_000, rng=rng)
+    seq = audit_sequential(mech, [(D0, D1)], max_n=50_000, rng=rng)
+    assert fixed.violation and seq.violation
+    assert seq.details["n_per_side"] <= 50_000 // 5

@@ -1,0 +1,109 @@
+"""§6: dpgp_audit.testing — privacy assertions for a user's own test suite (A.6, A.8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpgp_audit import ApproxDP, Dataset, outputs_only
+from dpgp_audit.catalogue import get
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
+from dpgp_audit.testing import (
+    PrivacyViolation,
+    assert_private,
+    assert_private_for_all_datasets,
+)
+
+
+class NoisyMean:
+    """The README's user mechanism: targets in [-2, 2], noise calibrated for 1/N, not 4/N."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0))
+
+    def __init__(self, sensitivity_numerator: float = 1.0) -> None:
+        self.k = sensitivity_numerator
+
+    def sample(self, data, n, rng):
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, self.k / data.n)
+        return data.y.mean() + sigma * rng.standard_normal((n, 1))
+
+
+class ClippedMeanQuery(NoisyMean):
+    """Adds the SensitivityQuery interface, with the same wrong bound 1/N."""
+
+    def query(self, data):
+        return np.array([data.y.mean()])
+
+    def norm(self, v):
+        return float(np.linalg.norm(v))
+
+    def sensitivity_bound(self):
+        return 1.0 / 6  # BUG: built for N = 6 and a change of 1; a change of 4 moves it 4/N
+
+
+DATA = Dataset(np.linspace(0, 1, 50), np.zeros(50))
+
+
+def test_assert_private_fails_with_verdict_bound_witness_and_command():
+    with pytest.raises(AssertionError) as info:
+        assert_private(NoisyMean(), DATA, np.random.default_rng(0), budget_s=None,
+                       max_n=100_000)
+    err = info.value
+    assert isinstance(err, PrivacyViolation)
+    assert err.verdict == "VIOLATION"
+    assert 1.0 < err.bound["blackbox"] <= 4.75  # true eps (mu = 4 x 0.268) is 4.746
+    assert err.witness is not None and err.witness.d0.n == 50
+    text = str(err)
+    assert "blackbox" in text and "witness pair" in text and "reproduce:" in text
+    # the printed seed replays the same failure
+    seed = int(err.command.split("data, ")[1].split(",")[0])
+    with pytest.raises(PrivacyViolation) as again:
+        assert_private(NoisyMean(), DATA, seed, budget_s=None, max_n=100_000)
+    assert again.value.bound == err.bound
+
+
+def test_assert_private_passes_a_correct_mechanism():
+    report = assert_private(NoisyMean(4.0), DATA, np.random.default_rng(1), budget_s=None,
+                            max_n=20_000)
+    assert not report.violation
+    assert report.inputs["mode"] == "sequential"
+
+
+def test_assert_private_on_registered_twins_prints_a_cli_command():
+    mech, data = get("P.1/gaussian-sum").make()
+    assert_private(mech, data, np.random.default_rng(2), budget_s=None, max_n=20_000)
+    bug, data = get("planted/std-as-variance").make()
+    with pytest.raises(PrivacyViolation) as info:
+        assert_private(bug, data, np.random.default_rng(3), budget_s=None, max_n=200_000,
+                       mechanism_id="planted/std-as-variance")
+    assert info.value.command.startswith(
+        "python -m dpgp_audit audit --mechanism planted/std-as-variance --seed ")
+    assert "whitebox" in info.value.bound  # the exact auditor fires as well
+
+
+def test_assert_private_input_errors():
+    with pytest.raises(TypeError, match="rng"):
+        assert_private(NoisyMean(), DATA, "seed")
+    with pytest.raises(ValueError, match="rng"):
+        assert_private(NoisyMean(), DATA, -1)
+    with pytest.raises(ValueError, match="budget_s"):
+        assert_private(NoisyMean(), DATA, np.random.default_rng(0), budget_s=-1.0)
+
+
+def test_hypothesis_search_shrinks_a_sensitivity_counterexample():
+    with pytest.raises(PrivacyViolation) as info:
+        assert_private_for_all_datasets(ClippedMeanQuery(), seed=4, n=(1, 6), max_examples=10,
+                                        y_bound=2.0, max_n=2_000)
+    pair = info.value.witness
+    assert pair is not None
+    # shrinking leaves a small dataset whose query moved by more than the bound
+    change = abs(pair.d1.y.mean() - pair.d0.y.mean())
+    assert change > 1 / 6 and pair.d0.n <= 6
+
+
+def test_hypothesis_search_finds_a_sample_only_bug_and_passes_the_twin():
+    with pytest.raises(PrivacyViolation):
+        assert_private_for_all_datasets(NoisyMean(), seed=5, n=(1, 4), max_examples=25, y_bound=2.0,
+                                        max_n=50_000, budget_s=None)
+    assert_private_for_all_datasets(NoisyMean(4.0), seed=6, n=(1, 4), max_examples=3, y_bound=2.0,
+                                    max_n=5_000, budget_s=None)
