@@ -24,6 +24,10 @@ How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/test_notebooks.p
    sanitised; images are not compared). The reference's code must equal the
    prepared notebook's code, otherwise the test fails and says to run
    ``make refs``. Either way each notebook executes exactly once.
+5. **Prose agrees with outputs.** The nbval run keeps the executed notebook
+   (plugin :mod:`dpgp_audit.devtools.nbval_capture`) and
+   :func:`dpgp_audit.devtools.quoted_numbers.check_quoted_numbers` checks every
+   number the markdown marks as computed (``<!--out-->``) against the outputs above it.
 
 Command line (``make refs``)::
 
@@ -184,6 +188,7 @@ def kernel_env() -> dict[str, str]:
 def nbval_command(path: Path, *, strict: bool) -> list[str]:
     """The pytest/nbval command line that executes ``path`` once."""
     cmd = [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider",
+           "-p", "dpgp_audit.devtools.nbval_capture",
            "-o", "addopts=", "--rootdir", str(path.parent),
            "--nbval-current-env", f"--nbval-cell-timeout={CELL_TIMEOUT}",
            f"--nbval-kernel-startup-timeout={STARTUP_TIMEOUT}"]
@@ -214,9 +219,13 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
             )
         target = out_dir / f"{notebook.stem}.ref.ipynb"
         shutil.copyfile(ref, target)
+    executed = out_dir / f"{notebook.stem}.executed.ipynb"
+    executed.unlink(missing_ok=True)
+    env = kernel_env()
+    env["DPGP_NBVAL_CAPTURE"] = str(executed)
     try:
         proc = subprocess.run(nbval_command(target, strict=strict), cwd=out_dir,
-                              env=kernel_env(), capture_output=True, text=True, check=False,
+                              env=env, capture_output=True, text=True, check=False,
                               timeout=NOTEBOOK_TIMEOUT)
     except subprocess.TimeoutExpired as err:
         out = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
@@ -226,7 +235,24 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
     if strict and proc.returncode != 0:
         log += (f"\n(outputs are compared with {_rel(ref)}; if the change is "
                 "intended, run `make refs` and commit the reviewed diff)")
-    return proc.returncode == 0, "strict" if strict else "lax", log
+    passed = proc.returncode == 0
+    if passed:
+        problems = quoted_number_problems(executed)
+        if problems:
+            passed = False
+            log += "\nprose contradicts outputs:\n" + "\n".join(problems)
+    return passed, "strict" if strict else "lax", log
+
+
+def quoted_number_problems(executed: Path) -> list[str]:
+    """Marked quoted numbers of the executed notebook that its outputs do not support."""
+    import json
+
+    from dpgp_audit.devtools.quoted_numbers import check_quoted_numbers
+
+    if not executed.is_file():
+        return [f"the executed notebook {_rel(executed)} was not captured (nbval plugin?)"]
+    return check_quoted_numbers(json.loads(executed.read_text(encoding="utf-8")))
 
 
 def _clean_reference(nb):
