@@ -60,14 +60,14 @@ test-slow: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m dpgp_audit.devtools.check_notebooks notebooks/*.ipynb
+	$(PY) -m dpgp_audit.devtools.check_notebooks notebooks/*.ipynb notebooks/answers/*.ipynb
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
 notebooks: $(STAMP)
 	mkdir -p build/full
-	for nb in notebooks/*.ipynb; do \
+	for nb in notebooks/*.ipynb notebooks/answers/*.ipynb; do \
 	  stem=$$(basename $$nb .ipynb); \
 	  $(VENV)/bin/papermill "$$nb" "build/full/$$stem.ipynb" -k python3 --cwd notebooks \
 	    -f "notebooks/full_scale/$$stem.yaml" || exit 1; \

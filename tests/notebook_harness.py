@@ -67,8 +67,13 @@ def _rel(path: Path) -> str:
 
 
 def discover() -> list[Path]:
-    """Every ``notebooks/*.ipynb``, sorted by name (checkpoints excluded)."""
-    return sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not p.name.startswith("."))
+    """Every ``notebooks/*.ipynb`` and ``notebooks/answers/*.ipynb``, sorted by name.
+
+    Answer notebooks (the solutions of each notebook's exercises) are tested like
+    the others; checkpoints are excluded.
+    """
+    found = [*NOTEBOOKS.glob("*.ipynb"), *(NOTEBOOKS / "answers").glob("*.ipynb")]
+    return sorted((p for p in found if not p.name.startswith(".")), key=lambda p: p.name)
 
 
 def params_path(notebook: Path) -> Path:
