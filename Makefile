@@ -1,12 +1,22 @@
 # dpgp_audit — every target sets itself up: a fresh machine needs only Python 3.11, make and git.
+# Each target installs only what it needs (stamps in .venv/): `make audit` the core package,
+# `make lab`/`notebooks`/`sync` the notebooks extra, `make test`/`lint`/... everything.
 PYTHON ?= python3.11
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+CORE_STAMP   := $(VENV)/.installed-core
+NB_STAMP     := $(VENV)/.installed-notebooks
+NEURAL_STAMP := $(VENV)/.installed-neural
+STAMP        := $(VENV)/.installed
 NB_PARAMS ?= tests/notebook_params
 TORCH_VERSION ?= 2.13.0
+# PyTorch's CPU-only wheel index, used when reachable. `make test TORCH_INDEX=` skips it and
+# installs torch from the default index (on Linux x86_64 PyPI's default wheel is the CUDA build).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+BINDER_VENV  ?= .venv-binder
+BINDER_STAMP := $(BINDER_VENV)/.installed
+BINDER_SEED  ?= 11
 NB ?=
-export MPLBACKEND ?= Agg
 export PYTHONHASHSEED ?= 0
 
 # `make audit` knobs (empty = audit every registered non-planted mechanism)
@@ -18,35 +28,72 @@ SEED  ?=
 AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(EPS),--epsilon $(EPS)) \
              $(if $(DELTA),--delta $(DELTA)) $(if $(N),--samples $(N)) $(if $(SEED),--seed $(SEED))
 
-.PHONY: help install audit test test-slow test-notebooks lint lab notebooks refs bench clean
+# Headless test and audit runs draw with Agg. `lab` and `notebooks` do not set a backend:
+# notebooks display their figures explicitly (dpgp_audit.viz.show), whatever the backend.
+audit test test-slow test-notebooks refs bench binder-check: export MPLBACKEND ?= Agg
+
+.PHONY: help install audit test test-slow test-notebooks test-browser lint sync lab notebooks \
+        refs bench binder-check clean
 
 help:
 	@echo "make audit     audit every registered mechanism on the embedded default data"
 	@echo "               (or one: make audit MECH=P.1/analytic-gaussian EPS=1 DELTA=1e-5)"
+	@echo "               installs the core package only"
 	@echo "make test      set up .venv and run the test suite (unit, property, audit, notebooks)"
+	@echo "               installs every extra; torch from the CPU-only index (TORCH_INDEX=...)"
 	@echo "make test-notebooks  only the notebook tests (papermill + nbval, tiny CI parameters)"
 	@echo "make refs      rewrite tests/notebook_refs/ (strict nbval references) after a change"
 	@echo "               (add one: make refs NB=01_smith2018_cloaking)"
-	@echo "make lab       JupyterLab on notebooks/"
+	@echo "make lab       JupyterLab on notebooks/ (start at index.ipynb)"
 	@echo "make notebooks papermill every notebook with full-scale parameters into build/"
-	@echo "make lint      ruff (incl. numpy legacy-random rule) + notebooks stored without outputs"
+	@echo "make sync      jupytext --sync: bring each notebooks/NN_name.py / .ipynb pair together"
+	@echo "make lint      ruff (incl. numpy legacy-random rule) + notebooks clean and in sync with .py"
+	@echo "make binder-check  audit --all and every notebook in a venv built only from binder/"
 	@echo "make bench     speed benchmarks (BLAS pinned to one thread)"
-	@echo "make clean     remove build outputs and the virtual environment"
+	@echo "make clean     remove build outputs and the virtual environments"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(PY)
+# The core package alone: all `make audit` needs (no Jupyter, no PyTorch).
+$(CORE_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q --upgrade pip
-	# The CPU build of PyTorch first: an unpinned `torch` would pull the newest CUDA build (GBs).
-	$(PY) -m pip install -q "torch==$(TORCH_VERSION)"
-	$(PY) -m pip install -q -e ".[notebooks,test,dev,neural]"
+	$(PY) -m pip install -q -e .
+	touch $@
+
+# The notebooks extra and the python3 kernel: `make lab`, `make notebooks`, `make sync`.
+$(NB_STAMP): pyproject.toml $(CORE_STAMP)
+	$(PY) -m pip install -q -e ".[notebooks]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
-	touch $(STAMP)
+	touch $@
+
+# PyTorch for the neural extra, never a silent GPU build: the CPU-only index where reachable,
+# otherwise the plain package; the last line says which build was installed.
+$(NEURAL_STAMP): pyproject.toml $(CORE_STAMP)
+	@if [ -n "$(TORCH_INDEX)" ] && $(PY) -c "import sys, urllib.request as u; \
+	    u.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=15)" "$(TORCH_INDEX)" 2>/dev/null; then \
+	  echo "torch: installing torch==$(TORCH_VERSION) from the CPU-only index $(TORCH_INDEX)"; \
+	  $(PY) -m pip install -q --index-url "$(TORCH_INDEX)" "torch==$(TORCH_VERSION)" || exit 1; \
+	else \
+	  echo "torch: CPU-only index $(if $(TORCH_INDEX),$(TORCH_INDEX) unreachable,not used (TORCH_INDEX is empty)):" \
+	       "installing torch==$(TORCH_VERSION) from the default index"; \
+	  $(PY) -m pip install -q "torch==$(TORCH_VERSION)" || exit 1; \
+	fi
+	$(PY) -m pip install -q -e ".[neural]"
+	@$(PY) -c "import torch; c = torch.version.cuda; \
+	  print('torch: installed', torch.__version__, '(CUDA ' + c + ' build)' if c else '(CPU-only build)')"
+	touch $@
+
+# Everything for the test suite, lint and benchmarks.
+$(STAMP): pyproject.toml $(NB_STAMP) $(NEURAL_STAMP)
+	$(PY) -m pip install -q -e ".[notebooks,test,dev,neural]"
+	touch $@
 
 install: $(STAMP)
 
-audit: $(STAMP)
+# Through make, a violation (the program's exit status 1) becomes make's own status 2;
+# scripts that need the 0/1/2 codes call `.venv/bin/python -m dpgp_audit audit ...` directly.
+audit: $(CORE_STAMP)
 	$(PY) -m dpgp_audit audit $(AUDIT_ARGS)
 
 test: $(STAMP)
@@ -60,12 +107,17 @@ test-slow: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m dpgp_audit.devtools.check_notebooks notebooks/*.ipynb notebooks/answers/*.ipynb
+	$(PY) -m dpgp_audit.devtools.check_notebooks --paired notebooks/*.ipynb notebooks/answers/*.ipynb
 
-lab: $(STAMP)
+# Notebooks are edited as text: notebooks/NN_name.py (jupytext percent format) is paired
+# with NN_name.ipynb (notebooks/jupytext.toml); the newer side of each pair wins.
+sync: $(NB_STAMP)
+	$(VENV)/bin/jupytext --sync notebooks/*.ipynb notebooks/answers/*.ipynb
+
+lab: $(NB_STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
-notebooks: $(STAMP)
+notebooks: $(NB_STAMP)
 	mkdir -p build/full
 	for nb in notebooks/*.ipynb notebooks/answers/*.ipynb; do \
 	  stem=$$(basename $$nb .ipynb); \
@@ -79,6 +131,28 @@ refs: $(STAMP)
 bench: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) benchmarks/run_all.py
 
+# Binder: a virtual environment built only from binder/ (requirements.txt, then postBuild),
+# rebuilt when those files change; there `audit --all` must find no violation and every
+# notebook must run with its CI parameters (tests/notebook_params/*.yaml).
+$(BINDER_STAMP): binder/requirements.txt binder/postBuild binder/runtime.txt
+	rm -rf $(BINDER_VENV)
+	$(PYTHON) -m venv $(BINDER_VENV) || python3 -m venv $(BINDER_VENV)
+	$(BINDER_VENV)/bin/python -m pip install -q -r binder/requirements.txt
+	PATH="$(CURDIR)/$(BINDER_VENV)/bin:$$PATH" bash binder/postBuild
+	$(BINDER_VENV)/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+binder-check: $(BINDER_STAMP)
+	$(BINDER_VENV)/bin/python -m dpgp_audit audit --all --no-progress --seed $(BINDER_SEED)
+	mkdir -p build/binder
+	for nb in notebooks/*.ipynb; do \
+	  stem=$$(basename $$nb .ipynb); \
+	  JUPYTER_PATH="$(CURDIR)/$(BINDER_VENV)/share/jupyter" PYTHONPATH= \
+	  $(BINDER_VENV)/bin/papermill "$$nb" "build/binder/$$stem.ipynb" -k python3 \
+	    --cwd build/binder -f "$(NB_PARAMS)/$$stem.yaml" --log-level WARNING || exit 1; \
+	done
+	@echo "binder-check: audit --all and every notebook ran in $(BINDER_VENV)"
+
 clean:
-	rm -rf build .pytest_cache .hypothesis .ruff_cache $(VENV) *.egg-info
+	rm -rf build .pytest_cache .hypothesis .ruff_cache $(VENV) $(BINDER_VENV) *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

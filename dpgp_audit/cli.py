@@ -321,6 +321,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = err.args[0] if err.args else str(err)
         sys.stderr.write(f"dpgp-audit {args.command}: error: {message}\n")
         return 2
+    except ImportError as err:  # a broken environment: name the package, never a traceback
+        sys.stderr.write(f"dpgp-audit {args.command}: error: missing dependency: {err}\n")
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,11 @@
 """Run every notebook of ``notebooks/`` once, with tiny CI parameters.
 
+Notebooks are edited as text: ``notebooks/NN_name.py`` (jupytext percent format) is
+paired with ``NN_name.ipynb`` through ``notebooks/jupytext.toml``. Edit the ``.py``
+(or the notebook in JupyterLab), then run ``make sync`` (``jupytext --sync
+notebooks/*.ipynb``); ``tests/test_jupytext_pairs.py`` and ``make lint`` fail when a
+pair is out of sync. The harness runs the ``.ipynb``.
+
 How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/test_notebooks.py``):
 
 1. **Parameters.** ``tests/notebook_params/NN_name.yaml`` holds the tiny CI values

@@ -1,9 +1,10 @@
-"""Write teaching notebooks from Python source (used by the generators in ``tools/``).
+"""Write small throw-away notebooks from Python (used by the tests).
 
-A generator lists cells with :func:`md` and :func:`code` and calls
-:func:`write_notebook`, which produces a clean nbformat-4 notebook: kernelspec
-``python3``, no outputs, no execution counts, deterministic cell ids (so a
-regenerated notebook diffs only where its text changed) — exactly what
+The teaching notebooks themselves are edited as jupytext text
+(``notebooks/NN_name.py``, paired with the ``.ipynb``; ``make sync``). A test
+lists cells with :func:`md` and :func:`code` and calls :func:`write_notebook`,
+which produces a clean nbformat-4 notebook: kernelspec ``python3``, no outputs,
+no execution counts, deterministic cell ids — exactly what
 :mod:`dpgp_audit.devtools.check_notebooks` requires.
 """
 

@@ -13,8 +13,8 @@ replacement, clips every per-example gradient of ``ℓ_n`` to norm ``C`` (the
 gradients are closed-form and vectorised), sums them and adds
 ``N(0, (2 z C)² I)``; the KL gradient involves no data and is added exactly.
 
-Privacy accounting uses dp-accounting's RDP accountant (a maintained library;
-``pip install dpgp_audit[neural]`` or ``[test]``) with the event
+Privacy accounting uses dp-accounting's RDP accountant (a maintained library, a
+core dependency of the kit) with the event
 ``SampledWithoutReplacement(n, B, Gaussian(z))`` composed over the steps under
 the *replace-one* relation, the same whole-row substitution as the DPSetConv.
 Under substitution the clipped-gradient sum moves by up to ``2C`` (one gradient
@@ -56,8 +56,8 @@ def _accounting():
     try:
         import dp_accounting
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("DP-SGD accounting needs dp-accounting: pip install "
-                          "'dpgp_audit[neural]' (or pip install dp-accounting)") from exc
+        raise ImportError("DP-SGD accounting needs dp-accounting, a core dependency of "
+                          "dpgp_audit: pip install 'dp-accounting==0.6.0'") from exc
     return dp_accounting
 
 

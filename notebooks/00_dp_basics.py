@@ -1,0 +1,324 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · Differential privacy basics: neighbours, noise and calibration
+#
+# This notebook sets up the vocabulary every other notebook of the kit uses
+# (catalogue P.1–P.3).
+#
+# **Learning objectives** — after working through it you can
+#
+# 1. state the two *neighbour relations* used by the DP-GP papers (outputs only;
+#    whole rows) and compute the sensitivity of a simple query under each;
+# 2. release a statistic with the **Laplace**, **Gaussian** and **exponential**
+#    mechanisms and check on samples that neighbouring datasets give similar outputs;
+# 3. compare the four **Gaussian calibrations** (analytic, GDP, classical, Hall) and
+#    explain why the classical and Hall formulas are refused above ε = 1;
+# 4. read a **privacy profile** δ(ε) and find the *true* ε of a calibrated mechanism.
+#
+# **What you'll need:** Python and NumPy; no prior DP knowledge. Runs in well under a
+# minute with the default parameters.
+
+# %% tags=["parameters"]
+epsilon: float = 1.0  # privacy budget ε used in the mechanism demos
+delta: float = 1e-5  # δ for the Gaussian mechanism
+seed: int = 2018  # seed of the random generator (change it to see other draws)
+n_samples: int = 20000  # releases drawn per mechanism and dataset
+n_grid: int = 60  # points on the ε grid of the calibration plots
+show_progress: bool = True  # progress bars (switched off in CI)
+
+# %%
+# %matplotlib inline
+import numpy as np
+
+from dpgp_audit.params import check_notebook_params
+
+p = check_notebook_params(epsilon=epsilon, delta=delta, seed=seed, n_samples=n_samples,
+                          n_grid=n_grid, show_progress=show_progress)
+rng = np.random.default_rng(p["seed"])
+print(p)
+
+# %% [markdown]
+# The cell above checks the parameters (a negative ε or a size given as text stops
+# the notebook with a clear message) and creates the **one** random generator that
+# every random step below receives explicitly. Re-running the notebook with the same
+# `seed` reproduces every number.
+#
+# ## 1 · Neighbouring datasets
+#
+# Differential privacy compares a mechanism's output distribution on two datasets
+# that differ in *one person's* contribution. What "differ in one person" means is a
+# modelling choice, and the DP-GP papers use two:
+#
+# * **outputs only** (Smith et al. 2018, 2021): the inputs `X` are public; one target
+#   moves, $|y_i - y_i'| \le d$;
+# * **whole rows** (Honkela et al., Räisä et al.): one row $(x_i, y_i)$ is replaced by
+#   any other row from the declared domain; targets are bounded, $|y| \le d$, so one
+#   target can move by up to $2d$.
+#
+# In `dpgp_audit` a relation is a small value attached to every privacy claim.
+
+# %%
+from dpgp_audit import outputs_only, whole_rows
+from dpgp_audit.datasets.default import default_dataset
+
+data = default_dataset(n=8)
+relations = {"outputs only": outputs_only(1.0), "whole rows": whole_rows(1.0)}
+for rel in relations.values():
+    print(f"{rel.describe()}  ->  one target moves by <= {rel.max_target_change:g}")
+
+# %% [markdown]
+# Here is one neighbour of `data` under each relation. The outputs-only neighbour
+# keeps `X`; the whole-rows neighbour swaps a complete row for a new one.
+
+# %%
+i = 3
+d_outputs = data.with_target(i, data.y[i] - 1.0)  # move y_3 by d = 1
+d_rows = data.with_row(i, x_new=[9.5], y_new=1.0)  # substitute the row (x_3, y_3)
+
+print("same inputs?", data.same_inputs(d_outputs), data.same_inputs(d_rows))
+print(" x      y      y (outputs-only nb.)   x (rows nb.)  y (rows nb.)")
+for row in zip(data.X[:, 0], data.y, d_outputs.y, d_rows.X[:, 0], d_rows.y, strict=True):
+    print("  ".join(f"{v:6.2f}" for v in row))
+
+
+# %% [markdown]
+# **Sensitivity.** Take the query "mean of the targets", $f(D) = \frac1n\sum_i y_i$.
+# One neighbour changes one target by at most `max_target_change` (1 for outputs
+# only, 2 for whole rows here), so the mean moves by at most `max_target_change` / n:
+# that is the sensitivity $\Delta f$ (the same in every norm, since the query is a
+# scalar). We check the bound on the two neighbours above.
+
+# %%
+def mean_query(ds):
+    return float(np.mean(ds.y))
+
+for (name, rel), nb in zip(relations.items(), [d_outputs, d_rows], strict=True):
+    bound = rel.max_target_change / data.n
+    change = abs(mean_query(data) - mean_query(nb))
+    print(f"{name:>12}: |f(D) - f(D')| = {change:.4f} <= sensitivity {bound:.4f}")
+
+sensitivity = relations["whole rows"].max_target_change / data.n  # used from here on
+
+# %% [markdown]
+# ## 2 · Three mechanisms
+#
+# A mechanism adds randomness calibrated to the sensitivity so that the output
+# distributions on neighbours are close. The noise functions live in
+# `dpgp_audit.privacy.mechanisms`; each takes the generator `rng`.
+#
+# ### Laplace mechanism (pure ε-DP)
+# Adding $\mathrm{Lap}(b)$ noise with $b = \Delta_1 / \varepsilon$ makes the ratio of
+# the two output densities at most $e^{\varepsilon}$ everywhere.
+
+# %%
+from dpgp_audit.privacy.mechanisms import laplace_noise, laplace_scale
+from dpgp_audit.viz.calibration_plots import plot_output_histograms
+
+b = laplace_scale(p["epsilon"], sensitivity)
+lap = {"f(D) + noise": mean_query(data) + laplace_noise(b, p["n_samples"], rng),
+       "f(D') + noise": mean_query(d_rows) + laplace_noise(b, p["n_samples"], rng)}
+print(f"Laplace scale b = {b:.4f} for epsilon = {p['epsilon']:g}")
+plot_output_histograms(lap, title="Laplace mechanism on neighbouring datasets")
+
+
+# %% [markdown]
+# A DP guarantee is a statement about *every* set of outputs $S$:
+# $P[M(D) \in S] \le e^{\varepsilon} P[M(D') \in S] + \delta$. With samples we can
+# only estimate both sides for a few sets, e.g. half-lines $S = \{z > t\}$:
+
+# %%
+def check_sets(samples, epsilon, delta=0.0):
+    (a, s0), (b, s1) = samples.items()
+    for t in np.quantile(np.concatenate([s0, s1]), [0.1, 0.5, 0.9]):
+        p0, p1 = np.mean(s0 > t), np.mean(s1 > t)
+        print(f"t = {t:+.3f}: P[M(D) > t] = {p0:.3f}, "
+              f"e^eps P[M(D') > t] + delta = {np.exp(epsilon) * p1 + delta:.3f}")
+
+check_sets(lap, p["epsilon"])
+
+# %% [markdown]
+# ### Gaussian mechanism ((ε, δ)-DP)
+# Gaussian noise has lighter tails, so its density ratio is unbounded far out; it is
+# (ε, δ)-DP, and σ must be *calibrated* for the pair (ε, δ). Section 3 compares the
+# ways of doing so; here we use the exact (analytic) one.
+
+# %%
+from dpgp_audit.privacy.calibrate import calibrate_gaussian
+from dpgp_audit.privacy.mechanisms import gaussian_noise
+
+cal = calibrate_gaussian(p["epsilon"], p["delta"], sensitivity, "analytic")
+gau = {"f(D) + noise": mean_query(data) + gaussian_noise(cal.sigma, p["n_samples"], rng),
+       "f(D') + noise": mean_query(d_rows) + gaussian_noise(cal.sigma, p["n_samples"], rng)}
+print(f"analytic sigma = {cal.sigma:.4f} (mu = sensitivity/sigma = {cal.mu:.4f})")
+check_sets(gau, p["epsilon"], p["delta"])
+plot_output_histograms(gau, title="Gaussian mechanism on neighbouring datasets")
+
+# %% [markdown]
+# ### Exponential mechanism (selecting, not adding)
+# To *choose* one of $k$ candidates privately, pick candidate $j$ with probability
+# proportional to $\exp(\varepsilon u_j / (2\Delta u))$, where $u_j$ is its utility
+# and $\Delta u$ bounds how much one person can change any utility. Example: which of
+# five price bands is most popular, with utility = number of people in the band
+# ($\Delta u = 1$). In the neighbour one person moved from band C to band D.
+
+# %%
+from dpgp_audit.privacy.mechanisms import exponential_mechanism, exponential_probabilities
+from dpgp_audit.viz.calibration_plots import plot_selection_frequencies
+
+bands = ["A", "B", "C", "D", "E"]
+counts = {"D": np.array([3, 9, 12, 11, 4]), "D'": np.array([3, 9, 11, 12, 4])}
+probs = {k: exponential_probabilities(u, p["epsilon"], 1.0) for k, u in counts.items()}
+freqs = {k: np.bincount(exponential_mechanism(u, p["epsilon"], 1.0, p["n_samples"], rng),
+                        minlength=len(bands)) / p["n_samples"]
+         for k, u in counts.items()}
+worst = np.max(np.abs(np.log(probs["D"] / probs["D'"])))
+print(f"largest |log P_D(j) / P_D'(j)| = {worst:.4f} <= epsilon = {p['epsilon']:g}")
+plot_selection_frequencies(probs, freqs, candidates=bands)
+
+# %% [markdown]
+# ## 3 · Four Gaussian calibrations
+#
+# | method | σ for L2 sensitivity Δ | proven for |
+# |---|---|---|
+# | classical (Dwork & Roth) | $\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon$ | ε ≤ 1 |
+# | Hall et al. (2013) | $\Delta\sqrt{2\ln(2/\delta)}/\varepsilon$ | ε ≤ 1 |
+# | analytic (Balle & Wang 2018) | smallest σ that is (ε, δ)-DP | every ε |
+# | GDP (Dong, Roth & Su) | $\Delta/\mu(\varepsilon,\delta)$ | every ε |
+#
+# The analytic and GDP routes compute the same exact σ by two independent methods.
+# The two closed formulas are proofs only for ε ≤ 1, and `dpgp_audit` refuses them
+# above that instead of silently returning a number:
+
+# %%
+from dpgp_audit.privacy.calibrate import CALIBRATION_METHODS, CalibrationRangeError
+
+for method in CALIBRATION_METHODS:
+    try:
+        c = calibrate_gaussian(2.0, p["delta"], 1.0, method)
+        print(f"{method:>9}: sigma = {c.sigma:.4f}")
+    except CalibrationRangeError as err:
+        print(f"{method:>9}: {type(err).__name__}: {err}")
+
+# %% [markdown]
+# Over a grid of ε the refused values become gaps. Note how much noise the classical
+# formulas waste even where they are valid.
+
+# %%
+from dpgp_audit.privacy.calibration_table import calibration_sigmas
+from dpgp_audit.viz.calibration_plots import plot_calibrations
+
+eps_grid = np.geomspace(0.05, 20.0, p["n_grid"])
+sigmas = calibration_sigmas(eps_grid, p["delta"], progress=p["show_progress"])
+at_one = {m: calibrate_gaussian(1.0, p["delta"], 1.0, m).sigma for m in CALIBRATION_METHODS}
+print("sigma at epsilon = 1:", {m: round(s, 4) for m, s in at_one.items()})
+print(f"classical / analytic at epsilon = 1: {at_one['classical'] / at_one['analytic']:.3f}")
+plot_calibrations(eps_grid, sigmas, delta=p["delta"])
+
+# %% [markdown]
+# ## 4 · Privacy profiles δ(ε)
+#
+# A mechanism is not just "(ε, δ)-DP" for one pair: it satisfies a whole curve of
+# pairs, its **privacy profile** δ(ε). The Gaussian mechanism with noise σ is
+# exactly μ-GDP with μ = Δ/σ, and its profile is (Räisä et al., eq. 5)
+#
+# $$\delta(\varepsilon;\mu) = \Phi\!\left(-\tfrac{\varepsilon}{\mu} + \tfrac{\mu}{2}\right)
+#   - e^{\varepsilon}\,\Phi\!\left(-\tfrac{\varepsilon}{\mu} - \tfrac{\mu}{2}\right).$$
+#
+# Larger μ (less noise) means a higher curve: more leakage at every ε.
+
+# %%
+from dpgp_audit.privacy.calibration_table import privacy_profile
+from dpgp_audit.viz.calibration_plots import plot_privacy_profiles
+
+eps_lin = np.linspace(0.0, 6.0, p["n_grid"])
+profiles = {f"mu = {mu:g}": privacy_profile(eps_lin, mu) for mu in (0.25, 0.5, 1.0, 2.0)}
+mu_target = 1.0 / calibrate_gaussian(p["epsilon"], p["delta"], 1.0).sigma
+profiles[f"analytic at target (mu = {mu_target:.3f})"] = privacy_profile(eps_lin, mu_target)
+plot_privacy_profiles(eps_lin, profiles,
+                      targets={"(epsilon, delta)": (p["epsilon"], p["delta"])})
+
+# %% [markdown]
+# ### The true ε of the classical calibrations
+#
+# Reading the profile backwards gives the *true* ε of any σ at a fixed δ. Below ε = 1
+# the classical and Hall formulas over-deliver (true ε < claimed). Above ε = 1 there
+# is no proof, and if we force them (`allow_unproven=True`, which warns and marks any
+# claim as unproven) the true ε eventually **exceeds** the claim: the mechanism
+# leaks more than it promises. That is why the kit refuses them.
+
+# %%
+from dpgp_audit.privacy.calibration_table import true_epsilons
+from dpgp_audit.viz.calibration_plots import plot_true_epsilon
+
+forced = calibration_sigmas(eps_grid, p["delta"], methods=("classical", "hall"),
+                            allow_unproven=True)
+true = {m: true_epsilons(s, p["delta"]) for m, s in forced.items()}
+true["analytic"] = true_epsilons(sigmas["analytic"], p["delta"])
+for m in ("classical", "hall"):
+    bad = eps_grid[true[m] > eps_grid]
+    first = f"from claimed epsilon = {bad[0]:.2f} on" if bad.size else "nowhere on this grid"
+    print(f"{m:>9} formula violates its claim {first}")
+exact = np.allclose(true["analytic"], eps_grid, rtol=1e-9)
+print(f" analytic calibration: true epsilon equals the claim (to 1e-9): {exact}")
+plot_true_epsilon(eps_grid, true, delta=p["delta"])
+
+# %% [markdown]
+# ## 5 · Explore: move ε and δ
+#
+# `calibration_explorer(epsilon, delta)` draws σ of every calibration and the profile
+# each σ buys. Here it is called once with the notebook's parameters; the next cell
+# attaches the same function to two sliders (run the notebook live, e.g. with
+# `make lab` or on Binder, to use them).
+
+# %%
+from dpgp_audit.viz.calibration_plots import calibration_explorer
+
+calibration_explorer(p["epsilon"], p["delta"])
+
+# %% tags=["nbval-ignore-output"]
+from dpgp_audit.viz.widgets import epsilon_delta_widget
+
+epsilon_delta_widget(calibration_explorer, epsilon=p["epsilon"], delta=p["delta"])
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **Sensitivity.** Under the outputs-only relation with $d = 0.5$, what is the
+#    sensitivity of the mean of $n = 8$ targets? Of their *sum*? Check with
+#    `outputs_only(0.5).max_target_change`.
+# 2. **Laplace vs Gaussian.** Re-run section 2 with `epsilon = 0.1` and `epsilon = 5`.
+#    Which mechanism adds less noise in each regime (compare `b` with `cal.sigma`)?
+# 3. **Refusal.** Call `calibrate_gaussian(2.0, 1e-5, 1.0, "classical",
+#    allow_unproven=True)` inside `warnings.catch_warnings(record=True)`. What does the
+#    warning say, and what is `.proven` of the result?
+# 4. **Profiles.** Using `privacy_profile`, find (approximately) the ε at which the
+#    μ = 1 curve crosses δ = 1e-5, and compare with
+#    `dpgp_audit.privacy.gdp.gdp_epsilon(1e-5, 1.0)`.
+# 5. **Exponential mechanism.** Double every count in `counts`. Does the selection
+#    become more or less private? More or less accurate? Explain using the formula.
+#
+# <details><summary>Hints</summary>
+#
+# 1. max_target_change / n for the mean; max_target_change for the sum.
+# 2. For one scalar, b = Δ/ε grows like 1/ε; σ grows roughly like 1/√ε for large ε.
+# 3. It names the proof's range; `proven` is `False`.
+# 4. Interpolate where the profile drops below 1e-5.
+# 5. The privacy is the same (ε and Δu are unchanged); the utility gaps double, so the
+#    mode is picked more often.
+# </details>
+#
+# **Next:** the notebooks 01–05 apply these tools to differentially private Gaussian
+# processes and audit them.
