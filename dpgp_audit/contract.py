@@ -16,13 +16,15 @@ like the kit's.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.norms import Norm
-from dpgp_audit.privacy.claims import Claim
+
+if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ at run time
+    from dpgp_audit.privacy.claims import Claim
 
 __all__ = ["DiscreteRelease", "GaussianRelease", "Mechanism", "SensitivityQuery"]
 

@@ -155,7 +155,7 @@ display(Markdown(
 # over j). Note **K′** in the middle, **K** outside: confusing them is a common slip.
 
 # %%
-from dpgp_audit.methods.standard import rkhs_sensitivity
+from dpgp_audit.methods.s18.standard import rkhs_sensitivity
 
 Kinv = np.linalg.inv(K)
 per_target = p["d"] * np.sqrt(np.einsum("ij,jk,ki->i", Kinv, K_prime, Kinv))

@@ -79,7 +79,7 @@ print(p)
 
 # %%
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.methods.s18_experiments import KUNG_CENTRE_CM
+from dpgp_audit.experiments.s18 import KUNG_CENTRE_CM
 
 try:
     from dpgp_audit.datasets.kung import load_kung
@@ -110,7 +110,7 @@ print(f"{source}: n = {kung_data.n}, {int(np.sum(y != height))} heights clipped"
 import warnings
 
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.standard import StandardDPGP
+from dpgp_audit.methods.s18.standard import StandardDPGP
 
 sd_y = float(np.std(height))  # the paper's normalisation (a statistic of y: NOT private)
 grid = np.linspace(-10, 120, p["n_test"])
@@ -160,7 +160,7 @@ plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, var, samples_
 # method is also available (`solver="paper"`). Noise lives only in span{c_i}.
 
 # %%
-from dpgp_audit.methods.cloaking import CloakingGP
+from dpgp_audit.methods.s18.cloaking import CloakingGP
 
 cloak = CloakingGP(kern_cm, p["noise"] ** 2, kung_data.X, grid, p["d"], p["epsilon"], p["delta"],
                    method="hall")
@@ -199,7 +199,7 @@ for s in (1.0, 4.0):
 # 6.8 cm without DP and 12.2 cm with (1, 0.01)-DP (its split is not stated).
 
 # %%
-from dpgp_audit.methods.s18_experiments import cloaking_rmse
+from dpgp_audit.experiments.s18 import cloaking_rmse
 
 res = cloaking_rmse(kung_data, kern_cm, p["noise"] ** 2, d=p["d"], epsilon=p["epsilon"],
                     delta=p["delta"], n_repeats=p["n_repeats"], test_fraction=0.2, rng=rng,
@@ -216,7 +216,7 @@ print(f"RMSE DP    : {res.dp[0]:.1f} +- {res.dp[1]:.1f} cm   (paper 12.2 cm)  ov
 # ≥ 40% of d.
 
 # %%
-from dpgp_audit.methods.s18_experiments import spatial_standin
+from dpgp_audit.experiments.s18 import spatial_standin
 from dpgp_audit.viz.s18 import plot_spatial_noise
 
 sp = spatial_standin(p["n_spatial"], rng)
@@ -242,7 +242,7 @@ plot_spatial_noise(sp.X, Gs, pred_sp, sd_sp, 400.0, title="SYNTHETIC stand-in: D
 # folds.
 
 # %%
-from dpgp_audit.methods.s18_experiments import journey_standin, table1_comparison
+from dpgp_audit.experiments.s18 import journey_standin, table1_comparison
 
 jd = journey_standin(p["n_table"], rng)
 eps_list = [None, 1.0, 0.5, 0.2]
@@ -266,7 +266,7 @@ for method, params in (("cloaking", [0.3, 0.1]), ("integral binning", [3, 6]),
 # audit section for why the paper's bound fails).
 
 # %%
-from dpgp_audit.methods.s18_experiments import selection_heatmap
+from dpgp_audit.experiments.s18 import selection_heatmap
 from dpgp_audit.viz.s18 import plot_selection_heatmap
 
 lengthscales = [3.0, 9.0, 27.0, 81.0]
@@ -304,7 +304,7 @@ print(f"best lengthscale (no private selection): {rmse_by_l.min():.1f} cm; expec
 # "No evidence" is not a proof of privacy; a violation is a definitive counterexample.
 
 # %%
-from dpgp_audit import registry
+from dpgp_audit import catalogue as registry
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.sensitivity import check_sensitivity
 from dpgp_audit.audit.whitebox import audit_whitebox
@@ -331,7 +331,7 @@ for mid in ["S18.1/standard", "S18.1/standard-rkhs", "S18.2/cloaking", "S18.3/bi
 # term dominates when the errors are not small. The sensitivity checker finds a counterexample:
 
 # %%
-from dpgp_audit.methods.selection import (
+from dpgp_audit.methods.s18.hyperparameter_selection import (
     HyperparameterSelection,
     default_configs,
     s18_sse_sensitivity,
@@ -353,7 +353,7 @@ print("valid bound :", check_sensitivity(valid_sel, alt, rng, budget=150).summar
 
 # %%
 from dpgp_audit.gp.varah import is_strictly_diagonally_dominant, varah_bound
-from dpgp_audit.methods.standard import inverse_inf_norm
+from dpgp_audit.methods.s18.standard import inverse_inf_norm
 
 xs5 = np.array([[0.0], [3.0], [6.0], [9.0], [12.0]])
 J = EQ(lengthscale=1.5)(xs5) + 0.5 * np.eye(5)

@@ -71,9 +71,9 @@ from threadpoolctl import threadpool_limits
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.kung import DataUnavailableError, kung_dataset
 from dpgp_audit.datasets.synthetic import stripes_2d, stripes_grid
+from dpgp_audit.experiments import s21 as ex
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods import s21_experiments as ex
-from dpgp_audit.methods.s21 import LaplaceCloakingClassifier
+from dpgp_audit.methods.s21.mechanisms import LaplaceCloakingClassifier
 from dpgp_audit.viz import s21 as vz
 
 if not (0 < epsilon and 0 < delta < 1):
@@ -121,14 +121,14 @@ setup_2d = ex.KungSetup(lengthscale=(15.0, 15.0), bandwidth=(5.0, 5.0), m=(40.0,
 # σ² tr(M) per fold); the paper's 50 and 1597 are Monte Carlo estimates of the same numbers.
 
 # %%
-from dpgp_audit.methods.cv_utility import (
+from dpgp_audit.methods.s21.cv_utility import (
     config_sensitivity,
     cv_sse,
     kfold_test_sets,
     polynomial_cloaking_matrix,
     prepare_folds,
 )
-from dpgp_audit.methods.s21_selection import cloaking_noise_variance
+from dpgp_audit.methods.s21.private_selection import cloaking_noise_variance
 from dpgp_audit.privacy.mechanisms import exponential_probabilities
 
 x_toy, y_toy = np.array([0.0, 1.0, 2.0, 4.0]), np.array([0.0, 0.5, 1.0, 2.0])
@@ -346,7 +346,7 @@ plt.show()
 # on adversarial label flips, and the black-box auditor catches the planted unclipped-SSE selection.
 
 # %%
-from dpgp_audit import registry
+from dpgp_audit import catalogue as registry
 from dpgp_audit.audit.blackbox import audit_blackbox
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.whitebox import audit_whitebox

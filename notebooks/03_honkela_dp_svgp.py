@@ -90,8 +90,8 @@ print(p)
 
 # %%
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.dpsvgp import DPSVGPStats, radial_profile
-from dpgp_audit.methods.dpsvgp_bounds import dpsvgp_sensitivity, rk_bound
+from dpgp_audit.methods.honkela.bounds import dpsvgp_sensitivity, rk_bound
+from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats, radial_profile
 
 Z = np.linspace(-3, 3, n_inducing)[:, None]
 kern = EQ(lengthscale=1.0)
@@ -131,7 +131,7 @@ print("noisy A:", np.round(release.A, 2))
 # clipped to $|y| \le 1.5$ (recorded in the claim).
 
 # %%
-from dpgp_audit.methods.dpsvgp_experiments import sinc_fits
+from dpgp_audit.experiments.honkela import sinc_fits
 from dpgp_audit.viz import honkela as hviz
 
 data1, fits = sinc_fits(list(epsilons), rng, n=n_points, n_inducing=n_inducing,
@@ -158,7 +158,7 @@ hviz.plot_sinc_fits(data1, fits, sinc_function);
 # How often does λ fail? In the worst case ($K_{ZZ} + \sigma^{-2}B \to 0$):
 
 # %%
-from dpgp_audit.methods.dpsvgp_posterior import RegularisationError, pd_failure_rate
+from dpgp_audit.methods.honkela.posterior import RegularisationError, pd_failure_rate
 
 for d in (1, 2, 3, 5, 9, 15):
     rate = pd_failure_rate(d, n_pd_trials, rng)
@@ -185,7 +185,7 @@ except RegularisationError as err:
 # distribution, for DP-GP and for the naive posterior without $S_2$.
 
 # %%
-from dpgp_audit.methods.dpsvgp_experiments import calibration_experiment
+from dpgp_audit.experiments.honkela import calibration_experiment
 
 cal = calibration_experiment(rng, n_repeats=n_repeats_calibration, delta=delta)
 mean_cov, _ = cal.mean_and_se()
@@ -232,8 +232,8 @@ print(f"largest change found / bound = {sens.estimate / mech.sensitivity_bound()
 # random stopping keeps the best and stops with probability γ. The budget split:
 
 # %%
-from dpgp_audit.methods.dpsvgp_experiments import hyperparameter_recovery
-from dpgp_audit.privacy.selection import random_stopping_budget
+from dpgp_audit.experiments.honkela import hyperparameter_recovery
+from dpgp_audit.privacy.random_stopping import random_stopping_budget
 
 print(random_stopping_budget(hyper_epsilons[0], delta, hyper_gamma))
 sig_grid, ell_grid = (0.1 / 3, 0.1, 0.3), (1 / 3, 1.0, 3.0)
@@ -253,7 +253,7 @@ hviz.plot_hyperparameter_recovery(counts, tuple(hyper_epsilons), sig_grid, ell_g
 # bound on $\sigma_i^2$, which bounds nothing — see `dpsvgp_hetero`).
 
 # %%
-from dpgp_audit.methods.dpsvgp_hetero import DPDirichletClassifier
+from dpgp_audit.methods.honkela.heteroscedastic import DPDirichletClassifier
 from dpgp_audit.viz.honkela import plot_classification
 
 xc = rng.uniform(-4, 4, 3000)
@@ -277,7 +277,7 @@ plot_classification(xc[:300], labels[:300], grid, P, "DP-GP classification, ε =
 # release on the same neighbouring pair stays inside its (ε, δ) claim.
 
 # %%
-from dpgp_audit.methods.dpsvgp_experiments import outputs_only_input_leak
+from dpgp_audit.experiments.honkela import outputs_only_input_leak
 
 leak = outputs_only_input_leak(rng, epsilon=1.0, delta=1e-5)
 print(f"outputs-only: max change of published variance = {leak.variance_change:.3f} "

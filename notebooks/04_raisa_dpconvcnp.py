@@ -151,7 +151,7 @@ print(f"32 x 32 grid, factorise + one sample: Kronecker {t_fast * 1e3:.2f} ms, "
 
 # %%
 from dpgp_audit.datasets.synthetic import sawtooth
-from dpgp_audit.methods.dpsetconv import DPSetConv
+from dpgp_audit.methods.raisa.dpsetconv import DPSetConv
 from dpgp_audit.viz.dpconvcnp_plots import plot_dpsetconv_release
 
 context = sawtooth(150, rng, period=0.8, noise_std=0.1, x_range=(-1.0, 1.0))
@@ -208,8 +208,8 @@ for channel in ("density", "signal"):
 # accountant); the oracle is the exact non-private GP posterior.
 
 # %%
+from dpgp_audit.experiments.raisa import nll_vs_n
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.neural.experiments import nll_vs_n
 from dpgp_audit.viz.dpconvcnp_plots import plot_nll_curves
 
 model_eq = model_matern = None
@@ -244,7 +244,7 @@ display(plot_nll_curves(eq_curves, title=f"EQ-GP tasks, eps = {p['epsilon']:g}")
 # An example task: the three predictors on one EQ-GP context set with 95 % intervals.
 
 # %%
-from dpgp_audit.neural.experiments import dpsvgp_predict
+from dpgp_audit.experiments.raisa import dpsvgp_predict
 from dpgp_audit.neural.tasks import oracle_predict, sample_tasks
 from dpgp_audit.viz.dpconvcnp_plots import plot_predictive
 
@@ -298,7 +298,7 @@ display(plot_nll_curves(saw_curves, title=f"sawtooth tasks, eps = {p['epsilon']:
 
 # %%
 from dpgp_audit.datasets.kung import DataUnavailableError
-from dpgp_audit.neural.experiments import kung_sim_to_real, kung_tasks
+from dpgp_audit.experiments.raisa import kung_sim_to_real, kung_tasks
 from dpgp_audit.privacy.gdp import gdp_mu
 
 for target in ("height", "weight"):
@@ -332,7 +332,7 @@ for target in ("height", "weight"):
 # by DP-SGD on every new dataset.
 
 # %%
-from dpgp_audit.neural.experiments import deployment_times
+from dpgp_audit.experiments.raisa import deployment_times
 from dpgp_audit.viz.dpconvcnp_plots import plot_deployment_times
 
 times = deployment_times(300, rng, model=model_matern, epsilon=p["epsilon"],

@@ -92,7 +92,7 @@ def cloaking_state(X: np.ndarray, y: np.ndarray, grid: np.ndarray, *, lengthscal
     """
     from dpgp_audit.dataset import Dataset
     from dpgp_audit.gp.kernels import EQ
-    from dpgp_audit.methods.cloaking import CloakingGP
+    from dpgp_audit.methods.s18.cloaking import CloakingGP
 
     for name, value in (("lengthscale", lengthscale), ("d", d), ("epsilon", epsilon),
                         ("kernel_variance", kernel_variance),
@@ -271,7 +271,7 @@ def svgp_ratio_state(ratio: float, *, y_bound: float, rk: float, epsilon: float,
     epsilon, delta
         The claim the analytic Gaussian mechanism is calibrated for.
     """
-    from dpgp_audit.methods.dpsvgp_bounds import dpsvgp_sensitivity
+    from dpgp_audit.methods.honkela.bounds import dpsvgp_sensitivity
     from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 
     exact = float(dpsvgp_sensitivity(y_bound, rk, ratio, "exact"))

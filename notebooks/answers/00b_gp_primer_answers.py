@@ -36,7 +36,7 @@ from IPython.display import Markdown, display
 
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.regression import ExactGP
-from dpgp_audit.methods.standard import rkhs_sensitivity
+from dpgp_audit.methods.s18.standard import rkhs_sensitivity
 from dpgp_audit.params import check_notebook_params
 
 p = check_notebook_params(seed=seed, n_points=n_points, lengthscale=lengthscale,

@@ -24,21 +24,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
-from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.norms import L1, L2, RKHS, Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
-from dpgp_audit.privacy.claims import (
-    ApproxDP,
-    PureDP,
-    check_epsilon,
-    outputs_only,
-    whole_rows,
-)
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
 from dpgp_audit.privacy.functional import (
     GPPathSampler,
     functional_mechanism_calibration,
@@ -56,7 +49,6 @@ from dpgp_audit.privacy.multivariate import (
     linear_query_changes,
     mahalanobis_sensitivity,
 )
-from dpgp_audit.registry import Entry, register
 
 __all__ = [
     "ExponentialThresholdMechanism",
@@ -130,16 +122,6 @@ class GaussianSumMechanism:
 def _build_gaussian_sum(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                         method: str = "analytic") -> GaussianSumMechanism:
     return GaussianSumMechanism(d=d, epsilon=epsilon, delta=delta, method=method)
-
-
-register(Entry(
-    id="P.1/gaussian-sum",
-    paper="P",
-    title="Analytic Gaussian mechanism on the sum of targets",
-    build=_build_gaussian_sum,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "d": 1.0},
-))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -239,25 +221,6 @@ def _build_laplace_sum(data: Dataset, *, epsilon: float, d: float = 1.0,
                                relation=relation)
 
 
-register(Entry(
-    id="P.2/laplace-sum",
-    paper="P",
-    title="Laplace mechanism on the sum of targets (pure epsilon, L1)",
-    build=_build_laplace_sum,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "d": 1.0},
-))
-
-register(Entry(
-    id="P.2/laplace-sum-rows",
-    paper="P",
-    title="Laplace mechanism on the sum of targets, whole-row neighbours (|y| <= 1)",
-    build=_build_laplace_sum,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "y_bound": 1.0, "relation": "rows"},
-))
-
-
 # ----------------------------------------------------------------------------- P.2 exponential
 
 
@@ -350,16 +313,6 @@ def _build_exponential(data: Dataset, *, epsilon: float, d: float = 1.0,
     t = np.linspace(-1.0, 1.0, 11) if thresholds is None else thresholds
     return ExponentialThresholdMechanism(thresholds=t, epsilon=epsilon, d=d, quantile=quantile,
                                          y_bound=y_bound, clip=clip)
-
-
-register(Entry(
-    id="P.2/exponential",
-    paper="P",
-    title="Exponential mechanism choosing a threshold near the median of the targets",
-    build=_build_exponential,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "d": 1.0},
-))
 
 
 # ----------------------------------------------------------------------------- P.4 multivariate
@@ -487,16 +440,6 @@ def _build_multivariate(data: Dataset, *, epsilon: float, delta: float, d: float
         raise ValueError(f"covariance must be 'cloak' or 'identity', got {covariance!r}")
     return MultivariateGaussianMechanism(C=C, epsilon=epsilon, delta=delta, d=d, M=M,
                                          method=method, allow_unproven=allow_unproven)
-
-
-register(Entry(
-    id="P.4/multivariate-gaussian",
-    paper="P",
-    title="Multivariate Gaussian mechanism on GP mean weights C y, noise N(0, sigma^2 C C^T)",
-    build=_build_multivariate,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "d": 1.0},
-))
 
 
 # ----------------------------------------------------------------------------- P.5 functional
@@ -629,13 +572,3 @@ def _build_functional(data: Dataset, *, epsilon: float, delta: float, d: float =
                                kernel=EQ(lengthscale=lengthscale), epsilon=epsilon, delta=delta,
                                d=d, method=method, noise_variance=noise_variance,
                                allow_unproven=allow_unproven)
-
-
-register(Entry(
-    id="P.5/functional",
-    paper="P",
-    title="Functional mechanism: GP posterior mean at grid points + GP path noise (GDP)",
-    build=_build_functional,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "d": 1.0},
-))

@@ -224,7 +224,8 @@ class CloakingMechanism:
 class CloakedRelease:
     """Mechanism, GaussianRelease and SensitivityQuery by delegation to a cloaking mechanism.
 
-    Shared base of :class:`CloakingGP` and :class:`dpgp_audit.methods.s21.LinearCloakingRelease`:
+    Shared base of :class:`CloakingGP` and
+    :class:`dpgp_audit.methods.s21.mechanisms.LinearCloakingRelease`:
     a subclass holds the fixed public inputs ``X`` and a :class:`CloakingMechanism`
     ``mechanism``, and may set a public ``offset`` added to every release and refine
     :meth:`_check`. The outputs-only relation fixes X, so a dataset with other inputs is
@@ -335,33 +336,8 @@ def _build_cloaking(data: Dataset, *, epsilon: float, delta: float, d: float = 1
                     lengthscale: float = 1.5, noise_variance: float = 0.1,
                     method: str = "hall", Xs: np.ndarray | None = None) -> CloakingGP:
     from dpgp_audit.gp.kernels import EQ
-    from dpgp_audit.methods.standard import default_test_inputs
+    from dpgp_audit.methods.s18.standard import default_test_inputs
 
     Xs = default_test_inputs() if Xs is None else Xs
     return CloakingGP(EQ(lengthscale=lengthscale, variance=1.0), noise_variance, data.X, Xs, d,
                       epsilon, delta, method=method)
-
-
-def _register() -> None:
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(
-        id="S18.2/cloaking",
-        paper="S18",
-        title="Cloaking: posterior mean + N(0, M), M = sum lambda_i c_i c_i^T (S18 §3)",
-        build=_build_cloaking,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 0.01, "d": 1.0},
-    ))
-    register(Entry(
-        id="S18.2/cloaking-analytic",
-        paper="S18",
-        title="Cloaking with the analytic Gaussian calibration (any epsilon)",
-        build=_build_cloaking,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 0.01, "d": 1.0, "method": "analytic"},
-    ))
-
-
-_register()

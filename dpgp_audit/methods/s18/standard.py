@@ -286,29 +286,3 @@ def _build_standard(data: Dataset, *, epsilon: float, delta: float, d: float = 1
     return StandardDPGP(EQ(lengthscale=lengthscale, variance=1.0), noise_variance, data.X, Xs,
                         d, epsilon, delta, sensitivity=sensitivity,  # type: ignore[arg-type]
                         method=method)
-
-
-def _register() -> None:
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(
-        id="S18.1/standard",
-        paper="S18",
-        title="Standard DP-GP: functional mechanism on the posterior mean, d*b(K^-1) (S18 §2)",
-        build=_build_standard,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 0.01, "d": 1.0},
-    ))
-    register(Entry(
-        id="S18.1/standard-rkhs",
-        paper="S18",
-        title="Standard DP-GP with the exact RKHS sensitivity, GDP calibration",
-        build=_build_standard,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 0.01, "d": 1.0, "sensitivity": "rkhs",
-                  "method": "gdp"},
-    ))
-
-
-_register()
