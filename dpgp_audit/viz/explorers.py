@@ -204,8 +204,9 @@ def ceiling_state(n: int, *, claimed_epsilon: float, true_epsilon: float, alpha:
             "this n can refute it, whatever the mechanism does")
     elif true_epsilon > claimed_epsilon:
         verdict, reason = "VIOLATION possible", (
-            f"a good test can certify up to min(true ε, ceiling) = "
-            f"{min(true_epsilon, ceiling):.2f} > claim {claimed_epsilon:g}")
+            f"the ceiling allows certifying up to min(true ε, ceiling) = "
+            f"{min(true_epsilon, ceiling):.2f} > claim {claimed_epsilon:g}; whether a real "
+            "test gets there depends on its power at this n")
     else:
         verdict, reason = "NO_EVIDENCE", (
             "the mechanism meets its claim, so no test finds a violation; "
