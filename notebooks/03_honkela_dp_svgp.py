@@ -31,8 +31,10 @@
 # 4. audit the release with the kit's white-box auditor and sensitivity checker;
 # 5. contrast it with outputs-only methods (S18/S21), whose published variance reveals X.
 #
-# **What you'll need:** notebook 00 (neighbour relations, Gaussian mechanism). The default
-# parameters run in about a minute; the paper's scale is a papermill run away (see the end).
+# **What you'll need:** notebook 00 (neighbour relations, Gaussian mechanism, zCDP) and the
+# SVGP part of 00b (A, B and q(u)); notation in the [glossary](GLOSSARY.md) — here c = σ_a/σ_b
+# (not Hall's c(δ)) and α is a credible level. The default parameters run in about a minute;
+# the paper's scale is a papermill run away (see the end). About 90 minutes as a lab.
 
 # %% tags=["parameters"]
 seed: int = 2021  # one seed for everything below
@@ -51,6 +53,7 @@ show_progress: bool = True  # progress messages (switched off in CI)
 # %%
 # %matplotlib inline
 import numpy as np
+from IPython.display import Markdown, display
 
 from dpgp_audit.params import check_notebook_params
 
@@ -104,6 +107,28 @@ for ratio in (0.25, 0.5, 1.0, 2.0):
     exact = dpsvgp_sensitivity(y_bound, rk, ratio, "exact")
     paper = dpsvgp_sensitivity(y_bound, rk, ratio, "paper")
     print(f"sigma_a/sigma_b = {ratio:4}: exact Delta = {exact:.4f}, H eq. (6) = {paper:.4f}")
+
+# %% [markdown]
+# ### Explore: how the ratio c = σ_a/σ_b shares the noise
+#
+# `svgp_ratio_explorer(c, ...)` draws both sensitivities against c (the grey band is where
+# eq. (6) is loose) and the noise each statistic then receives at (ε, δ) = (1, δ). A small c
+# puts little noise on A and much on B, a large c the reverse; the exact Δ is flat below the
+# threshold, where eq. (6) keeps growing. Called once at c = 1; the slider cell explores it.
+
+# %%
+from functools import partial
+
+from dpgp_audit.viz.explorers import svgp_ratio_explorer
+
+explore_ratio = partial(svgp_ratio_explorer, y_bound=y_bound, rk=rk, epsilon=1.0, delta=delta)
+explore_ratio(1.0)
+
+# %% tags=["nbval-ignore-output"]
+from dpgp_audit.viz.widgets import slider_widget
+
+slider_widget(explore_ratio, {"ratio": (0.05, 20.0, 1.0)}, log=("ratio",),
+              labels={"ratio": "c = σa/σb"})
 
 # %% [markdown]
 # The experiments below use the paper's 1-D bound, eq. (7) as printed. It is valid but
@@ -199,6 +224,34 @@ hviz.plot_calibration(cal);
 # As in the paper, the correction helps most at small σ and small ε, and DP-GP remains
 # overconfident — part of the error (the bias from λ) is not modelled.
 #
+# **Why can coverage fall as ε *rises*?** At the paper's scale (40 repeats) the DP-GP
+# coverage at σ = 0.05 and α = 0.9 falls as ε grows — less privacy noise, worse calibration.
+# The noise-aware posterior adds predictive variance for the DP noise it knows about, and that
+# part shrinks like 1/ε². What it does not model shrinks more slowly: the bias of the
+# regulariser λ and the error of the sparse approximation itself (15 inducing inputs for a
+# function with ℓ = 1 on [−4, 4]). At σ = 0.05 the observation noise σ² is tiny, so once the
+# DP term is gone these unmodelled errors dominate and the intervals are too narrow: coverage
+# drifts down to that of the *non-private* sparse posterior. At σ = 0.3 the noise σ² dominates
+# both and the intervals stay close to nominal. The cell checks the limit with ε = 10⁴
+# (practically no DP noise).
+
+# %%
+from dpgp_audit.experiments.honkela import calibration_experiment
+
+s_small = min(cal.sigmas)
+limit = calibration_experiment(rng, n_repeats=n_repeats_calibration, sigmas=(s_small,),
+                               epsilons=(*cal.epsilons, 1e4), delta=delta)
+lim_cov, _ = limit.mean_and_se()
+row = lim_cov[0, 0, :, 2]
+print(f"sigma = {s_small:g}, alpha = 0.9, DP-GP coverage: " + "  ".join(
+    f"eps={e:g}: {c:.2f}" for e, c in zip(limit.epsilons, row, strict=True)))
+display(Markdown(
+    f"In this run the DP-GP coverage at σ = {s_small:g} goes from **{row[0]:.2f}** at "
+    f"ε = {limit.epsilons[0]:g} to **{row[-2]:.2f}** at ε = {limit.epsilons[-2]:g}; without "
+    f"DP noise (ε = 10⁴) it is **{row[-1]:.2f}** — the floor set by the errors the posterior "
+    f"does not model. (With {n_repeats_calibration} repeats each value has a standard error of "
+    "a few hundredths.)"))
+#
 # ## 5 · Auditing the release
 #
 # The white-box auditor computes the exact privacy profile of the Gaussian release for
@@ -291,15 +344,20 @@ hviz.plot_input_leak(leak);
 # %% [markdown]
 # ## Exercises
 #
-# 1. Set the ratio $\sigma_a/\sigma_b$ to 0.25 in section 1. Which case of the sensitivity
+# Difficulty: ★ check your understanding · ★★ apply · ★★★ explore. Hints: the ratio
+# explorer of §1 (exercise 1), `noise_aware_qu` in `dpgp_audit.methods.honkela.posterior`
+# (exercises 2–3), the budget printout of §6 (exercise 4), `planted/sensitivity-x2` in
+# notebook 05 for the pattern of a planted bug (exercise 5).
+#
+# 1. ★ Set the ratio $\sigma_a/\sigma_b$ to 0.25 in section 1. Which case of the sensitivity
 #    applies, and how much noise does the exact formula save over eq. (6)?
-# 2. Re-run section 3 with `correction="symmetric"` (pass it to `mech.posterior`) and compare
+# 2. ★★ Re-run section 3 with `correction="symmetric"` (pass it to `mech.posterior`) and compare
 #    the traces of $S_{2,2}$. Which one matches a Monte Carlo estimate of Cov(m)?
-# 3. With `n_inducing = 3`, how often does the regulariser fail? What does
+# 3. ★★ With `n_inducing = 3`, how often does the regulariser fail? What does
 #    `on_not_pd="inflate"` change in the reported posterior?
-# 4. In section 6, lower `hyper_gamma` to 0.01 (the paper's value). How do runtime and
+# 4. ★★ In section 6, lower `hyper_gamma` to 0.01 (the paper's value). How do runtime and
 #    recovery change, and why does the budget printout's `delta` shrink?
-# 5. Write a planted bug: subclass `DPSVGPStats` so that its sensitivity is $R_yR_k$ (the
+# 5. ★★★ Write a planted bug: subclass `DPSVGPStats` so that its sensitivity is $R_yR_k$ (the
 #    factor 2 of a label flip forgotten) and run `check_sensitivity` on it.
 #
 # **Full scale** (the paper's sizes; a few minutes):
