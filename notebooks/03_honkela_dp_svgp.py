@@ -226,7 +226,8 @@ hviz.plot_calibration(cal);
 #
 # **Why does coverage not improve — and even fall — as ε *rises*?** At the paper's scale
 # (40 repeats) the DP-GP coverage at σ = 0.05 and α = 0.9 drifts *down* from ε = 0.5 to
-# ε = 10 (the reference run: 0.57 → 0.39), although there is less privacy noise.
+# ε = 10 (in one reference run 0.57 → 0.39; the values vary between runs), although there
+# is less privacy noise.
 # The corrections S₂ add predictive variance for the DP noise on A and B — the part of the
 # error the posterior *knows* about. The larger part it does not model is the **bias of the
 # regulariser λ** (H eq. 10): λ makes the noisy K_ZZ + B̃/σ² positive definite and shrinks
