@@ -189,7 +189,7 @@ c_delta = np.sqrt(2 * np.log(2 / 0.01))  # Hall's c(δ), S18 eq. 2
 eps_tight = gdp_epsilon(0.01, 50.0 / c_delta)
 kung_audit = audit_whitebox(std50, neighbour_pairs(norm_data, std50.claim.relation, rng))
 eps_kung = kung_audit.details["epsilon_at_claimed_delta"]
-print(f"claimed epsilon                           : 50 (Hall calibration, outside its proof)")
+print("claimed epsilon                           : 50 (Hall calibration, outside its proof)")
 print(f"true epsilon, query at its bound (delta=0.01): {eps_tight:.1f}")
 print(f"true epsilon on the !Kung data (white-box)   : {eps_kung:.2f}")
 print("   ", kung_audit.summary())
