@@ -163,6 +163,10 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "seed": _SEED, "n_points": Param("int", low=2), "lengthscale": _POS, "noise_sd": _POS,
         "d": _POS, "n_lengthscales": Param("int", low=2), "max_inducing": Param("int", low=2),
     },
+    "00_dp_basics_answers": {"seed": _SEED, "n_samples": _SIZE},
+    "01_smith2018_cloaking_answers": {
+        "seed": _SEED, "n_repeats": Param("int", low=2), "n_test": Param("int", low=2),
+    },
     "01_smith2018_cloaking": {
         "epsilon": _POS, "delta": _PROB, "d": _POS, "lengthscale": _POS, "noise": _POS,
         "kernel_sd": _POS, "n_repeats": _SIZE, "n_test": Param("int", low=2),
@@ -192,6 +196,9 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "n_tasks": _SIZE, "context_sizes": Param("int_list", low=2),
         "n_kung_splits": _SIZE, "n_kung_context": Param("int", low=2),
         "dpsvgp_steps": _SIZE, "show_progress": _FLAG,
+    },
+    "05_auditing_lab_answers": {
+        "seed": _SEED, "n_power_reps": _SIZE, "power_grid": Param("int_list", low=20),
     },
     "05_auditing_lab": {
         "epsilon": _POS, "delta": _PROB, "alpha": _PROB, "seed": _SEED, "n_samples": _SIZE,

@@ -501,7 +501,8 @@ except ValueError as err:
 # 4. ★★ In the standard DP-GP, set `sensitivity="rkhs"` and `method="gdp"`: how large must ε be
 #    for Fig. 1A's noise level (±8 cm) to be reached with a *proven* claim? And does a noise
 #    standard deviation of 13.6 cm reproduce the paper's 28.53 cm multiplier?
-# 5. ★★★ Construct a dataset for which the paper's SSE sensitivity fails by a factor of 2 or more.
+# 5. ★★★ Construct a dataset for which the paper's SSE sensitivity fails. How large a factor
+#    can you reach?
 #
 # <details><summary>Hints</summary>
 #

@@ -388,6 +388,6 @@ for mid in ("planted/std-as-variance", "planted/s18-delta-no-sqrt", "planted/nei
 # 3. The query and its bound are right; the noise is wrong. Look at `mu`.
 # 4. The sensitivity checker (a counterexample, no samples); its witness moves one
 #    target by 4.
-# 5. The vote utility: up to ≈ 1.78 on these pairs (2 over all datasets); the monotone
+# 5. The vote utility: close to 2 on these pairs (2 over all datasets); the monotone
 #    one stays at or below 1.
 # </details>
