@@ -191,6 +191,9 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "hyper_epsilons": _POS_LIST, "hyper_gamma": _PROB, "n_points_hyper": _SIZE,
         "n_pd_trials": _SIZE, "show_progress": _FLAG,
     },
+    "03_honkela_dp_svgp_answers": {
+        "seed": _SEED, "n_points": _SIZE, "n_mc": Param("int", low=2), "n_pd_trials": _SIZE,
+    },
     "04_raisa_dpconvcnp": {
         "epsilon": _POS, "delta": _PROB, "seed": _SEED, "grid_side": Param("int", low=2),
         "n_tasks": _SIZE, "context_sizes": Param("int_list", low=2),
