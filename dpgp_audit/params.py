@@ -200,6 +200,9 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "n_kung_splits": _SIZE, "n_kung_context": Param("int", low=2),
         "dpsvgp_steps": _SIZE, "show_progress": _FLAG,
     },
+    "04_raisa_dpconvcnp_answers": {
+        "seed": _SEED, "epsilon": _POS, "delta": _PROB, "n_t": Param("int", low=2),
+    },
     "05_auditing_lab_answers": {
         "seed": _SEED, "n_power_reps": _SIZE, "power_grid": Param("int_list", low=20),
     },
