@@ -185,6 +185,10 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "selection_subsample": _COUNT0, "selection_epsilons": _POS_LIST,
         "show_progress": _FLAG,
     },
+    "02_smith_sparse_classification_answers": {
+        "seed": _SEED, "epsilon": _POS, "delta": _PROB, "stripes_n": Param("int", low=2),
+        "n_dp_reps": Param("int", low=2),
+    },
     "03_honkela_dp_svgp": {
         "seed": _SEED, "epsilons": _POS_LIST, "delta": _PROB, "n_points": _SIZE,
         "n_inducing": _SIZE, "n_repeats_calibration": _SIZE, "n_repeats_hyper": _SIZE,

@@ -150,12 +150,13 @@ for split, interleaved in (("halves", False), ("interleaved", True)):
               f"Δu = {du:.0f}, P(0th order) = {100 * p[0]:.2f}%")
 
 # %% [markdown]
-# With the paper's rule (eq. 13, "text") we reproduce Δu = 116 and 99.87 %, and 337, 53, 93.94 % for
-# the interleaved split. Two caveats, both checked in `tests/test_s21_*.py`:
+# With the paper's rule (eq. 13, "text") we reproduce Δu = 116<!--out--> and 99.87 %<!--out-->, and
+# 337<!--out-->, 53<!--out-->, 93.94 %<!--out--> for the interleaved split (numbers marked like
+# these are checked against the outputs above by the notebook tests). Two caveats, both checked in `tests/test_s21_*.py`:
 #
 # * **The paper's sensitivity undercounts.** Moving a prediction by δ changes a squared error
 #   e² by 2eδ + δ², not δ². With errors clipped to ±4d the exact per-point supremum is
-#   |δ|(8d − |δ|); summed with the same perturbed point in every fold this gives Δu = 140 for the toy
+#   |δ|(8d − |δ|); summed with the same perturbed point in every fold this gives Δu = 140<!--out--> for the toy
 #   (a witness pair attains 140 > 116). Alg. 1 as printed sorts ascending and sums the *smallest*
 #   κ − 1 folds (Δu = 61), which is smaller still. The kit's default rule is the valid one.
 # * **The paper's SSEs are unclipped** (1597 > 4 · (4d)² = 256): Alg. 1 line 9 adds the unclipped SSE.
@@ -431,6 +432,7 @@ print(f"planted/s21-unclipped-sse black-box: {res.verdict.value}, certified epsi
 # ## Exercises
 #
 # Difficulty: 1 ★★, 2 ★★, 3 ★★★, 4 ★ (★ check your understanding · ★★ apply · ★★★ explore).
+# Solutions: `answers/02_smith_sparse_classification_answers.ipynb` — try first.
 #
 # 1. Change `setup_1d.n_inducing` and watch the outlier region of the noise band (Section 3).
 #    Where does k-means put the inducing inputs when the outliers form their own cluster?
@@ -442,3 +444,14 @@ print(f"planted/s21-unclipped-sse black-box: {res.verdict.value}, certified epsi
 #    whose utility change exceeds the bound.
 # 4. Drop configurations above a sensitivity threshold (`threshold=` in `selection_experiment`).
 #    How do the expected RMSE and Δu change?
+#
+# <details><summary>Hints</summary>
+#
+# 1. `KungSetup(**{**setup_1d.__dict__, "n_inducing": m})`; k-means minimises squared
+#    distances, so a tight group of outliers can capture a centroid of its own.
+# 2. Each step is cloaked with its own (ε_i, δ_i) from `split_budget`; the second step starts
+#    from the noisy first one.
+# 3. Compare `config_sensitivity(m, 2.0, rule)` for the three rules on the toy folds.
+# 4. Dropping configurations with a large sensitivity lowers Δu for the rest, so the choice
+#    becomes sharper.
+# </details>

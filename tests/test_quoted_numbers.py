@@ -93,3 +93,23 @@ def test_harness_fails_a_notebook_whose_prose_contradicts_its_output(tmp_path, m
     nh.params_path(nb).write_text("x: 0.25\n", encoding="utf-8")
     passed, _, log = nh.run_notebook(nb, tmp_path / "out")
     assert not passed and "quotes 0.6 as computed" in log and "0.25 as" not in log, log
+
+
+def test_every_marker_in_the_notebooks_follows_a_number():
+    """An orphan ``<!--out-->`` (no number before it) would silently check nothing."""
+    from pathlib import Path
+
+    import nbformat
+
+    from dpgp_audit.devtools.quoted_numbers import MARK
+
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    marked_total = 0
+    for path in sorted([*root.glob("*.ipynb"), *root.glob("answers/*.ipynb")]):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "markdown":
+                continue
+            n_marks = cell.source.count(MARK)
+            assert len(marked_numbers(cell.source)) == n_marks, (path.name, cell.source[:200])
+            marked_total += n_marks
+    assert marked_total > 0, "no notebook marks a quoted number: the check would test nothing"
