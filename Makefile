@@ -115,7 +115,7 @@ sync: $(NB_STAMP)
 	$(VENV)/bin/jupytext --sync notebooks/*.ipynb notebooks/answers/*.ipynb
 
 lab: $(NB_STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	cd notebooks && $(abspath $(VENV))/bin/jupyter lab index.ipynb
 
 notebooks: $(NB_STAMP)
 	mkdir -p build/full

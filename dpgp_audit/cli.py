@@ -11,6 +11,11 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dpgp_audit.catalogue import Entry
+    from dpgp_audit.dataset import Dataset
 
 __all__ = ["COMMANDS", "main"]
 
@@ -197,11 +202,11 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     return run
 
 
-def _audit_dataset(entry: object, name: str) -> object:
+def _audit_dataset(entry: Entry, name: str) -> Dataset:
     from dpgp_audit.datasets.default import default_dataset
 
     if name == "default":
-        return entry.default_data()  # type: ignore[attr-defined]
+        return entry.default_data()
     if name.startswith("sine:"):
         try:
             size = int(name.split(":", 1)[1])

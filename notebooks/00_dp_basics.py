@@ -48,6 +48,7 @@ show_progress: bool = True  # progress bars (switched off in CI)
 import numpy as np
 
 from dpgp_audit.params import check_notebook_params
+from dpgp_audit.viz import show
 
 p = check_notebook_params(epsilon=epsilon, delta=delta, seed=seed, n_samples=n_samples,
                           n_grid=n_grid, show_progress=show_progress)
@@ -149,7 +150,7 @@ b = laplace_scale(p["epsilon"], sensitivity)
 lap = {"f(D) + noise": mean_query(data) + laplace_noise(b, p["n_samples"], rng),
        "f(D') + noise": mean_query(d_rows) + laplace_noise(b, p["n_samples"], rng)}
 print(f"Laplace scale b = {b:.4f} for epsilon = {p['epsilon']:g}")
-plot_output_histograms(lap, title="Laplace mechanism on neighbouring datasets")
+show(plot_output_histograms(lap, title="Laplace mechanism on neighbouring datasets"))
 
 
 # %% [markdown]
@@ -203,7 +204,7 @@ gau = {"f(D) + noise": mean_query(data) + gaussian_noise(cal.sigma, p["n_samples
        "f(D') + noise": mean_query(d_rows) + gaussian_noise(cal.sigma, p["n_samples"], rng)}
 print(f"analytic sigma = {cal.sigma:.4f}")
 check_sets(gau, p["epsilon"], p["delta"])
-plot_output_histograms(gau, title="Gaussian mechanism on neighbouring datasets")
+show(plot_output_histograms(gau, title="Gaussian mechanism on neighbouring datasets"))
 
 # %% [markdown]
 # ### Exponential mechanism (selecting, not adding)
@@ -225,7 +226,7 @@ freqs = {k: np.bincount(exponential_mechanism(u, p["epsilon"], 1.0, p["n_samples
          for k, u in counts.items()}
 worst = np.max(np.abs(np.log(probs["D"] / probs["D'"])))
 print(f"largest |log P_D(j) / P_D'(j)| = {worst:.4f} <= epsilon = {p['epsilon']:g}")
-plot_selection_frequencies(probs, freqs, candidates=bands)
+show(plot_selection_frequencies(probs, freqs, candidates=bands))
 
 # %% [markdown]
 # ## 3 · Four Gaussian calibrations
@@ -264,7 +265,7 @@ sigmas = calibration_sigmas(eps_grid, p["delta"], progress=p["show_progress"])
 at_one = {m: calibrate_gaussian(1.0, p["delta"], 1.0, m).sigma for m in CALIBRATION_METHODS}
 print("sigma at epsilon = 1:", {m: round(s, 4) for m, s in at_one.items()})
 print(f"classical / analytic at epsilon = 1: {at_one['classical'] / at_one['analytic']:.3f}")
-plot_calibrations(eps_grid, sigmas, delta=p["delta"])
+show(plot_calibrations(eps_grid, sigmas, delta=p["delta"]))
 
 # %% [markdown]
 # ## 4 · Privacy profiles δ(ε)
@@ -286,8 +287,8 @@ eps_lin = np.linspace(0.0, 6.0, p["n_grid"])
 profiles = {f"mu = {mu:g}": privacy_profile(eps_lin, mu) for mu in (0.25, 0.5, 1.0, 2.0)}
 mu_target = 1.0 / calibrate_gaussian(p["epsilon"], p["delta"], 1.0).sigma
 profiles[f"analytic at target (mu = {mu_target:.3f})"] = privacy_profile(eps_lin, mu_target)
-plot_privacy_profiles(eps_lin, profiles,
-                      targets={"(epsilon, delta)": (p["epsilon"], p["delta"])})
+show(plot_privacy_profiles(eps_lin, profiles,
+                           targets={"(epsilon, delta)": (p["epsilon"], p["delta"])}))
 
 # %% [markdown]
 # ### The true ε of the classical calibrations
@@ -312,7 +313,7 @@ for m in ("classical", "hall"):
     print(f"{m:>9} formula violates its claim {first}")
 exact = np.allclose(true["analytic"], eps_grid, rtol=1e-9)
 print(f" analytic calibration: true epsilon equals the claim (to 1e-9): {exact}")
-plot_true_epsilon(eps_grid, true, delta=p["delta"])
+show(plot_true_epsilon(eps_grid, true, delta=p["delta"]))
 
 # %% [markdown]
 # ## 5 · Combining releases: post-processing, composition and three accountants
@@ -385,7 +386,7 @@ for name, eps_total in routes.items():
 # %%
 from dpgp_audit.viz.calibration_plots import calibration_explorer
 
-calibration_explorer(p["epsilon"], p["delta"])
+show(calibration_explorer(p["epsilon"], p["delta"]))
 
 # %% tags=["nbval-ignore-output"]
 from dpgp_audit.viz.widgets import epsilon_delta_widget

@@ -65,6 +65,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from dpgp_audit.params import check_notebook_params
+from dpgp_audit.viz import show
 
 p = check_notebook_params(epsilon=epsilon, delta=delta, d=d, lengthscale=lengthscale, noise=noise,
                           kernel_sd=kernel_sd, n_repeats=n_repeats, n_test=n_test,
@@ -158,9 +159,10 @@ mean, var = fit.predict(grid[:, None])
 norm_data = Dataset(kung_data.X, centred.y / sd_y)
 samples_a = std50.sample(norm_data, 5, rng) * sd_y + KUNG_CENTRE_CM
 noise_sd_a = std50.scale * sd_y * np.sqrt(np.diag(std50.Kss))
-plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, var, samples_a, noise_sd_a,
-            title="Fig. 1A: standard DP-GP, epsilon = 50 (unproven Hall calibration)",
-            ylim=(0, 260), method="standard DP-GP")
+show(plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, var, samples_a, noise_sd_a,
+                 title="Fig. 1A: standard DP-GP, epsilon = 50 (unproven Hall calibration)",
+                 ylim=(0, 260), xlabel="age (years)", ylabel="height (cm)",
+                 method="standard DP-GP"))
 display(Markdown(
     f"At ε = 50 the DP noise is only about **±{np.median(noise_sd_a):.0f} cm** (one standard "
     "deviation) around the mean: the sample paths hug it. That looks like a useful release — "
@@ -223,9 +225,9 @@ print(f"Delta = sqrt(max c'M+c) = {cloak.mechanism.delta_m:.6f}; sigma = {cloak.
 print("claim:", cloak.claim.describe())
 samples_b = cloak.sample(centred, 5, rng) + KUNG_CENTRE_CM
 noise_sd_b = np.sqrt(np.diag(cloak.cov(centred)))
-plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, cloak.post_var, samples_b,
-            noise_sd_b, title=f"Fig. 1B: cloaking, ({p['epsilon']:g}, {p['delta']:g})-DP",
-            ylim=(0, 260), method="cloaking")
+show(plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, cloak.post_var, samples_b,
+                 noise_sd_b, title=f"Fig. 1B: cloaking, ({p['epsilon']:g}, {p['delta']:g})-DP",
+                 ylim=(0, 260), xlabel="age (years)", ylabel="height (cm)", method="cloaking"))
 
 # %% [markdown]
 # The DP noise is smallest where the data are dense and largest beyond the last (oldest) women,
@@ -251,12 +253,13 @@ noise_sd_std = std_same.scale * sd_y * np.sqrt(np.diag(std_same.Kss))
 fig, (ax_s, ax_c) = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
 plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, var, samples_std,
             noise_sd_std, title=f"standard DP-GP, ({p['epsilon']:g}, {p['delta']:g})-DP",
-            ax=ax_s, method="standard DP-GP")
+            ax=ax_s, method="standard DP-GP", xlabel="age (years)", ylabel="height (cm)")
 plot_dp_fit(kung_data.X, kung_data.y, grid, mean + KUNG_CENTRE_CM, cloak.post_var, samples_b,
             noise_sd_b, title=f"cloaking, ({p['epsilon']:g}, {p['delta']:g})-DP", ax=ax_c,
-            method="cloaking")
+            method="cloaking", xlabel="age (years)", ylabel="height (cm)")
 half = 3 * np.median(noise_sd_std)  # ±3 sd of the standard DP-GP: both panels share it
 ax_s.set_ylim(KUNG_CENTRE_CM - half, KUNG_CENTRE_CM + half)
+show(fig)
 display(Markdown(
     f"At the same ε = {p['epsilon']:g}, the standard DP-GP's noise is about "
     f"**±{np.median(noise_sd_std):.0f} cm** everywhere (1 sd); cloaking's ranges from "
@@ -284,7 +287,7 @@ explore_cloaking = partial(cloaking_explorer, kung_data.X[:, 0], centred.y, expl
                            delta=p["delta"], kernel_variance=p["kernel_sd"] ** 2,
                            noise_variance=p["noise"] ** 2, offset=KUNG_CENTRE_CM,
                            ylim=(40, 240), rng=np.random.default_rng(p["seed"]))
-explore_cloaking(lengthscale=p["lengthscale"], d=p["d"], epsilon=p["epsilon"])
+show(explore_cloaking(lengthscale=p["lengthscale"], d=p["d"], epsilon=p["epsilon"]))
 
 # %% tags=["nbval-ignore-output"]
 from dpgp_audit.viz.widgets import slider_widget
@@ -345,7 +348,8 @@ sp_c = Dataset(sp.X, sp.y - sp_centre)
 pred_sp = sp_mech.sample(sp_c, 1, rng)[0] + sp_centre
 sd_sp = np.sqrt(np.diag(sp_mech.cov(sp_c)))
 print(f"DP noise sd on the grid: min {sd_sp.min():.1f}, median {np.median(sd_sp):.1f}, max {sd_sp.max():.1f} k£")
-plot_spatial_noise(sp.X, Gs, pred_sp, sd_sp, 400.0, title="SYNTHETIC stand-in: DP predictions")
+show(plot_spatial_noise(sp.X, Gs, pred_sp, sd_sp, 400.0, title="SYNTHETIC stand-in: DP predictions",
+                        xlabel="east (km)", ylabel="north (km)"))
 
 # %% [markdown]
 # ## Optional: Table 1-style comparison on a SYNTHETIC journey-duration stand-in
@@ -394,8 +398,8 @@ probs, offsets = selection_heatmap(kung_data, lengthscales, p["noise"] ** 2, p["
 rows = ["no DP" if e is None else f"eps={e:g}" for e in reg_eps]
 for r, pr in zip(rows, probs, strict=True):
     print(f"{r:>8}: " + "  ".join(f"l={l:g}: {q:.2f}" for l, q in zip(lengthscales, pr, strict=True)))
-plot_selection_heatmap(probs, rows, [f"{l:g}" for l in lengthscales],
-                       title="P(select lengthscale) vs regression privacy")
+show(plot_selection_heatmap(probs, rows, [f"{l:g}" for l in lengthscales],
+                            title="P(select lengthscale) vs regression privacy"))
 
 # %%
 # RMSE with the best (non-private) choice vs the expected RMSE under private selection

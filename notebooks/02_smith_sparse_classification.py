@@ -78,6 +78,7 @@ from dpgp_audit.experiments import s21 as ex
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.methods.s21.mechanisms import LaplaceCloakingClassifier
 from dpgp_audit.viz import s21 as vz
+from dpgp_audit.viz import show
 
 if not (0 < epsilon and 0 < delta < 1):
     raise ValueError("epsilon must be > 0 and delta in (0, 1)")
@@ -207,9 +208,10 @@ for ax, method in zip(axes, ("standard", "nonstationary", "sparse"), strict=True
     sd = np.sqrt(np.clip(np.diag(rel.cov(tr1)), 0, None))
     draws = rel.sample(tr1, 3, rng) + setup_1d.y_offset
     vz.plot_noise_band_1d(kung_1d.X, kung_1d.y, xs, mean, sd, samples=draws, ax=ax,
-                          title=f"{method} cloaking")
+                          title=f"{method} cloaking", xlabel="age (years)",
+                          ylabel="height (cm)")
     ax.set_ylim(0, 250)
-plt.show()
+show(plt.gcf())
 
 medians: dict[str, float] = {}
 g1, g2 = np.meshgrid(np.linspace(0, 85, map_side), np.linspace(5, 60, map_side))
@@ -220,12 +222,11 @@ for ax, method in zip(axes, ("standard", "sparse", "nonstationary"), strict=True
     rel = ex.regression_release(method, kung_2d.X, grid, setup_2d, rng)
     sd = np.sqrt(np.clip(np.diag(rel.cov(tr2)), 0, None))
     vz.plot_noise_map_2d(kung_2d.X, grid, rel.query(tr2), sd, Z=rel.info.get("Z")
-                         if hasattr(rel, "info") else None, ax=ax, title=method)
-    ax.set_xlabel("age (years)")
-    ax.set_ylabel("weight (kg)")
+                         if hasattr(rel, "info") else None, ax=ax, title=method,
+                         xlabel="age (years)", ylabel="weight (kg)")
     medians[method] = float(np.median(sd))
     print(f"{method:13s}: median DP-noise sd over the grid {medians[method]:6.1f} cm")
-plt.show()
+show(plt.gcf())
 
 # %% [markdown]
 # **Reading the figures.** Top row: the DP release (thin lines) around the non-private mean with
@@ -252,7 +253,7 @@ display(Markdown(
 res4 = ex.rmse_vs_inducing(kung_1d, [m for m in inducing_list if m < kung_1d.n // 2], n_folds,
                            setup_1d, rng)
 vz.plot_rmse_vs_inducing(res4)
-plt.show()
+show(plt.gcf())
 for m, a, b in zip(res4["m"], res4["dp"], res4["no_dp"], strict=True):
     print(f"M = {m:3d}: RMSE with DP {a:6.1f} cm, without {b:5.1f} cm")
 best_m = res4["m"][int(np.argmin(res4["dp"]))]
@@ -289,7 +290,7 @@ plt.plot(grid_b, p_nodp, "kx", label="non-DP (mode, 20 steps)")
 plt.xlabel("worst concave points (scaled)")
 plt.ylabel("P(malignant)")
 plt.legend()
-plt.show()
+show(plt.gcf())
 spread = np.percentile(p_dp, 75, axis=0) - np.percentile(p_dp, 25, axis=0)
 display(Markdown(
     "**Reading the figure.** Each violin is the spread of the predicted probability over 30 DP "
@@ -313,7 +314,7 @@ for key, paper in (("one_step", 0.69), ("two_steps", 0.51)):
     acc = res7[key]
     print(f"{key:9s} private: {acc.mean():.2f} ± {acc.std():.2f}   (paper: {paper})")
 vz.plot_stripes(train, test, res7["proba_one_step"], title="mean P(+1) over DP releases")
-plt.show()
+show(plt.gcf())
 one, two = res7["one_step"].mean(), res7["two_steps"].mean()
 display(Markdown(
     "**Reading the figure.** The map shows the mean private P(+1) of the one-step classifier on "
@@ -335,7 +336,7 @@ res8 = ex.digits_sparse_accuracy(dtrain, dtest, digits_lengthscales, digits_indu
                                  epsilon=epsilon, delta=delta, n_rep=n_dp_reps, rng=rng)
 chance = max(np.mean(dtest.y > 0), np.mean(dtest.y < 0))
 vz.plot_digits_accuracy(res8, chance)
-plt.show()
+show(plt.gcf())
 for a, ls in enumerate(res8["lengthscales"]):
     print(f"l = {ls:5.1f}: no DP {np.round(res8['no_dp'][a], 2)}, DP {np.round(res8['dp'][a], 2)}")
 gap8 = np.asarray(res8["no_dp"]) - np.asarray(res8["dp"])
@@ -363,7 +364,7 @@ print(f"expected RMSE, exponential mechanism: {res10['expected_rmse']:.2f} cm (p
 print(f"expected RMSE, uniform choice:        {res10['uniform_rmse']:.2f} cm (paper: 87.05)")
 print(f"best configuration: {res10['labels'][res10['best']]}, RMSE {res10['rmse'].min():.2f}")
 vz.plot_selection(res10)
-plt.show()
+show(plt.gcf())
 display(Markdown(
     "**Reading the figure.** Each bar is one configuration, sorted by its held-out DP RMSE; its "
     "width is the probability the exponential mechanism selects it (left) or 1/K (right, "
@@ -398,7 +399,7 @@ plt.yticks(range(len(selection_lengthscales)), [str(v) for v in selection_length
 plt.xlabel("selection epsilon")
 plt.ylabel("lengthscale")
 plt.colorbar(label="P(selected), colour scale = the table's range")
-plt.show()
+show(plt.gcf())
 top = selection_lengthscales[int(np.argmax(table[-1]))]
 display(Markdown(
     "**Reading the figure.** Each column is one selection budget ε, each row a lengthscale; the "

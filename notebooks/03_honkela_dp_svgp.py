@@ -56,6 +56,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from dpgp_audit.params import check_notebook_params
+from dpgp_audit.viz import show
 
 p = check_notebook_params(seed=seed, epsilons=epsilons, delta=delta, n_points=n_points,
                           n_inducing=n_inducing, n_repeats_calibration=n_repeats_calibration,
@@ -122,7 +123,7 @@ from functools import partial
 from dpgp_audit.viz.explorers import svgp_ratio_explorer
 
 explore_ratio = partial(svgp_ratio_explorer, y_bound=y_bound, rk=rk, epsilon=1.0, delta=delta)
-explore_ratio(1.0)
+show(explore_ratio(1.0))
 
 # %% tags=["nbval-ignore-output"]
 from dpgp_audit.viz.widgets import slider_widget
@@ -166,7 +167,7 @@ for f in fits:
     err = np.mean(np.abs(f.mean - sinc_function(f.V))[inner])
     print(f"eps = {f.epsilon:5g}: mean |error| on [-3, 3] = {err:.3f}, "
           f"mean sd = {f.sd[inner].mean():.3f}, lambda = {f.lam:.3g}")
-hviz.plot_sinc_fits(data1, fits, sinc_function);
+show(hviz.plot_sinc_fits(data1, fits, sinc_function))
 
 # %% [markdown]
 # ## 3 · The noise-aware posterior (H.2)
@@ -218,7 +219,7 @@ for si, s in enumerate(cal.sigmas):
     print(f"sigma = {s:4g}, alpha = 0.9: " + "  ".join(
         f"eps={e:g}: DP-GP {mean_cov[0, si, ei, 2]:.2f} / naive {mean_cov[1, si, ei, 2]:.2f}"
         for ei, e in enumerate(cal.epsilons)))
-hviz.plot_calibration(cal);
+show(hviz.plot_calibration(cal))
 
 # %% [markdown]
 # As in the paper, the correction helps most at small σ and small ε, and DP-GP remains
@@ -325,7 +326,7 @@ counts = hyperparameter_recovery(tuple(hyper_epsilons), n_repeats_hyper, rng,
                                  n=n_points_hyper, gamma=hyper_gamma, delta_tot=delta)
 for e, c in zip(hyper_epsilons, counts, strict=True):
     print(f"eps_tot = {e:g}: chose the true (0.1, 1.0) in {c[1, 1]} of {c.sum()} runs")
-hviz.plot_hyperparameter_recovery(counts, tuple(hyper_epsilons), sig_grid, ell_grid);
+show(hviz.plot_hyperparameter_recovery(counts, tuple(hyper_epsilons), sig_grid, ell_grid))
 
 # %% [markdown]
 # ## 7 · Classification (H.5)
@@ -350,7 +351,7 @@ grid = np.linspace(-4, 4, 200)
 P = clf.predict_proba(qus, grid)
 acc = np.mean(P.argmax(axis=1) == np.digitize(grid, [-1.0, 1.5]))
 print(f"accuracy on the grid at eps = 3: {acc:.2f}")
-plot_classification(xc[:300], labels[:300], grid, P, "DP-GP classification, ε = 3");
+show(plot_classification(xc[:300], labels[:300], grid, P, "DP-GP classification, ε = 3"))
 
 # %% [markdown]
 # ## 8 · Contrast: what outputs-only methods reveal about X
@@ -370,7 +371,7 @@ print(f"outputs-only mean release: exact epsilon of this pair = {leak.outputs_on
       " (no proof covers it)")
 print(f"DP-SVGP on the same pair: exact epsilon = {leak.dpsvgp_epsilon:.3f} "
       f"<= claimed {leak.claimed_epsilon:g}")
-hviz.plot_input_leak(leak);
+show(hviz.plot_input_leak(leak))
 
 # %% [markdown]
 # ## Exercises

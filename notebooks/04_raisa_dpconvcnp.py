@@ -58,6 +58,7 @@ from IPython.display import Markdown, display
 
 from dpgp_audit.neural import INSTALL_HINT, torch_available
 from dpgp_audit.params import check_notebook_params
+from dpgp_audit.viz import show
 
 p = check_notebook_params(epsilon=epsilon, delta=delta, seed=seed, grid_side=grid_side,
                           n_tasks=n_tasks, context_sizes=context_sizes,
@@ -96,7 +97,7 @@ print(f"at eps = 1: classical c = {at_one.classical[0]:.3f}, RDP c = {at_one.rdp
       f"GDP c = {at_one.gdp[0]:.3f}")
 print(f"GDP noise is {100 * at_one.reduction('classical')[0]:.1f} % below the classical "
       f"and {100 * at_one.reduction('rdp')[0]:.1f} % below the RDP multiplier")
-display(plot_functional_noise(curves))
+show(plot_functional_noise(curves))
 
 # %% [markdown]
 # About **34 %** less noise than the classical bound at ε = 1 — for free, because GDP
@@ -118,14 +119,14 @@ from dpgp_audit.viz.dpconvcnp_plots import plot_grid_noise
 
 grid1 = Grid.from_window([-2.0], [2.0], 32.0)
 draws1 = KroneckerGridSampler(grid1, EQ(0.2), jitter=1e-9).sample(3, rng)
-display(plot_grid_noise(grid1.axes(), draws1[:, :], title="three GP noise paths, λ = 0.2"))
+show(plot_grid_noise(grid1.axes(), draws1[:, :], title="three GP noise paths, λ = 0.2"))
 
 side = p["grid_side"]
 grid2 = Grid((-2.0, -2.0), (4.0 / (side - 1),) * 2, (side, side))
 t0 = time.perf_counter()
 draw2 = KroneckerGridSampler(grid2, EQ(0.2), jitter=1e-9).sample(1, rng)[0]
 t_kron = time.perf_counter() - t0
-display(plot_grid_noise(grid2.axes(), draw2, title=f"{side} x {side} grid: {t_kron:.3f} s"))
+show(plot_grid_noise(grid2.axes(), draw2, title=f"{side} x {side} grid: {t_kron:.3f} s"))
 
 small = Grid((-0.5, -0.5), (1 / 32, 1 / 32), (32, 32))
 t0 = time.perf_counter()
@@ -162,8 +163,8 @@ enc = DPSetConv.from_budget(Grid.from_window([-2.0], [2.0], 32.0), epsilon=p["ep
 print(enc.claim.describe())
 print(f"sigma_d = {enc.sigma_density:.3f}, sigma_s = {enc.sigma_signal:.3f}")
 released = enc.as_channels(enc.sample(context, 1, rng))[0]
-display(plot_dpsetconv_release(enc.grid.axes()[0], enc.channels(context), released,
-                               context.X[:, 0], context.y, clip_bound=enc.clip_bound))
+show(plot_dpsetconv_release(enc.grid.axes()[0], enc.channels(context), released,
+                            context.X[:, 0], context.y, clip_bound=enc.clip_bound))
 
 # %% [markdown]
 # ### Auditing the DPSetConv
@@ -240,7 +241,7 @@ for name, c in eq_curves.items():
     print(f"{name:>10}: " + ", ".join(f"N={n}: {m:.3f}" for n, m in pairs))
 if p["show_progress"]:
     print(f"({time.perf_counter() - t0:.1f} s)")
-display(plot_nll_curves(eq_curves, title=f"EQ-GP tasks, eps = {p['epsilon']:g}"))
+show(plot_nll_curves(eq_curves, title=f"EQ-GP tasks, eps = {p['epsilon']:g}"))
 
 # %% [markdown]
 # **Reading the figure.** The oracle is the exact GP posterior *without* privacy, with the true
@@ -303,7 +304,7 @@ if model_eq is not None:
 
     preds["DPConvCNP"] = predict_numpy(model_eq, task.xc[0], task.yc[0], xs,
                                        float(task.mu[0]), rng)
-display(plot_predictive(task.xc[0], task.yc[0], xs, preds, title="N = 100, EQ-GP task"))
+show(plot_predictive(task.xc[0], task.yc[0], xs, preds, title="N = 100, EQ-GP task"))
 
 # %% [markdown]
 # ### Non-Gaussian data: sawtooth waves
@@ -327,7 +328,7 @@ saw_curves["noise lower bound"] = saw_curves.pop("oracle")
 for name, c in saw_curves.items():
     pairs = zip(c.ns, c.mean, strict=True)
     print(f"{name:>17}: " + ", ".join(f"N={n}: {m:.3f}" for n, m in pairs))
-display(plot_nll_curves(saw_curves, title=f"sawtooth tasks, eps = {p['epsilon']:g}"))
+show(plot_nll_curves(saw_curves, title=f"sawtooth tasks, eps = {p['epsilon']:g}"))
 
 # %% [markdown]
 # ## 5 · Sim-to-real: the !Kung census (R §5.2, Fig. 7)
@@ -362,9 +363,9 @@ for target in ("height", "weight"):
 
         preds["DPConvCNP"] = predict_numpy(model_matern, s.xc, s.yc, xs,
                                            gdp_mu(p["epsilon"], p["delta"]), rng)
-    display(plot_predictive(s.xc, s.yc, xs, preds, xt=s.xt, yt=s.yt,
-                            title=f"!Kung {target} vs age (scaled), N = {s.xc.size}, "
-                                  f"eps = {p['epsilon']:g}"))
+    show(plot_predictive(s.xc, s.yc, xs, preds, xt=s.xt, yt=s.yt,
+                         title=f"!Kung {target} vs age (scaled), N = {s.xc.size}, "
+                               f"eps = {p['epsilon']:g}"))
 
 # %% [markdown]
 # ## 6 · Deployment time (R Fig. 5)
@@ -381,7 +382,7 @@ times = deployment_times(300, rng, model=model_matern, epsilon=p["epsilon"],
                          dpsvgp_steps=(p["dpsvgp_steps"], 4 * p["dpsvgp_steps"]))
 for name, sec in times.items():
     print(f"{name:>30}: {sec * 1e3:.1f} ms")
-display(plot_deployment_times(times))
+show(plot_deployment_times(times))
 
 # %% [markdown]
 # ## Exercises

@@ -56,6 +56,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from dpgp_audit.params import check_notebook_params
+from dpgp_audit.viz import show
 
 p = check_notebook_params(epsilon=epsilon, delta=delta, alpha=alpha, seed=seed,
                           n_samples=n_samples, n_power_reps=n_power_reps,
@@ -137,7 +138,7 @@ display(Markdown(
     "assumption: at δ = 1e-5 the decisive events are rare."))
 
 # %%
-fig = report.plot()
+show(report.plot())
 
 # %% [markdown]
 # ## 2 · "No violation found" is not a proof
@@ -172,7 +173,7 @@ explore_ceiling = partial(ceiling_explorer, claimed_epsilon=1.0, true_epsilon=2.
                           alpha=p["alpha"], delta=p["delta"])
 print(ceiling_state(p["n_samples"], claimed_epsilon=1.0, true_epsilon=2.15, alpha=p["alpha"],
                     delta=p["delta"]).reason)
-explore_ceiling(p["n_samples"])
+show(explore_ceiling(p["n_samples"]))
 
 # %% tags=["nbval-ignore-output"]
 from dpgp_audit.viz.widgets import slider_widget
@@ -228,6 +229,7 @@ for r in rows:
           f"{r['verdict']:<12} {r['twin_verdict']}")
 fig = plot_planted_catch(rows)
 fig.tight_layout()
+show(fig)
 
 # %% [markdown]
 # The last row is a *negative control*: the exponential mechanism without its factor 2
@@ -264,7 +266,7 @@ predicted = {
     for m in ("blackbox", "gdp")}
 for c in curves:
     print(c["auditor"], dict(zip(c["sizes"], c["rate"], strict=True)))
-fig = plot_power(curves, predicted)
+show(plot_power(curves, predicted))
 
 # %% [markdown]
 # The GDP fit needs far fewer samples — but its ε is only valid if the mechanism's
@@ -272,6 +274,37 @@ fig = plot_power(curves, predicted)
 # bound makes no such assumption and pays for it in samples. With few repetitions per
 # point the observed rates are noisy; the bars are 95 % Clopper–Pearson intervals.
 #
+# ### Explore: one audit at the n you choose
+#
+# `blackbox_view(n)` runs the black-box auditor alone on the same halved-sensitivity
+# bug with n samples per side and draws its report: the boxes and the verdict in the
+# title. It is called once here; the slider below reruns it (in a live session, e.g.
+# `make lab` or Binder). Where along the slider does the verdict turn to `VIOLATION`,
+# and how does that compare with the power curve above?
+
+# %%
+from dpgp_audit.viz.audit_report import plot_report
+
+
+def blackbox_view(n: int):
+    """The black-box audit of planted/sensitivity-x2 at n samples per side, as a figure."""
+    rep = audit_mechanism(x2, x2_data, rng, auditors=("blackbox",), n=int(n),
+                          alpha=p["alpha"], name="planted/sensitivity-x2")
+    fig = plot_report(rep)
+    best = max((r.estimate for r in rep.results), default=float("nan"))
+    fig.suptitle(f"planted/sensitivity-x2, black-box at n = {int(n):,}/side: "
+                 f"{rep.verdict.value} (epsilon lower bound {best:.3g})", fontsize=11)
+    return fig
+
+
+show(blackbox_view(sizes[-1]))
+
+# %% tags=["nbval-ignore-output"]
+from dpgp_audit.viz.widgets import sample_size_widget
+
+sample_size_widget(blackbox_view, n=sizes[-1], n_range=(200, 50_000))
+
+# %% [markdown]
 # ## 5 · Auditing your own mechanism
 #
 # Any object with a `claim` and a vectorised `sample(data, n, rng)` can be audited.

@@ -30,7 +30,11 @@ How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/test_notebooks.p
    sanitised; images are not compared). The reference's code must equal the
    prepared notebook's code, otherwise the test fails and says to run
    ``make refs``. Either way each notebook executes exactly once.
-5. **Prose agrees with outputs.** The nbval run keeps the executed notebook
+5. **Figures.** The plugin ``tests/nbval_outputs.py`` records the MIME types of
+   every output of that single run (``build/ci/NN_name.outputs.json``); the test
+   checks that the notebook displayed at least the number of ``image/png``
+   figures declared for it in ``tests/notebook_figures.yaml``.
+6. **Prose agrees with outputs.** The same run also keeps the executed notebook
    (plugin :mod:`dpgp_audit.devtools.nbval_capture`) and
    :func:`dpgp_audit.devtools.quoted_numbers.check_quoted_numbers` checks every
    number the markdown marks as computed (``<!--out-->``) against the outputs above it.
@@ -57,6 +61,7 @@ NOTEBOOKS = ROOT / "notebooks"
 PARAMS = ROOT / "tests" / "notebook_params"
 REFS = ROOT / "tests" / "notebook_refs"
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+FIGURES = ROOT / "tests" / "notebook_figures.yaml"
 BUILD = ROOT / "build" / "ci"
 KERNEL = "python3"
 CELL_TIMEOUT = 300  # seconds per cell; CI notebooks should take seconds in total
@@ -199,7 +204,7 @@ def kernel_env() -> dict[str, str]:
 def nbval_command(path: Path, *, strict: bool) -> list[str]:
     """The pytest/nbval command line that executes ``path`` once."""
     cmd = [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider",
-           "-p", "dpgp_audit.devtools.nbval_capture",
+           "-p", "tests.nbval_outputs", "-p", "dpgp_audit.devtools.nbval_capture",
            "-o", "addopts=", "--rootdir", str(path.parent),
            "--nbval-current-env", f"--nbval-cell-timeout={CELL_TIMEOUT}",
            f"--nbval-kernel-startup-timeout={STARTUP_TIMEOUT}"]
@@ -230,9 +235,12 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
             )
         target = out_dir / f"{notebook.stem}.ref.ipynb"
         shutil.copyfile(ref, target)
+    env = kernel_env()
+    record = outputs_path(notebook, out_dir)
+    record.unlink(missing_ok=True)
+    env["DPGP_NBVAL_OUTPUTS"] = str(record)
     executed = out_dir / f"{notebook.stem}.executed.ipynb"
     executed.unlink(missing_ok=True)
-    env = kernel_env()
     env["DPGP_NBVAL_CAPTURE"] = str(executed)
     try:
         proc = subprocess.run(nbval_command(target, strict=strict), cwd=out_dir,
@@ -264,6 +272,34 @@ def quoted_number_problems(executed: Path) -> list[str]:
     if not executed.is_file():
         return [f"the executed notebook {_rel(executed)} was not captured (nbval plugin?)"]
     return check_quoted_numbers(json.loads(executed.read_text(encoding="utf-8")))
+
+
+def outputs_path(notebook: Path, out_dir: Path = BUILD) -> Path:
+    """Where :func:`run_notebook` records the outputs of its run (see ``nbval_outputs``)."""
+    return out_dir / f"{notebook.stem}.outputs.json"
+
+
+def executed_outputs(notebook: Path, out_dir: Path = BUILD) -> list[dict]:
+    """The outputs recorded by the last :func:`run_notebook` of ``notebook``, per cell."""
+    import json
+
+    return json.loads(outputs_path(notebook, out_dir).read_text(encoding="utf-8"))
+
+
+def count_images(cells: list[dict], mime: str = "image/png") -> int:
+    """Number of outputs carrying ``mime`` in recorded ``cells``."""
+    return sum(mime in out["mime"] for cell in cells for out in cell["outputs"])
+
+
+def declared_figures() -> dict[str, int]:
+    """Per notebook stem, the least number of ``image/png`` outputs its CI run must show."""
+    import yaml
+
+    data = yaml.safe_load(FIGURES.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in data.values()):
+        raise ValueError(f"{_rel(FIGURES)} must map notebook stems to counts >= 0")
+    return data
 
 
 def _clean_reference(nb):

@@ -27,13 +27,38 @@ def test_every_params_file_and_reference_has_a_notebook():
     stems = {p.stem for p in NOTEBOOKS}
     orphans = sorted(p.name for p in nh.PARAMS.glob("*.yaml") if p.stem not in stems)
     orphans += sorted(p.name for p in nh.REFS.glob("*.ipynb") if p.stem not in stems)
+    orphans += sorted(f"{s} in {nh.FIGURES.name}" for s in nh.declared_figures()
+                      if s not in stems)
     assert not orphans, f"parameter files / references without a notebook (typo?): {orphans}"
+
+
+def test_every_notebook_declares_its_figures():
+    missing = sorted(p.stem for p in NOTEBOOKS if p.stem not in nh.declared_figures())
+    assert not missing, (f"declare in {nh.FIGURES.name} how many figures each of {missing} "
+                         "shows with its CI parameters")
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(notebook, tmp_path):
     passed, mode, log = nh.run_notebook(notebook)
     assert passed, f"{notebook.name} failed under nbval ({mode}):\n{log[-6000:]}"
+    # Figures must reach the executed notebook as image/png whatever MPLBACKEND is (the
+    # harness runs kernels under Agg, where plt.show() displays nothing).
+    want = nh.declared_figures().get(notebook.stem, 0)
+    got = nh.count_images(nh.executed_outputs(notebook))
+    assert got >= want, (
+        f"{notebook.name} displayed {got} image/png output(s), {nh.FIGURES.name} declares "
+        f"at least {want}: display each figure with dpgp_audit.viz.show(fig)")
+
+
+def test_image_count_reads_recorded_outputs():
+    cells = [{"cell": 1, "outputs": [{"output_type": "display_data",
+                                      "mime": ["image/png", "text/plain"]},
+                                     {"output_type": "stream", "mime": []}]},
+             {"cell": 2, "outputs": [{"output_type": "execute_result", "mime": ["text/plain"]}]},
+             {"cell": 3, "outputs": [{"output_type": "display_data", "mime": ["image/png"]}]}]
+    assert nh.count_images(cells) == 2
+    assert nh.count_images(cells, "image/svg+xml") == 0
 
 
 # ---- the harness's own checks (fast, no kernel) ----------------------------------------

@@ -56,9 +56,10 @@ from dpgp_audit.audit.twosample import (
     tradeoff_points,
     witness_dict,
 )
+from dpgp_audit.contract import Executor, Mechanism
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy import gdp
-from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP
+from dpgp_audit.privacy.claims import ZCDP, ApproxDP, Claim, GaussianDP
 
 __all__ = ["audit_blackbox"]
 
@@ -102,7 +103,7 @@ def _choose_blackbox_tests(fit: FittedScore, n_cert: int, delta: float, alpha: f
     return candidates[:tests], grid
 
 
-def _claim_epsilon_delta(claim: object, delta: float | None) -> tuple[float, float, str]:
+def _claim_epsilon_delta(claim: Claim, delta: float | None) -> tuple[float, float, str]:
     if isinstance(claim, ApproxDP):
         return claim.epsilon, claim.delta, ""
     d = DEFAULT_DELTA if delta is None else float(delta)
@@ -114,9 +115,9 @@ def _claim_epsilon_delta(claim: object, delta: float | None) -> tuple[float, flo
     raise TypeError(f"unsupported claim type {type(claim).__name__}")
 
 
-def audit_blackbox(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
-                   rng: np.random.Generator, alpha: float = 0.05, claim: object | None = None,
-                   score: str = "auto", executor: object | None = None,
+def audit_blackbox(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
+                   rng: np.random.Generator, alpha: float = 0.05, claim: Claim | None = None,
+                   score: str = "auto", executor: Executor | None = None,
                    chunk_size: int | None = None, fit_fraction: float | None = None,
                    tests: int = 2, delta: float | None = None, c_min: float | None = None,
                    max_fit_rows: int = 200_000) -> AuditResult:

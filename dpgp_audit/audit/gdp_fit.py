@@ -38,14 +38,15 @@ from dpgp_audit.audit.twosample import (
     tradeoff_points,
     witness_dict,
 )
+from dpgp_audit.contract import Executor, Mechanism
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy import gdp
-from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP
+from dpgp_audit.privacy.claims import ZCDP, ApproxDP, Claim, GaussianDP
 
 __all__ = ["audit_gdp_fit"]
 
 
-def _claim_mu(claim: object) -> tuple[float | None, str]:
+def _claim_mu(claim: Claim) -> tuple[float | None, str]:
     if isinstance(claim, GaussianDP):
         return claim.mu, "mu-GDP claim: the bound tests it without further assumptions"
     if isinstance(claim, ZCDP):
@@ -60,9 +61,9 @@ def _claim_mu(claim: object) -> tuple[float | None, str]:
     raise TypeError(f"unsupported claim type {type(claim).__name__}")
 
 
-def audit_gdp_fit(mechanism: object, d0: Dataset, d1: Dataset, *, n: int,
-                  rng: np.random.Generator, alpha: float = 0.05, claim: object | None = None,
-                  score: str = "auto", executor: object | None = None,
+def audit_gdp_fit(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
+                  rng: np.random.Generator, alpha: float = 0.05, claim: Claim | None = None,
+                  score: str = "auto", executor: Executor | None = None,
                   chunk_size: int | None = None, fit_fraction: float | None = None,
                   delta: float | None = None, max_fit_rows: int = 200_000,
                   threshold: str = "eer") -> AuditResult:

@@ -24,6 +24,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from dpgp_audit.audit.neighbours import NeighbourPair
+    from dpgp_audit.privacy.claims import Claim
 
 __all__ = ["AuditReport", "AuditResult", "Guarantee", "Verdict", "jsonable"]
 
@@ -112,7 +113,7 @@ class AuditResult:
         return (f"{self.auditor:<14} {self.verdict.value:<12} {self.quantity} "
                 f"{self.estimate:.4g} vs claimed {self.claimed:.4g}{a}  [{self.guarantee.value}]")
 
-    def plot(self, ax: object | None = None, claim: object | None = None,
+    def plot(self, ax: object | None = None, claim: Claim | None = None,
              **kwargs: object) -> object:
         """Trade-off plot over the claimed curve (:func:`dpgp_audit.viz.tradeoff.plot_tradeoff`)."""
         from dpgp_audit.viz.tradeoff import plot_tradeoff

@@ -34,7 +34,9 @@ import numpy as np
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.neighbours import NeighbourPair, neighbour_pairs, rank_pairs
 from dpgp_audit.audit.result import AuditReport, AuditResult, Verdict
-from dpgp_audit.contract import GaussianRelease, SensitivityQuery
+from dpgp_audit.contract import Executor, GaussianRelease, Mechanism, SensitivityQuery
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.claims import Claim
 
 __all__ = ["AUDITORS", "audit_mechanism"]
 
@@ -42,14 +44,14 @@ AUDITORS: tuple[str, ...] = ("sensitivity", "whitebox", "blackbox", "gdp-fit")
 _STATISTICAL = ("whitebox", "blackbox", "gdp-fit")
 
 
-def _claim_dict(claim: object) -> dict:
+def _claim_dict(claim: Claim) -> dict:
     out = claim.as_dict() if hasattr(claim, "as_dict") else {"repr": repr(claim)}
     if hasattr(claim, "describe"):
         out["describe"] = claim.describe()
     return out
 
 
-def _usable(mechanism: object, pairs: Sequence[NeighbourPair], attr: str) -> list[NeighbourPair]:
+def _usable(mechanism: Mechanism, pairs: Sequence[NeighbourPair], attr: str) -> list[NeighbourPair]:
     """Pairs on which the mechanism's ``attr`` (``mean``/``query``) accepts both datasets."""
     out = []
     fn = getattr(mechanism, attr)
@@ -63,12 +65,12 @@ def _usable(mechanism: object, pairs: Sequence[NeighbourPair], attr: str) -> lis
     return out
 
 
-def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *,
+def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generator, *,
                     auditors: Sequence[str] = ("whitebox", "blackbox", "sensitivity"),
-                    n: int = 20_000, alpha: float = 0.05, claim: object | None = None,
+                    n: int = 20_000, alpha: float = 0.05, claim: Claim | None = None,
                     progress: bool = False, pairs: Sequence[NeighbourPair] | None = None,
                     n_pairs: int = 2, budget: int = 300, score: str = "auto",
-                    executor: object | None = None, fit_fraction: float | None = None,
+                    executor: Executor | None = None, fit_fraction: float | None = None,
                     y_bound: float | None = None, name: str | None = None,
                     seed: int | None = None, n_mc: int = 20_000) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
@@ -228,9 +230,9 @@ def _witness_from(res: AuditResult, pairs: Sequence[NeighbourPair]) -> Neighbour
     return None
 
 
-def _blackbox(step: str, mechanism: object, pairs: list[NeighbourPair], claim: object, *,
+def _blackbox(step: str, mechanism: Mechanism, pairs: list[NeighbourPair], claim: Claim, *,
               n: int, alpha: float, rng_explore: np.random.Generator,
-              rng: np.random.Generator, n_pairs: int, score: str, executor: object | None,
+              rng: np.random.Generator, n_pairs: int, score: str, executor: Executor | None,
               fit_fraction: float | None) -> AuditResult | str:
     """Exploration (rank pairs) then confirmation on fresh samples, Bonferroni over pairs."""
     from dpgp_audit.audit import blackbox, gdp_fit

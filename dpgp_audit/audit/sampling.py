@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.contract import Executor, Mechanism
 from dpgp_audit.dataset import Dataset
 
 __all__ = ["ChunkedSampler", "auto_chunk", "child_rngs", "prepare_split", "run_jobs"]
@@ -59,7 +60,7 @@ def _sizes(n: int, chunk: int) -> list[int]:
     return [chunk] * (n // chunk) + ([n % chunk] if n % chunk else [])
 
 
-def _sample_raw(mechanism: object, data: Dataset, size: int, rng: np.random.Generator,
+def _sample_raw(mechanism: Mechanism, data: Dataset, size: int, rng: np.random.Generator,
                 index: int) -> np.ndarray:
     del index  # makes task keys unique on schedulers that hash arguments (dask)
     out = np.asarray(mechanism.sample(data, size, rng))  # type: ignore[attr-defined]
@@ -68,7 +69,7 @@ def _sample_raw(mechanism: object, data: Dataset, size: int, rng: np.random.Gene
     return out
 
 
-def _sample_scores(mechanism: object, data: Dataset, size: int, rng: np.random.Generator,
+def _sample_scores(mechanism: Mechanism, data: Dataset, size: int, rng: np.random.Generator,
                    index: int, score: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     s = np.asarray(score(_sample_raw(mechanism, data, size, rng, index)), dtype=float)
     if not np.all(np.isfinite(s)):
@@ -77,7 +78,7 @@ def _sample_scores(mechanism: object, data: Dataset, size: int, rng: np.random.G
     return s
 
 
-def _sample_counts(mechanism: object, data: Dataset, size: int, rng: np.random.Generator,
+def _sample_counts(mechanism: Mechanism, data: Dataset, size: int, rng: np.random.Generator,
                    index: int, score: Callable[[np.ndarray], np.ndarray],
                    thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Counts #{s > t} and #{s < t} for every threshold, on a fresh chunk."""
@@ -87,7 +88,7 @@ def _sample_counts(mechanism: object, data: Dataset, size: int, rng: np.random.G
     return above.astype(np.int64), below.astype(np.int64)
 
 
-def run_jobs(executor: object | None, fn: Callable, jobs: Sequence[tuple]) -> list:
+def run_jobs(executor: Executor | None, fn: Callable, jobs: Sequence[tuple]) -> list:
     """Run ``fn(*args)`` for every job, in process or on a ``concurrent.futures``-style executor."""
     if executor is None:
         return [fn(*args) for args in jobs]
@@ -101,11 +102,11 @@ def run_jobs(executor: object | None, fn: Callable, jobs: Sequence[tuple]) -> li
 class ChunkedSampler:
     """Chunked sampling of one phase for both datasets, reproducible from one generator."""
 
-    mechanism: object
+    mechanism: Mechanism
     d0: Dataset
     d1: Dataset
     chunk: int
-    executor: object | None
+    executor: Executor | None
     seconds: float = 0.0
     chunks: int = 0
 
@@ -158,9 +159,10 @@ class ChunkedSampler:
         return out
 
 
-def prepare_split(mechanism: object, d0: Dataset, d1: Dataset, n: int, rng: np.random.Generator,
-             alpha: float, chunk_size: int | None, fit_fraction: float | None,
-             executor: object | None, fixed: object | None) -> tuple[int, int, int, ChunkedSampler]:
+def prepare_split(mechanism: Mechanism, d0: Dataset, d1: Dataset, n: int,
+                  rng: np.random.Generator, alpha: float, chunk_size: int | None,
+                  fit_fraction: float | None, executor: Executor | None,
+                  fixed: Callable | None) -> tuple[int, int, int, ChunkedSampler]:
     """Validate the arguments; split ``n`` into fitting and certification samples."""
     n = check_positive_int("n", n)
     if fit_fraction is None:  # a fixed score only needs its threshold fitted

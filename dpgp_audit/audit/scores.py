@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs
-from dpgp_audit.contract import GaussianRelease
+from dpgp_audit.contract import GaussianRelease, Mechanism
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
@@ -227,7 +227,7 @@ def looks_discrete(X: np.ndarray) -> bool:
     return n_unique <= min(1000, max(2, rows.shape[0] // 20))
 
 
-def fixed_score(mechanism: object, d0: Dataset, d1: Dataset,
+def fixed_score(mechanism: Mechanism, d0: Dataset, d1: Dataset,
                  score: str) -> LinearScore | QuadraticScore | IdentityScore | None:
     """The score when it needs no fitting (exact LR from the white-box interface)."""
     if score not in SCORES:

@@ -22,6 +22,7 @@ from dpgp_audit.audit.planted import CHEAPEST_AUDITOR
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.stats import cp_lower, cp_upper
 from dpgp_audit.catalogue import get
+from dpgp_audit.contract import Mechanism
 
 __all__ = ["audit_planted_suite", "detection_rate"]
 
@@ -89,7 +90,7 @@ def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None =
     return rows
 
 
-def detection_rate(mechanism: object, pair: NeighbourPair, sizes: Sequence[int], reps: int,
+def detection_rate(mechanism: Mechanism, pair: NeighbourPair, sizes: Sequence[int], reps: int,
                    rng: np.random.Generator, *, auditor: str = "blackbox", alpha: float = 0.05,
                    confidence: float = 0.95, progress: bool = False) -> dict:
     """Empirical power: the share of ``reps`` independent audits of ``pair`` that flag a violation.

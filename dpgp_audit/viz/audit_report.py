@@ -9,14 +9,19 @@ view (where violations at small δ become visible).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from dpgp_audit.viz.style import AUDITOR_COLOURS, NEUTRAL, VERDICT_COLOURS
 
+if TYPE_CHECKING:
+    from dpgp_audit.audit.result import AuditReport
+
 __all__ = ["plot_planted_catch", "plot_power", "plot_report"]
 
 
-def plot_report(report: object, path: str | None = None, ax: object = None) -> object:
+def plot_report(report: AuditReport, path: str | None = None, ax: object = None) -> object:
     """Draw one report (linear and log views); save a PNG when ``path`` is given.
 
     With ``ax`` given, only the linear view is drawn on it. Returns the figure.
@@ -81,6 +86,7 @@ def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
     ax.set_yticks(y, [r["id"].replace("planted/", "") for r in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("samples per side needed (log scale; left edge: no samples)")
+    ax.set_ylabel("planted bug")
     handles = [Line2D([], [], marker="o", ls="none", color=c, label=a)
                for a, c in _AUDITOR_COLOURS.items()]
     handles.append(Line2D([], [], marker="o", ls="none", color="k", markerfacecolor="white",
@@ -115,7 +121,7 @@ def plot_power(curves: list[dict], predicted: dict | None = None, ax: object = N
         ax.plot(sizes, power, ls="--", color=colour, alpha=0.6, label=label)
     ax.set_xscale("log")
     ax.set_ylim(-0.03, 1.03)
-    ax.axhline(0.8, color="k", lw=0.5, ls=":")
+    ax.axhline(0.8, color="k", lw=0.5, ls=":", label="80 % power")
     ax.set_xlabel("samples per side")
     ax.set_ylabel("share of audits that flag the bug")
     ax.legend(fontsize=7)

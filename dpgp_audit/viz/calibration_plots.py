@@ -72,7 +72,7 @@ def plot_privacy_profiles(epsilons: Sequence[float], profiles: Mapping[str, np.n
     for label, deltas in profiles.items():
         ax.plot(epsilons, deltas, label=label, linewidth=2)
     for label, (e, d) in (targets or {}).items():
-        ax.plot([e], [d], marker="o", color="k", linestyle="none")
+        ax.plot([e], [d], marker="o", color="k", linestyle="none", label=f"target {label}")
         ax.annotate(label, (e, d), textcoords="offset points", xytext=(6, 6))
     ax.set(yscale="log", ylim=ylim, xlabel="ε", ylabel="δ(ε)", title="Privacy profiles")
     ax.legend(frameon=False)
@@ -160,7 +160,8 @@ def calibration_explorer(epsilon: float, delta: float, sensitivity: float = 1.0)
             left.bar(i, s, color=_METHOD_STYLE.get(m, {}).get("color", f"C{i}"))
             left.text(i, s, f"{s:.3g}", ha="center", va="bottom")
     left.set_xticks(range(len(names)), names)
-    left.set(ylabel="σ", title=f"σ at ε = {epsilon:.3g}, δ = {delta:.1e}, Δ = {sensitivity:g}")
+    left.set(xlabel="calibration", ylabel="σ",
+             title=f"σ at ε = {epsilon:.3g}, δ = {delta:.1e}, Δ = {sensitivity:g}")
     grid = np.linspace(0.0, max(2.5 * epsilon, 1.0), 200)
     for m in names:
         if not np.isnan(sigmas[m]):

@@ -50,14 +50,15 @@ def plot_grid_noise(axes_coords: Sequence[np.ndarray], draws: np.ndarray, *,
     fig, ax = _axes(ax)
     draws = np.asarray(draws)
     if len(axes_coords) == 1:
-        for d in np.atleast_2d(draws):
-            ax.plot(axes_coords[0], d, lw=1)
+        for i, d in enumerate(np.atleast_2d(draws)):
+            ax.plot(axes_coords[0], d, lw=1, label=f"draw {i + 1}")
         ax.set(xlabel="x", ylabel="g(x)")
+        ax.legend(frameon=False, fontsize="small")
     elif len(axes_coords) == 2:
         a0, a1 = axes_coords
         img = ax.imshow(draws.T, origin="lower", aspect="auto", cmap="RdBu_r",
                         extent=(a0[0], a0[-1], a1[0], a1[-1]))
-        fig.colorbar(img, ax=ax, shrink=0.8)
+        fig.colorbar(img, ax=ax, shrink=0.8, label="g(x₁, x₂)")
         ax.set(xlabel="x₁", ylabel="x₂")
     else:
         raise ValueError("plot_grid_noise draws 1-D or 2-D grids")
@@ -73,7 +74,7 @@ def plot_dpsetconv_release(grid_x: np.ndarray, clean: np.ndarray, released: np.n
     for ax, k, name in ((a0, 0, "density r_d"), (a1, 1, "signal r_s")):
         ax.plot(grid_x, clean[k], color="k", lw=2, label="noise-free")
         ax.plot(grid_x, released[k], color="C3", lw=1, label="released (DP)")
-        ax.set(title=name, xlabel="x")
+        ax.set(title=name, xlabel="x", ylabel=f"{name.split()[1]}(x)")
     a1.scatter(xc, np.clip(yc, -clip_bound, clip_bound), s=8, color="C0", label="clipped y")
     a0.legend(frameon=False)
     a1.legend(frameon=False)
@@ -122,5 +123,5 @@ def plot_deployment_times(times: Mapping[str, float], *, ax: Axes | None = None)
         ax.hlines(i, min(times.values()) / 3, times[n], color=colours[n], lw=0.8, ls=":")
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
-    ax.set(xscale="log", xlabel="seconds per task (log scale)")
+    ax.set(xscale="log", xlabel="seconds per task (log scale)", ylabel="method")
     return fig

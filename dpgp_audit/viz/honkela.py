@@ -36,6 +36,7 @@ def plot_sinc_fits(data: object, fits: list, truth: object = None) -> object:
         ax.set_title(f"ε = {fit.epsilon:g}")
         ax.set_ylim(-1.5, 2.0)
         ax.set_xlabel("x")
+    axes[0][0].set_ylabel("y")
     axes[0][0].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return fig
@@ -102,9 +103,11 @@ def plot_classification(X: np.ndarray, labels: np.ndarray, V: np.ndarray, P: np.
     for c in range(P.shape[1]):
         ax.plot(V, P[:, c], color=f"C{c}", label=f"p(class {c})")
         sel = labels == c
-        ax.plot(X[sel], np.full(sel.sum(), -0.05), "|", color=f"C{c}")
+        ax.plot(X[sel], np.full(sel.sum(), -0.05), "|", color=f"C{c}",
+                label=f"training inputs, class {c}")
     ax.set_ylim(-0.1, 1.05)
     ax.set_xlabel("x")
+    ax.set_ylabel("predicted probability")
     ax.set_title(title)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -119,7 +122,7 @@ def plot_input_leak(leak: object) -> object:
     ax.plot(leak.Xs, leak.var0, "C0-o", ms=3, label="D")
     ax.plot(leak.Xs, leak.var1, "C3-o", ms=3, label=f"D′ (x moved {leak.x_old:.2f} → "
                                                      f"{leak.x_new:.2f})")
-    ax.axvline(leak.x_new, color="C3", ls=":", lw=1)
+    ax.axvline(leak.x_new, color="C3", ls=":", lw=1, label="moved input's new place")
     ax.set_xlabel("x*")
     ax.set_ylabel("predictive variance")
     ax.set_title("outputs-only GP: the variance is a deterministic function of X")

@@ -27,12 +27,15 @@ def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.5, 4.0)) -> tuple[F
 def plot_dp_fit(X: np.ndarray, y: np.ndarray, Xs: np.ndarray, mean: np.ndarray,
                 post_var: np.ndarray, dp_samples: np.ndarray, noise_sd: np.ndarray, *,
                 title: str = "", ylim: tuple[float, float] | None = None,
-                ax: Axes | None = None, method: str | None = None) -> Figure:
+                xlabel: str = "x", ylabel: str = "y", ax: Axes | None = None,
+                method: str | None = None) -> Figure:
     """S18 Fig. 1 style: data, non-DP posterior mean ± 2 sd (black, grey band), DP releases,
     DP noise ± 1 sd (black dashed) and ± ¼ sd (grey dashed).
 
-    ``method`` (e.g. ``"standard DP-GP"``, ``"cloaking"``) colours the DP releases with
-    the method's course colour (:func:`dpgp_audit.viz.style.method_colour`); grey if omitted.
+    ``xlabel``/``ylabel`` name the axes with their units, e.g. ``"age (years)"`` and
+    ``"height (cm)"`` for the !Kung data of S18 Fig. 1. ``method`` (e.g. ``"standard DP-GP"``,
+    ``"cloaking"``) colours the DP releases with the method's course colour
+    (:func:`dpgp_audit.viz.style.method_colour`); grey if omitted.
     """
     fig, ax = _axes(ax)
     xs = np.ravel(Xs)
@@ -53,20 +56,21 @@ def plot_dp_fit(X: np.ndarray, y: np.ndarray, Xs: np.ndarray, mean: np.ndarray,
         ax.plot(xs, mean - f * noise_sd, style, lw=1, **kw)
     if ylim is not None:
         ax.set_ylim(*ylim)
-    ax.set_title(title)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     ax.legend(fontsize=7, loc="lower right")
     return fig
 
 
 def plot_spatial_noise(X: np.ndarray, Xs: np.ndarray, dp_pred: np.ndarray,
                        noise_sd: np.ndarray, delta_scale: float, *, title: str = "",
+                       xlabel: str = "x₁", ylabel: str = "x₂",
                        ax: Axes | None = None) -> Figure:
     """S18 Fig. 3 style: training locations (dots), test predictions as circles whose area
     is the DP prediction and whose opacity falls with the DP noise sd (transparent at
     ≥ 40% of ``delta_scale``).
     """
     fig, ax = _axes(ax, (5.5, 5.0))
-    ax.plot(X[:, 0], X[:, 1], ".", color="0.6", ms=2)
+    ax.plot(X[:, 0], X[:, 1], ".", color="0.6", ms=2, label="training locations")
     alpha = np.clip(1.0 - noise_sd / (0.4 * delta_scale), 0.05, 1.0)
     size = 40 * np.clip(dp_pred, 1e-9, None) / max(float(np.max(np.abs(dp_pred))), 1e-9)
     colours = np.zeros((len(Xs), 4))
@@ -74,7 +78,9 @@ def plot_spatial_noise(X: np.ndarray, Xs: np.ndarray, dp_pred: np.ndarray,
     colours[:, 3] = alpha
     ax.scatter(Xs[:, 0], Xs[:, 1], s=size, c=colours, edgecolors="none")
     ax.set_aspect("equal")
-    ax.set_title(title)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.legend(fontsize=7, loc="upper right",
+              title="circles: DP prediction (area), noise (clearer = more)", title_fontsize=7)
     return fig
 
 

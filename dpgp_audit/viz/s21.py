@@ -36,27 +36,34 @@ def format_table1(rows: Sequence[dict]) -> str:
 
 
 def plot_noise_band_1d(x_train, y_train, xs, mean, noise_sd, *, samples=None, post_sd=None,
-                       ax=None, title=""):
-    """S21 Fig. 3 style: non-DP mean, DP samples and ±1 DP-noise sd band."""
+                       ax=None, title="", xlabel="x", ylabel="y"):
+    """S21 Fig. 3 style: non-DP mean, DP samples and ±1 DP-noise sd band.
+
+    ``xlabel``/``ylabel`` name the axes with units (``"age (years)"``, ``"height (cm)"``).
+    """
     ax = _ax(ax)
     xs = np.ravel(xs)
     if post_sd is not None:
         ax.fill_between(xs, mean - post_sd, mean + post_sd, color="C0", alpha=0.2,
                         label="GP posterior sd")
     if samples is not None:
-        for s in samples:
-            ax.plot(xs, s, color="0.6", lw=0.6)
+        for i, s in enumerate(samples):
+            ax.plot(xs, s, color="0.6", lw=0.6, label="DP releases" if i == 0 else None)
     ax.plot(xs, mean, "C0", lw=2, label="non-DP mean")
     ax.plot(xs, mean + noise_sd, "k--", lw=1, label="± DP noise sd")
     ax.plot(xs, mean - noise_sd, "k--", lw=1)
     ax.plot(np.ravel(x_train), y_train, "r+", ms=4, label="training data")
-    ax.set_title(title)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     ax.legend(fontsize=7, loc="lower right")
     return ax
 
 
-def plot_noise_map_2d(X_train, grid, mean, noise_sd, *, max_sd=40.0, Z=None, ax=None, title=""):
-    """S21 Fig. 5 style: disks on a grid, opacity falling with the DP-noise sd (clear at max_sd)."""
+def plot_noise_map_2d(X_train, grid, mean, noise_sd, *, max_sd=40.0, Z=None, ax=None, title="",
+                      xlabel="x₁", ylabel="x₂"):
+    """S21 Fig. 5 style: disks on a grid, opacity falling with the DP-noise sd (clear at max_sd).
+
+    ``xlabel``/``ylabel`` name the two inputs with units (``"age (years)"``, ``"weight (kg)"``).
+    """
     ax = _ax(ax)
     alpha = np.clip(1.0 - np.asarray(noise_sd) / max_sd, 0.0, 1.0)
     colours = np.zeros((len(alpha), 4))
@@ -64,11 +71,11 @@ def plot_noise_map_2d(X_train, grid, mean, noise_sd, *, max_sd=40.0, Z=None, ax=
     colours[:, 3] = alpha
     size = 60 * np.clip((np.asarray(mean) - np.min(mean)) / (np.ptp(mean) + 1e-12), 0.1, 1.0)
     ax.scatter(grid[:, 0], grid[:, 1], s=size, c=colours)
-    ax.plot(X_train[:, 0], X_train[:, 1], "k.", ms=2)
+    ax.plot(X_train[:, 0], X_train[:, 1], "k.", ms=2, label="training inputs")
     if Z is not None:
         ax.plot(Z[:, 0], Z[:, 1], "rx", ms=8, mew=2, label="inducing inputs")
-        ax.legend(fontsize=7)
-    ax.set_title(title)
+    ax.legend(fontsize=7)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     return ax
 
 
@@ -87,12 +94,14 @@ def plot_stripes(train, test, proba, *, ax=None, title=""):
     """S21 Fig. 7 style: mean predicted P(+1) over DP releases on the test grid."""
     ax = _ax(ax)
     p = np.atleast_2d(proba)
-    ax.scatter(test.X[:, 0], test.X[:, 1], c=p.mean(axis=0), cmap="RdBu_r", vmin=0, vmax=1,
-               s=40 + 200 * np.abs(p.mean(axis=0) - 0.5))
+    dots = ax.scatter(test.X[:, 0], test.X[:, 1], c=p.mean(axis=0), cmap="RdBu_r", vmin=0,
+                      vmax=1, s=40 + 200 * np.abs(p.mean(axis=0) - 0.5))
+    ax.figure.colorbar(dots, ax=ax, label="mean P(y = +1)")
     pos = train.y > 0
-    ax.plot(train.X[pos, 0], train.X[pos, 1], "b+", ms=4)
-    ax.plot(train.X[~pos, 0], train.X[~pos, 1], "rx", ms=4)
-    ax.set_title(title)
+    ax.plot(train.X[pos, 0], train.X[pos, 1], "b+", ms=4, label="training, y = +1")
+    ax.plot(train.X[~pos, 0], train.X[~pos, 1], "rx", ms=4, label="training, y = −1")
+    ax.set(title=title, xlabel="x₁", ylabel="x₂")
+    ax.legend(fontsize=7)
     return ax
 
 
@@ -102,10 +111,10 @@ def plot_digits_accuracy(res: dict, chance: float | None = None, ax=None):
     n = len(res["lengthscales"])
     for a, ls in enumerate(res["lengthscales"]):
         shade = str(0.7 * a / max(n - 1, 1))
-        ax.plot(res["m"], res["no_dp"][a], "-", color=shade, label=f"l={ls:g}")
-        ax.plot(res["m"], res["dp"][a], "--", color=shade)
+        ax.plot(res["m"], res["no_dp"][a], "-", color=shade, label=f"l={ls:g}, no DP")
+        ax.plot(res["m"], res["dp"][a], "--", color=shade, label=f"l={ls:g}, DP")
     if chance is not None:
-        ax.axhline(chance, color="k", lw=0.8)
+        ax.axhline(chance, color="k", lw=0.8, label="chance")
     ax.set_xscale("log")
     ax.set_xlabel("inducing inputs M")
     ax.set_ylabel("accuracy")

@@ -2,7 +2,10 @@
 
 Widgets only *drive* pure plotting functions; each notebook also calls that
 function once in a plain cell, which is what papermill and nbval check (a
-widget's output lives in widget state, not in the cell's outputs).
+widget's output lives in widget state, not in the cell's outputs). Each redraw
+shows the figure with :func:`dpgp_audit.viz.show` (a PNG whatever the backend)
+and prints its caption (:func:`dpgp_audit.viz.describe`: titles and the numbers
+written on the plot), so what changed is also readable as text.
 """
 
 from __future__ import annotations
@@ -10,7 +13,39 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping
 
-__all__ = ["epsilon_delta_widget", "slider_widget"]
+__all__ = ["epsilon_delta_widget", "sample_size_widget", "slider_widget"]
+
+
+def _log_slider(description: str, value: float, lo: float, hi: float, fmt: str):
+    import ipywidgets as widgets
+
+    if not 0 < lo < hi:
+        raise ValueError(f"{description} range must satisfy 0 < low < high, got {(lo, hi)}")
+    return widgets.FloatLogSlider(
+        value=min(max(value, lo), hi), base=10, min=math.log10(lo), max=math.log10(hi),
+        step=0.05, description=description, readout_format=fmt, continuous_update=False)
+
+
+def _redrawing(plot: Callable[..., object], sliders: Mapping[str, object],
+               convert: Callable[[dict], dict] = dict):
+    """Sliders above an output area where ``plot(**values)`` is shown after each release."""
+    import ipywidgets as widgets
+    from IPython.display import display
+    from matplotlib.figure import Figure
+
+    from dpgp_audit.viz.display import describe, show
+
+    def redraw(**values: float) -> None:
+        result = plot(**convert(values))
+        if isinstance(result, Figure):
+            caption = describe(result)
+            show(result)  # a PNG whatever the backend (MPLBACKEND=Agg shows no figure)
+            print(caption)
+        elif result is not None:
+            display(result)
+
+    out = widgets.interactive_output(redraw, dict(sliders))
+    return widgets.VBox([widgets.HBox(list(sliders.values())), out])
 
 
 def epsilon_delta_widget(plot: Callable[[float, float], object], *, epsilon: float = 1.0,
@@ -32,26 +67,36 @@ def epsilon_delta_widget(plot: Callable[[float, float], object], *, epsilon: flo
     ipywidgets.VBox
         Sliders above an output area.
     """
-    import ipywidgets as widgets
-    from IPython.display import display
+    sliders = {"epsilon": _log_slider("ε", epsilon, *epsilon_range, ".3g"),
+               "delta": _log_slider("δ", delta, *delta_range, ".1e")}
+    return _redrawing(lambda epsilon, delta: plot(epsilon, delta), sliders)
 
-    def log_slider(description: str, value: float, lo: float, hi: float, fmt: str):
-        if not 0 < lo < hi:
-            raise ValueError(f"{description} range must satisfy 0 < low < high, got {(lo, hi)}")
-        return widgets.FloatLogSlider(
-            value=min(max(value, lo), hi), base=10, min=math.log10(lo), max=math.log10(hi),
-            step=0.05, description=description, readout_format=fmt, continuous_update=False)
 
-    eps_slider = log_slider("ε", epsilon, *epsilon_range, ".3g")
-    delta_slider = log_slider("δ", delta, *delta_range, ".1e")
+def sample_size_widget(plot: Callable[[int], object], *, n: int = 10_000,
+                       n_range: tuple[int, int] = (100, 100_000)):
+    """A log-scale slider for a sample size n redrawing ``plot(n)`` on release.
 
-    def redraw(epsilon: float, delta: float) -> None:
-        result = plot(epsilon, delta)
-        if result is not None:
-            display(result)
+    Used by the auditing lab (notebook 05) to rerun an audit at the n a learner picks.
 
-    out = widgets.interactive_output(redraw, {"epsilon": eps_slider, "delta": delta_slider})
-    return widgets.VBox([widgets.HBox([eps_slider, delta_slider]), out])
+    Parameters
+    ----------
+    plot
+        A function of an integer sample size returning a matplotlib Figure.
+    n
+        Initial value (clipped into ``n_range``).
+    n_range
+        Slider limits, ``1 <= low < high``.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The slider above an output area.
+    """
+    lo, hi = n_range
+    if not 1 <= lo < hi:
+        raise ValueError(f"n_range must satisfy 1 <= low < high, got {n_range!r}")
+    sliders = {"n": _log_slider("n / side", float(n), float(lo), float(hi), ",.0f")}
+    return _redrawing(plot, sliders, lambda v: {"n": int(round(v["n"]))})
 
 
 def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float, float, float]],
@@ -62,9 +107,9 @@ def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float
     Parameters
     ----------
     plot
-        A pure function of the slider values returning something displayable
-        (the explorers of :mod:`dpgp_audit.viz.explorers`, with the fixed arguments
-        bound by ``functools.partial``).
+        A pure function of the slider values returning something displayable (the
+        explorers of :mod:`dpgp_audit.viz.explorers`, with the fixed arguments bound by
+        ``functools.partial``).
     sliders
         Keyword → ``(low, high, initial)``; the initial value is clipped into range.
     log
@@ -81,7 +126,6 @@ def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float
         state, so cells showing it are tagged ``nbval-ignore-output``.
     """
     import ipywidgets as widgets
-    from IPython.display import display
 
     labels = dict(labels or {})
     unknown = (set(log) | set(integer) | set(labels)) - set(sliders)
@@ -96,9 +140,7 @@ def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float
         if name in log:
             if not lo > 0:
                 raise ValueError(f"log slider {name!r} needs low > 0, got {lo!r}")
-            controls[name] = widgets.FloatLogSlider(
-                value=value, base=10, min=math.log10(lo), max=math.log10(hi), step=0.05,
-                description=desc, readout_format=".3g", continuous_update=False)
+            controls[name] = _log_slider(desc, float(value), float(lo), float(hi), ".3g")
         elif name in integer:
             controls[name] = widgets.IntSlider(value=int(value), min=int(lo), max=int(hi),
                                                description=desc, continuous_update=False)
@@ -107,12 +149,5 @@ def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float
                                                  step=(hi - lo) / 100, description=desc,
                                                  readout_format=".3g", continuous_update=False)
     as_int = set(integer)
-
-    def redraw(**values: float) -> None:
-        values = {k: int(round(v)) if k in as_int else v for k, v in values.items()}
-        result = plot(**values)
-        if result is not None:
-            display(result)
-
-    out = widgets.interactive_output(redraw, controls)
-    return widgets.VBox([widgets.HBox(list(controls.values())), out])
+    return _redrawing(plot, controls,
+                      lambda v: {k: int(round(x)) if k in as_int else x for k, x in v.items()})

@@ -29,6 +29,7 @@ prints σ̃² = log(1/α_1 + 1) — the index should be i (per entry).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,7 +79,7 @@ class DPHeteroscedasticStats(DPSVGPStats):
     ``noise_var=1`` (H eq. 38); :meth:`fit` does so.
     """
 
-    noise_var_fn: object = None
+    noise_var_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
     min_noise_var: float = 1.0
 
     def __post_init__(self) -> None:

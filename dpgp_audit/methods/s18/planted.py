@@ -138,12 +138,13 @@ def build_supnorm(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0
                         method="analytic")
 
 
-def exact_gaussian_epsilon(mech: object, data: Dataset, d: float, delta: float) -> float:
+def exact_gaussian_epsilon(mech: CloakingMechanism | StandardDPGP | PinvCloaking, data: Dataset,
+                           d: float, delta: float) -> float:
     """True ε at ``delta`` of a Gaussian release whose mean moves by d·(column j of C).
 
     Uses the exact GDP profile: μ = max_j ‖cov^{-1/2} d c_j‖ (∞ outside the range).
     """
-    C = mech.C  # type: ignore[attr-defined]
-    norm = Mahalanobis(mech.cov(data))  # type: ignore[attr-defined]
+    C = mech.C
+    norm = Mahalanobis(mech.cov(data))
     mu = max(norm(d * C[:, j]) for j in range(C.shape[1]))
     return float("inf") if not np.isfinite(mu) else gdp_epsilon(delta, mu)
