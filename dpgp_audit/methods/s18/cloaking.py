@@ -34,7 +34,6 @@ from scipy import linalg
 from dpgp_audit._validation import (
     as_finite_array,
     check_positive_float,
-    check_positive_int,
     check_rng,
 )
 from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
@@ -47,6 +46,7 @@ from dpgp_audit.gp.cloaking import (
 )
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.regression import ExactGP
+from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
@@ -57,7 +57,7 @@ DeltaRule = Literal["mahalanobis", "paper-calcdelta"]
 
 
 @dataclass(frozen=True, eq=False)
-class CloakingMechanism:
+class CloakingMechanism(LinearGaussianRelease):
     """The cloaking mechanism on a fixed linear map ``C`` (k × n): release C y + σ z, z ~ N(0, M).
 
     Parameters
@@ -204,21 +204,20 @@ class CloakingMechanism:
         """Noise-free release ``Q Qᵀ C y`` (C y projected on span{c_i})."""
         return self._Q @ (self._Q.T @ (self.C @ self._targets(data)))
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean."""
-        return self.query(data)
+    # mean = query, cov = σ² M and sample: LinearGaussianRelease
+    @property
+    def noise_scale(self) -> float:
+        """σ."""
+        return self.sigma
 
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance σ² M."""
-        return self.sigma**2 * np.array(self.M)
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """F = Q L_R with F Fᵀ = M."""
+        return self._factor
 
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, k)."""
-        n = check_positive_int("n", n)
-        rng = check_rng(rng)
-        m = self.query(data)
-        z = rng.standard_normal((n, self._factor.shape[1]))
-        return m + self.sigma * (z @ self._factor.T)
+    def noise_shape(self) -> np.ndarray:
+        """M (as released, floor included)."""
+        return self.M
 
 
 class CloakedRelease:

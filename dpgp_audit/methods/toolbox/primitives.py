@@ -29,6 +29,7 @@ from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.gp.regression import ExactGP
+from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import L1, L2, RKHS, Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
@@ -42,7 +43,6 @@ from dpgp_audit.privacy.mechanisms import (
     exponential_mechanism,
     laplace_noise,
     laplace_scale,
-    multivariate_gaussian_noise,
 )
 from dpgp_audit.privacy.multivariate import (
     covariance_factor,
@@ -60,7 +60,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class GaussianSumMechanism:
+class GaussianSumMechanism(LinearGaussianRelease):
     """P.1: release Σ_i y_i + N(0, σ²) under outputs-only neighbours (|y_i − y_i'| ≤ d).
 
     The L2 sensitivity of the sum is ``d``; σ comes from :func:`calibrate_gaussian`.
@@ -104,19 +104,15 @@ class GaussianSumMechanism:
             y, _ = clip_targets(y, self.y_bound, clip=self.clip)
         return np.array([float(np.sum(y))])
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box: the mean of the Gaussian release."""
-        return self.query(data)
+    @property
+    def noise_scale(self) -> float:
+        """σ: the release is N(Σ y_i, σ²) (mean/cov/sample from :class:`LinearGaussianRelease`)."""
+        return self.calibration.sigma
 
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box: the noise covariance σ² (1 × 1)."""
-        return np.array([[self.calibration.sigma**2]])
-
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, 1)."""
-        n = check_positive_int("n", n)
-        rng = check_rng(rng)
-        return self.query(data) + self.calibration.sigma * rng.standard_normal((n, 1))
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """The 1 × 1 identity."""
+        return np.ones((1, 1))
 
 
 def _build_gaussian_sum(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
@@ -319,7 +315,7 @@ def _build_exponential(data: Dataset, *, epsilon: float, d: float = 1.0,
 
 
 @dataclass(frozen=True, eq=False)
-class MultivariateGaussianMechanism:
+class MultivariateGaussianMechanism(LinearGaussianRelease):
     """P.4: release q = C y + σ Z, Z ~ N(0, M), under outputs-only neighbours (Hall Prop. 3).
 
     The change of q between neighbours is t·c_i with |t| ≤ d, so the Mahalanobis
@@ -397,19 +393,19 @@ class MultivariateGaussianMechanism:
             raise ValueError(f"data has {y.size} targets but C has {self.C.shape[1]} columns")
         return self.C @ y
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box: the release's mean C y."""
-        return self.query(data)
+    @property
+    def noise_scale(self) -> float:
+        """σ: the release is N(C y, σ² M) (mean/cov/sample from :class:`LinearGaussianRelease`)."""
+        return self.sigma
 
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box: σ² M."""
-        return self.sigma**2 * np.array(self.M)
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """F with F Fᵀ = M (computed once)."""
+        return self.factor
 
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, k)."""
-        n = check_positive_int("n", n)
-        rng = check_rng(rng)
-        return self.query(data) + self.sigma * multivariate_gaussian_noise(self.factor, n, rng)
+    def noise_shape(self) -> np.ndarray:
+        """M."""
+        return self.M
 
 
 def _default_grid(data: Dataset, k: int) -> np.ndarray:
