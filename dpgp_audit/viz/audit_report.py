@@ -91,7 +91,8 @@ def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
                for a, c in _AUDITOR_COLOURS.items()]
     handles.append(Line2D([], [], marker="o", ls="none", color="k", markerfacecolor="white",
                           label="not flagged at this n"))
-    ax.legend(handles=handles, fontsize=7, loc="lower right")
+    # outside the axes: inside, it would hide the rows at the bottom
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("Planted bugs: the cheapest auditor that caught each", fontsize=10)
     return fig
 
