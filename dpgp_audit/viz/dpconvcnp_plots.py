@@ -119,9 +119,10 @@ def plot_deployment_times(times: Mapping[str, float], *, ax: Axes | None = None)
     names = list(times)
     colours = colours_for(names)
     for i, n in enumerate(names):
-        ax.plot([times[n]], [i], "o", ms=9, color=colours[n])
+        ax.plot([times[n]], [i], "o", ms=9, color=colours[n], label=n)
         ax.hlines(i, min(times.values()) / 3, times[n], color=colours[n], lw=0.8, ls=":")
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="seconds per task (log scale)", ylabel="method")
+    ax.legend(frameon=False, fontsize="small")
     return fig
