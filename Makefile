@@ -8,6 +8,7 @@ CORE_STAMP   := $(VENV)/.installed-core
 NB_STAMP     := $(VENV)/.installed-notebooks
 NEURAL_STAMP := $(VENV)/.installed-neural
 STAMP        := $(VENV)/.installed
+BROWSER_STAMP := $(VENV)/.installed-browser
 NB_PARAMS ?= tests/notebook_params
 TORCH_VERSION ?= 2.13.0
 # PyTorch's CPU-only wheel index, used when reachable. `make test TORCH_INDEX=` skips it and
@@ -30,7 +31,7 @@ AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(EPS),--epsilon $(EPS
 
 # Headless test and audit runs draw with Agg. `lab` and `notebooks` do not set a backend:
 # notebooks display their figures explicitly (dpgp_audit.viz.show), whatever the backend.
-audit test test-slow test-notebooks refs bench binder-check: export MPLBACKEND ?= Agg
+audit test test-slow test-notebooks test-browser refs bench binder-check: export MPLBACKEND ?= Agg
 
 .PHONY: help install audit test test-slow test-notebooks test-browser lint sync lab notebooks \
         refs bench binder-check clean
@@ -42,6 +43,7 @@ help:
 	@echo "make test      set up .venv and run the test suite (unit, property, audit, notebooks)"
 	@echo "               installs every extra; torch from the CPU-only index (TORCH_INDEX=...)"
 	@echo "make test-notebooks  only the notebook tests (papermill + nbval, tiny CI parameters)"
+	@echo "make test-browser    JupyterLab end to end in Chromium (Playwright; not in make test)"
 	@echo "make refs      rewrite tests/notebook_refs/ (strict nbval references) after a change"
 	@echo "               (add one: make refs NB=01_smith2018_cloaking)"
 	@echo "make lab       JupyterLab on notebooks/ (start at index.ipynb)"
@@ -97,7 +99,16 @@ audit: $(CORE_STAMP)
 	$(PY) -m dpgp_audit audit $(AUDIT_ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" tests
+	$(PY) -m pytest -q -m "not slow and not browser" tests
+
+# JupyterLab in a real browser (tests/browser/): Chromium from the system or from
+# `.venv/bin/python -m playwright install chromium`; skips with a message without one.
+$(BROWSER_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install -q -e ".[browser]"
+	touch $@
+
+test-browser: $(BROWSER_STAMP)
+	$(PY) -m pytest -q -m browser tests/browser
 
 test-notebooks: $(STAMP)
 	$(PY) -m pytest -q -m notebooks tests
@@ -149,7 +160,8 @@ binder-check: $(BINDER_STAMP)
 	  stem=$$(basename $$nb .ipynb); \
 	  JUPYTER_PATH="$(CURDIR)/$(BINDER_VENV)/share/jupyter" PYTHONPATH= \
 	  $(BINDER_VENV)/bin/papermill "$$nb" "build/binder/$$stem.ipynb" -k python3 \
-	    --cwd build/binder -f "$(NB_PARAMS)/$$stem.yaml" --log-level WARNING || exit 1; \
+	    --cwd build/binder -f "$(NB_PARAMS)/$$stem.yaml" --execution-timeout 600 \
+	    --log-level WARNING || exit 1; \
 	done
 	@echo "binder-check: audit --all and every notebook ran in $(BINDER_VENV)"
 

@@ -216,6 +216,7 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "n_power_reps": _SIZE, "power_grid": Param("int_list", low=20),
         "show_progress": _FLAG,
     },
+    "index": {"verbose": _FLAG},  # the course landing page
 }
 
 

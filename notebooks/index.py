@@ -58,7 +58,9 @@ import importlib.util
 import platform
 
 import dpgp_audit
+from dpgp_audit.params import check_notebook_params
 
+p = check_notebook_params(verbose=verbose)
 PARTS = {
     "numpy": "every notebook",
     "matplotlib": "every figure",
@@ -70,7 +72,7 @@ print(f"Python {platform.python_version()}, dpgp_audit from {dpgp_audit.__path__
 for module, used_for in PARTS.items():
     found = importlib.util.find_spec(module) is not None
     version = ""
-    if found and verbose:
+    if found and p["verbose"]:
         try:
             version = " " + md.version(module.replace("_", "-"))
         except md.PackageNotFoundError:
