@@ -151,7 +151,6 @@ _SIZE_LIST = Param("int_list", low=1)
 #: notebooks' maths needs (e.g. H Alg. 2's γ is a stopping probability in (0, 1);
 #: cross-validation needs at least 2 folds).
 SCHEMAS: dict[str, dict[str, Param]] = {
-    "index": {"verbose": _FLAG},  # the course landing page (notebooks/index)
     "00_dp_basics": {
         "epsilon": _POS, "delta": _PROB, "seed": _SEED, "n_samples": _SIZE,
         "n_grid": Param("int", low=2), "show_progress": _FLAG,

@@ -75,9 +75,10 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server on a free port with a token, serving prepared copies of 00 and 05."""
+    """A JupyterLab server on a free port with a token, serving prepared copies of 00-05."""
     root = tmp_path_factory.mktemp("lab")
-    for stem in ("00_dp_basics", "05_auditing_lab"):
+    for stem in ("00_dp_basics", "01_smith2018_cloaking", "03_honkela_dp_svgp",
+                 "05_auditing_lab"):
         notebook = nh.NOTEBOOKS / f"{stem}.ipynb"
         nh.prepare(notebook, nh.load_params(notebook), root)
     port, token = _free_port(), os.urandom(16).hex()
@@ -215,3 +216,45 @@ def test_notebook_05_sample_size_slider_reruns_the_audit(lab, page):
     page.screenshot(path=str(SHOTS / "05_after.png"))
     assert "n = 300/side" in after[1] and "n = 300/side" not in before[1], (before, after)
     assert after[0] != before[0]
+
+
+def _slider_redraws(page, lab, notebook: str, label: str, value: str, shot: str
+                    ) -> tuple[tuple[str, str], tuple[str, str]]:
+    """Run ``notebook``, set the slider ``label`` to ``value``; (before, after) widget states."""
+    base, token = lab
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    _open_and_run_all(page, base, token, notebook)
+    slider = _slider(page, label)
+    _attached(page, slider, shot)
+    slider.scroll_into_view_if_needed()
+    box = _box_of(slider)
+    box.locator(".widget-output img").last.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    box.scroll_into_view_if_needed()
+    before = _widget_state(box)
+    after = _move(page, box, slider, value, before)
+    box.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / f"{shot}_after.png"))
+    return before, after
+
+
+def test_notebook_01_cloaking_epsilon_slider_redraws_the_noise_covariance(lab, page):
+    """Issue 14 §4: the cloaking explorer (ℓ, d, ε) redraws σ²M and a DP release."""
+    before, after = _slider_redraws(page, lab, "01_smith2018_cloaking.ipynb", "ε", "0.5", "01")
+    assert "ε = 0.5" in after[1] and "ε = 0.5" not in before[1], (before, after)
+    assert after[0] != before[0]
+
+
+def test_notebook_03_ratio_slider_redraws_both_sensitivities(lab, page):
+    """Issue 14 §4: the σ_a/σ_b explorer redraws the exact and eq. (6) sensitivities."""
+    before, after = _slider_redraws(page, lab, "03_honkela_dp_svgp.ipynb", "c = σa/σb", "0.25",
+                                    "03")
+    assert "c = 0.25" in after[1] and "c = 0.25" not in before[1], (before, after)
+    assert after[0] != before[0]
+
+
+def test_notebook_05_ceiling_slider_changes_the_verdict(lab, page):
+    """Issue 14 §4: at 20 samples per side no test can refute ε = 1 (INCONCLUSIVE)."""
+    before, after = _slider_redraws(page, lab, "05_auditing_lab.ipynb", "samples/side", "20",
+                                    "05_ceiling")
+    assert "n = 20:" in after[1] and "INCONCLUSIVE" in after[1], (before, after)
+    assert "INCONCLUSIVE" not in before[1]
