@@ -120,12 +120,12 @@ test-slow: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m dpgp_audit.devtools.check_notebooks --paired notebooks/*.ipynb
+	$(PY) -m dpgp_audit.devtools.check_notebooks --paired notebooks/*.ipynb notebooks/answers/*.ipynb
 
 # Notebooks are edited as text: notebooks/NN_name.py (jupytext percent format) is paired
 # with NN_name.ipynb (notebooks/jupytext.toml); the newer side of each pair wins.
 sync: $(NB_STAMP)
-	$(VENV)/bin/jupytext --sync notebooks/*.ipynb
+	$(VENV)/bin/jupytext --sync notebooks/*.ipynb notebooks/answers/*.ipynb
 
 lab: $(NB_STAMP)
 	cd notebooks && $(abspath $(VENV))/bin/jupyter lab index.ipynb
@@ -136,7 +136,7 @@ lab: $(NB_STAMP)
 notebooks: $(NB_STAMP)
 	mkdir -p build/full
 	rm -f build/full/*.repro.json
-	for nb in notebooks/*.ipynb; do \
+	for nb in notebooks/*.ipynb notebooks/answers/*.ipynb; do \
 	  stem=$$(basename $$nb .ipynb); \
 	  extra=""; \
 	  if grep -q '"repro_json' "$$nb"; then extra="-p repro_json $(CURDIR)/build/full/$$stem.repro.json"; fi; \

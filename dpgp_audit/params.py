@@ -162,6 +162,18 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "epsilon": _POS, "delta": _PROB, "seed": _SEED, "n_samples": _SIZE,
         "n_grid": Param("int", low=2), "show_progress": _FLAG,
     },
+    "00b_gp_primer": {
+        "seed": _SEED, "n_points": Param("int", low=2), "lengthscale": _POS, "noise_sd": _POS,
+        "d": _POS, "n_inducing": Param("int", low=2), "n_class": Param("int", low=2),
+    },
+    "00b_gp_primer_answers": {
+        "seed": _SEED, "n_points": Param("int", low=2), "lengthscale": _POS, "noise_sd": _POS,
+        "d": _POS, "n_lengthscales": Param("int", low=2), "max_inducing": Param("int", low=2),
+    },
+    "00_dp_basics_answers": {"seed": _SEED, "n_samples": _SIZE},
+    "01_smith2018_cloaking_answers": {
+        "seed": _SEED, "n_repeats": Param("int", low=2), "n_test": Param("int", low=2),
+    },
     "01_smith2018_cloaking": {
         "epsilon": _POS, "delta": _PROB, "d": _POS, "lengthscale": _POS, "noise": _POS,
         "kernel_sd": _POS, "n_repeats": _SIZE, "n_test": Param("int", low=2),
@@ -182,6 +194,10 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "show_progress": _FLAG,
         "repro_json": _PATH,
     },
+    "02_smith_sparse_classification_answers": {
+        "seed": _SEED, "epsilon": _POS, "delta": _PROB, "stripes_n": Param("int", low=2),
+        "n_dp_reps": Param("int", low=2),
+    },
     "03_honkela_dp_svgp": {
         "seed": _SEED, "epsilons": _POS_LIST, "delta": _PROB, "n_points": _SIZE,
         "n_inducing": _SIZE, "n_repeats_calibration": _SIZE, "n_repeats_hyper": _SIZE,
@@ -189,12 +205,21 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "n_pd_trials": _SIZE, "show_progress": _FLAG,
         "repro_json": _PATH,
     },
+    "03_honkela_dp_svgp_answers": {
+        "seed": _SEED, "n_points": _SIZE, "n_mc": Param("int", low=2), "n_pd_trials": _SIZE,
+    },
     "04_raisa_dpconvcnp": {
         "epsilon": _POS, "delta": _PROB, "seed": _SEED, "grid_side": Param("int", low=2),
         "n_tasks": _SIZE, "context_sizes": Param("int_list", low=2),
         "n_kung_splits": _SIZE, "n_kung_context": Param("int", low=2),
         "dpsvgp_steps": _SIZE, "show_progress": _FLAG,
         "repro_json": _PATH,
+    },
+    "04_raisa_dpconvcnp_answers": {
+        "seed": _SEED, "epsilon": _POS, "delta": _PROB, "n_t": Param("int", low=2),
+    },
+    "05_auditing_lab_answers": {
+        "seed": _SEED, "n_power_reps": _SIZE, "power_grid": Param("int_list", low=20),
     },
     "05_auditing_lab": {
         "epsilon": _POS, "delta": _PROB, "alpha": _PROB, "seed": _SEED, "n_samples": _SIZE,

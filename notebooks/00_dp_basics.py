@@ -26,10 +26,14 @@
 #    mechanisms and check on samples that neighbouring datasets give similar outputs;
 # 3. compare the four **Gaussian calibrations** (analytic, GDP, classical, Hall) and
 #    explain why the classical and Hall formulas are refused above ε = 1;
-# 4. read a **privacy profile** δ(ε) and find the *true* ε of a calibrated mechanism.
+# 4. read a **privacy profile** δ(ε) and find the *true* ε of a calibrated mechanism;
+# 5. combine releases: **composition** and **post-processing**, and the three accountants
+#    the later notebooks use — μ-GDP, ρ-zCDP and Rényi DP (RDP).
 #
 # **What you'll need:** Python and NumPy; no prior DP knowledge. Runs in well under a
-# minute with the default parameters.
+# minute with the default parameters; about 90 minutes as a lab with the exercises.
+# Symbols (ε, δ, Δ, d, μ, ρ, …) are collected in the [glossary and notation
+# table](GLOSSARY.md); the GP side of the course starts in `00b_gp_primer.ipynb`.
 
 # %% tags=["parameters"]
 epsilon: float = 1.0  # privacy budget ε used in the mechanism demos
@@ -65,7 +69,7 @@ print(p)
 #
 # * **outputs only** (Smith et al. 2018, 2021): the inputs `X` are public; one target
 #   moves, $|y_i - y_i'| \le d$;
-# * **whole rows** (Honkela et al., Räisä et al.): one row $(x_i, y_i)$ is replaced by
+# * **whole rows** (Honkela 2024, Räisä et al.): one row $(x_i, y_i)$ is replaced by
 #   any other row from the declared domain; targets are bounded, $|y| \le d$, so one
 #   target can move by up to $2d$.
 #
@@ -114,6 +118,18 @@ for (name, rel), nb in zip(relations.items(), [d_outputs, d_rows], strict=True):
 sensitivity = relations["whole rows"].max_target_change / data.n  # used from here on
 
 # %% [markdown]
+# **The definition.** A randomised mechanism M is **(ε, δ)-differentially private**
+# under a neighbour relation if, for every pair of neighbours D, D′ and *every* set of
+# outputs S,
+#
+# $$P[M(D) \in S] \le e^{\varepsilon}\, P[M(D') \in S] + \delta .$$
+#
+# Both orders of the pair must hold (D′ is also a neighbour of D). With δ = 0 this is
+# **pure** ε-DP: no output set is more than e^ε times likelier under one dataset than
+# under the other. δ > 0 allows that bound to fail on events of total probability about
+# δ, so δ must be much smaller than 1/n. Everything below — mechanisms, calibrations,
+# audits — is about meeting or checking this inequality.
+#
 # ## 2 · Three mechanisms
 #
 # A mechanism adds randomness calibrated to the sensitivity so that the output
@@ -125,6 +141,8 @@ sensitivity = relations["whole rows"].max_target_change / data.n  # used from he
 # the two output densities at most $e^{\varepsilon}$ everywhere.
 
 # %%
+from IPython.display import Markdown, display
+
 from dpgp_audit.privacy.mechanisms import laplace_noise, laplace_scale
 from dpgp_audit.viz.calibration_plots import plot_output_histograms
 
@@ -136,19 +154,40 @@ show(plot_output_histograms(lap, title="Laplace mechanism on neighbouring datase
 
 
 # %% [markdown]
-# A DP guarantee is a statement about *every* set of outputs $S$:
-# $P[M(D) \in S] \le e^{\varepsilon} P[M(D') \in S] + \delta$. With samples we can
-# only estimate both sides for a few sets, e.g. half-lines $S = \{z > t\}$:
+# The definition is a statement about *every* set of outputs $S$ and *both* orders of
+# the pair. With samples we can only estimate both sides for a few sets, e.g.
+# half-lines $S = \{z > t\}$. Here f(D′) > f(D), so M(D′) lands above t more often:
+# the order "P[M(D) > t] ≤ e^ε P[M(D′) > t]" holds trivially, whatever the noise. The
+# informative order is the other one, where the ratio P[M(D′) > t] / P[M(D) > t] must
+# stay below e^ε — and for the Laplace mechanism it *reaches* e^ε once t is past both
+# centres: the guarantee is tight.
 
 # %%
-def check_sets(samples, epsilon, delta=0.0):
-    (a, s0), (b, s1) = samples.items()
-    for t in np.quantile(np.concatenate([s0, s1]), [0.1, 0.5, 0.9]):
+def check_sets(samples, epsilon, delta=0.0, quantiles=(0.1, 0.5, 0.9)):
+    """Both orders of the DP inequality on half-lines {z > t}; returns the largest ratio."""
+    (_, s0), (_, s1) = samples.items()
+    bound = np.exp(epsilon)
+    print(f"{'t':>7} | P[M(D)>t] <= e^eps P[M(D')>t] + d | P[M(D')>t] <= e^eps P[M(D)>t] + d"
+          f" | ratio P[M(D')>t]/P[M(D)>t]")
+    worst = 0.0
+    for t in np.quantile(np.concatenate([s0, s1]), quantiles):
         p0, p1 = np.mean(s0 > t), np.mean(s1 > t)
-        print(f"t = {t:+.3f}: P[M(D) > t] = {p0:.3f}, "
-              f"e^eps P[M(D') > t] + delta = {np.exp(epsilon) * p1 + delta:.3f}")
+        ratio = p1 / p0 if p0 > 0 else np.inf
+        worst = max(worst, ratio)
+        print(f"{t:+7.3f} | {p0:.4f} <= {bound * p1 + delta:.4f}{'':15}| "
+              f"{p1:.4f} <= {bound * p0 + delta:.4f}{'':15}| {ratio:.3f}")
+    return worst
 
-check_sets(lap, p["epsilon"])
+worst_lap = check_sets(lap, p["epsilon"], quantiles=(0.1, 0.5, 0.7, 0.8))
+shift = abs(mean_query(d_rows) - mean_query(data))
+display(Markdown(
+    f"In the tight order the largest estimated ratio is **{worst_lap:.2f}**; the bound is "
+    f"e^ε = **{np.exp(p['epsilon']):.2f}**. Beyond both centres the two Laplace tails decay "
+    f"at the same rate, so their ratio is exactly e^(ε·|f(D) − f(D′)|/Δ) = "
+    f"**{np.exp(p['epsilon'] * shift / sensitivity):.2f}** for this pair (it moves the mean "
+    f"by {shift / sensitivity:.2f} of the sensitivity); a pair at the full sensitivity "
+    "reaches e^ε. Sampling noise can push an estimate slightly above its limit; that alone "
+    "is not a violation (notebook 05 turns such estimates into certified bounds)."))
 
 # %% [markdown]
 # ### Gaussian mechanism ((ε, δ)-DP)
@@ -163,7 +202,7 @@ from dpgp_audit.privacy.mechanisms import gaussian_noise
 cal = calibrate_gaussian(p["epsilon"], p["delta"], sensitivity, "analytic")
 gau = {"f(D) + noise": mean_query(data) + gaussian_noise(cal.sigma, p["n_samples"], rng),
        "f(D') + noise": mean_query(d_rows) + gaussian_noise(cal.sigma, p["n_samples"], rng)}
-print(f"analytic sigma = {cal.sigma:.4f} (mu = sensitivity/sigma = {cal.mu:.4f})")
+print(f"analytic sigma = {cal.sigma:.4f}")
 check_sets(gau, p["epsilon"], p["delta"])
 show(plot_output_histograms(gau, title="Gaussian mechanism on neighbouring datasets"))
 
@@ -197,7 +236,7 @@ show(plot_selection_frequencies(probs, freqs, candidates=bands))
 # | classical (Dwork & Roth) | $\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon$ | ε ≤ 1 |
 # | Hall et al. (2013) | $\Delta\sqrt{2\ln(2/\delta)}/\varepsilon$ | ε ≤ 1 |
 # | analytic (Balle & Wang 2018) | smallest σ that is (ε, δ)-DP | every ε |
-# | GDP (Dong, Roth & Su) | $\Delta/\mu(\varepsilon,\delta)$ | every ε |
+# | GDP (Dong, Roth & Su) | $\Delta/\mu(\varepsilon,\delta)$ (μ-GDP: §4) | every ε |
 #
 # The analytic and GDP routes compute the same exact σ by two independent methods.
 # The two closed formulas are proofs only for ε ≤ 1, and `dpgp_audit` refuses them
@@ -277,7 +316,67 @@ print(f" analytic calibration: true epsilon equals the claim (to 1e-9): {exact}"
 show(plot_true_epsilon(eps_grid, true, delta=p["delta"]))
 
 # %% [markdown]
-# ## 5 · Explore: move ε and δ
+# ## 5 · Combining releases: post-processing, composition and three accountants
+#
+# Real pipelines release more than one thing: notebook 01 spends part of ε on choosing
+# hyperparameters and the rest on the fit; notebook 03 releases A and B, then a private
+# validation score; notebook 04 trains with thousands of noisy gradient steps. Two rules
+# and three "accountants" make this manageable.
+#
+# * **Post-processing.** Anything computed from a DP release *alone* — a posterior, a
+#   prediction, a plot, a clipped value — is exactly as private as the release: an event
+#   about g(M(D)) is an event about M(D). It costs nothing.
+# * **Basic composition.** Releasing M₁, …, M_k on the same data, each (ε_i, δ_i)-DP,
+#   is (Σ ε_i, Σ δ_i)-DP. Always valid, often loose.
+# * **μ-GDP** (Dong, Roth & Su; R §2): M is μ-GDP if telling M(D) from M(D′) is no easier
+#   than telling N(0, 1) from N(μ, 1). The Gaussian mechanism with noise σ and L2
+#   sensitivity Δ is exactly (Δ/σ)-GDP; k releases compose to √(Σ μ_i²)-GDP; the privacy
+#   profile of §4 converts μ to (ε, δ) without loss.
+# * **ρ-zCDP** (Bun & Steinke; H §4.1 for CoinPress): the Gaussian mechanism is
+#   Δ²/(2σ²) = μ²/2-zCDP; ρ's add; ρ-zCDP implies (ρ + 2√(ρ ln(1/δ)), δ)-DP (H eq. 19).
+# * **Rényi DP** (Mironov; R App. A.6 for DP-SGD): at order α > 1 the Gaussian mechanism
+#   has Rényi divergence ε_α = α μ²/2; ε_α's add at each α; (α, ε_α)-RDP implies
+#   (ε_α + ln(1/δ)/(α − 1), δ)-DP, minimised over α (R eqs. 38–39).
+#
+# The cell composes k Gaussian releases, each μ_i-GDP, and converts the total to ε at the
+# notebook's δ along each route.
+
+# %%
+from dpgp_audit import ZCDP, ApproxDP, GaussianDP
+from dpgp_audit.privacy.composition import (
+    basic_composition,
+    gdp_composition,
+    zcdp_composition,
+)
+from dpgp_audit.privacy.conversions import rdp_gaussian_epsilon, zcdp_to_epsilon
+from dpgp_audit.privacy.gdp import gdp_epsilon
+
+k, mu_i = 10, 0.3
+rel = whole_rows(1.0)
+per_release = gdp_epsilon(p["delta"] / k, mu_i)  # each release at delta/k, exactly
+routes = {
+    "basic composition of (eps_i, delta/k)": basic_composition(
+        [ApproxDP(epsilon=per_release, delta=p["delta"] / k, relation=rel)] * k).epsilon,
+    "GDP (exact for Gaussians)": gdp_epsilon(
+        p["delta"], gdp_composition([GaussianDP(mu=mu_i, relation=rel)] * k).mu),
+    "zCDP": zcdp_to_epsilon(
+        zcdp_composition([ZCDP(rho=mu_i**2 / 2, relation=rel)] * k).rho, p["delta"]),
+    "RDP (best order)": rdp_gaussian_epsilon(np.sqrt(k) * mu_i, p["delta"]),
+}
+print(f"{k} Gaussian releases, each mu = {mu_i:g}; total epsilon at delta = {p['delta']:g}:")
+for name, eps_total in routes.items():
+    print(f"  {name:<40} {eps_total:7.3f}")
+
+# %% [markdown]
+# Read the table from the bottom: for Gaussian noise the zCDP and RDP routes give the
+# same closed form, μ²/2 + μ√(2 ln(1/δ)) with μ = √k μ_i, slightly above the exact GDP
+# value; adding up per-release (ε_i, δ_i) pairs is far looser, because it pays the tail
+# δ and the √(ln 1/δ) term k times. This is why notebook 03 accounts for its CoinPress
+# steps in zCDP, and notebook 04 uses GDP for its functional mechanism and an RDP
+# accountant for DP-SGD; a plain budget split (`dpgp_audit.privacy.composition.
+# split_budget`) is the simplest option and the least efficient.
+#
+# ## 6 · Explore: move ε and δ
 #
 # `calibration_explorer(epsilon, delta)` draws σ of every calibration and the profile
 # each σ buys. Here it is called once with the notebook's parameters; the next cell
@@ -297,19 +396,29 @@ epsilon_delta_widget(calibration_explorer, epsilon=p["epsilon"], delta=p["delta"
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Sensitivity.** Under the outputs-only relation with $d = 0.5$, what is the
+# Difficulty: ★ check your understanding · ★★ apply · ★★★ explore. Solutions are in
+# `answers/00_dp_basics_answers.ipynb` — try first.
+#
+# 1. ★ **Sensitivity.** Under the outputs-only relation with $d = 0.5$, what is the
 #    sensitivity of the mean of $n = 8$ targets? Of their *sum*? Check with
 #    `outputs_only(0.5).max_target_change`.
-# 2. **Laplace vs Gaussian.** Re-run section 2 with `epsilon = 0.1` and `epsilon = 5`.
+# 2. ★ **Laplace vs Gaussian.** Re-run section 2 with `epsilon = 0.1` and `epsilon = 5`.
 #    Which mechanism adds less noise in each regime (compare `b` with `cal.sigma`)?
-# 3. **Refusal.** Call `calibrate_gaussian(2.0, 1e-5, 1.0, "classical",
+# 3. ★ **Refusal.** Call `calibrate_gaussian(2.0, 1e-5, 1.0, "classical",
 #    allow_unproven=True)` inside `warnings.catch_warnings(record=True)`. What does the
 #    warning say, and what is `.proven` of the result?
-# 4. **Profiles.** Using `privacy_profile`, find (approximately) the ε at which the
+# 4. ★★ **Profiles.** Using `privacy_profile`, find (approximately) the ε at which the
 #    μ = 1 curve crosses δ = 1e-5, and compare with
 #    `dpgp_audit.privacy.gdp.gdp_epsilon(1e-5, 1.0)`.
-# 5. **Exponential mechanism.** Double every count in `counts`. Does the selection
+# 5. ★★ **Exponential mechanism.** Double every count in `counts`. Does the selection
 #    become more or less private? More or less accurate? Explain using the formula.
+# 6. ★★ **The tight direction.** Build a whole-rows neighbour that moves the mean by the
+#    full sensitivity (set y_3 to the opposite end of its range) and re-run `check_sets`
+#    on Laplace samples with `quantiles=(0.8, 0.9, 0.95)`. How close does the ratio get to
+#    e^ε?
+# 7. ★★★ **Budgets.** You must release 20 Gaussian statistics at (ε, δ) = (1, 1e-5) in
+#    total. Which per-release μ_i does GDP composition allow? Which per-release
+#    (ε_i, δ_i) does basic composition allow, and how much larger is the resulting σ?
 #
 # <details><summary>Hints</summary>
 #
@@ -319,7 +428,11 @@ epsilon_delta_widget(calibration_explorer, epsilon=p["epsilon"], delta=p["delta"
 # 4. Interpolate where the profile drops below 1e-5.
 # 5. The privacy is the same (ε and Δu are unchanged); the utility gaps double, so the
 #    mode is picked more often.
+# 6. `data.with_row(3, x_new=[9.5], y_new=...)`; the default data's targets lie in
+#    [−1, 1]. Far tails need many samples: use `n_samples` of 10⁵ or more.
+# 7. μ_total = `gdp_mu(1, 1e-5)` and μ_i = μ_total/√20; σ = Δ/μ. For basic composition use
+#    `calibrate_gaussian(1/20, 1e-5/20, Δ)`.
 # </details>
 #
-# **Next:** the notebooks 01–05 apply these tools to differentially private Gaussian
-# processes and audit them.
+# **Next:** `00b_gp_primer.ipynb` (GPs, if you need them), then 01–05 apply these tools to
+# differentially private Gaussian processes and audit them.

@@ -30,7 +30,9 @@
 #    sensitivity formula undercounts and what we use instead.
 #
 # Small defaults run in about a minute; the full-scale settings of the paper are in the next cell's
-# comments (run them with papermill).
+# comments (run them with papermill). **As a 90-minute lab** work through the sections in order and
+# skip those whose heading starts with "Optional:". Notation in the [glossary](GLOSSARY.md) — here
+# M is the number of inducing inputs (not a noise covariance) and d = 2 for a label flip.
 
 # %% tags=["parameters"]
 # Small defaults (~1-2 min; Table 1 already at the paper's scale: all 287 women, 14 folds).
@@ -67,6 +69,7 @@ repro_json = ""  # path of the reproduction sidecar for make notebooks (empty: n
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 
 from dpgp_audit.dataset import Dataset
@@ -145,12 +148,13 @@ for split, interleaved in (("halves", False), ("interleaved", True)):
               f"Δu = {du:.0f}, P(0th order) = {100 * p[0]:.2f}%")
 
 # %% [markdown]
-# With the paper's rule (eq. 13, "text") we reproduce Δu = 116 and 99.87 %, and 337, 53, 93.94 % for
-# the interleaved split. Two caveats, both checked in `tests/test_s21_*.py`:
+# With the paper's rule (eq. 13, "text") we reproduce Δu = 116<!--out--> and 99.87 %<!--out-->, and
+# 337<!--out-->, 53<!--out-->, 93.94 %<!--out--> for the interleaved split (numbers marked like
+# these are checked against the outputs above by the notebook tests). Two caveats, both checked in `tests/test_s21_*.py`:
 #
 # * **The paper's sensitivity undercounts.** Moving a prediction by δ changes a squared error
 #   e² by 2eδ + δ², not δ². With errors clipped to ±4d the exact per-point supremum is
-#   |δ|(8d − |δ|); summed with the same perturbed point in every fold this gives Δu = 140 for the toy
+#   |δ|(8d − |δ|); summed with the same perturbed point in every fold this gives Δu = 140<!--out--> for the toy
 #   (a witness pair attains 140 > 116). Alg. 1 as printed sorts ascending and sums the *smallest*
 #   κ − 1 folds (Δu = 61), which is smaller still. The kit's default rule is the valid one.
 # * **The paper's SSEs are unclipped** (1597 > 4 · (4d)² = 256): Alg. 1 line 9 adds the unclipped SSE.
@@ -206,6 +210,7 @@ for ax, method in zip(axes, ("standard", "nonstationary", "sparse"), strict=True
     ax.set_ylim(0, 250)
 show(plt.gcf())
 
+medians: dict[str, float] = {}
 g1, g2 = np.meshgrid(np.linspace(0, 85, map_side), np.linspace(5, 60, map_side))
 grid = np.column_stack([g1.ravel(), g2.ravel()])
 tr2 = Dataset(kung_2d.X, kung_2d.y - setup_2d.y_offset)
@@ -216,11 +221,30 @@ for ax, method in zip(axes, ("standard", "sparse", "nonstationary"), strict=True
     vz.plot_noise_map_2d(kung_2d.X, grid, rel.query(tr2), sd, Z=rel.info.get("Z")
                          if hasattr(rel, "info") else None, ax=ax, title=method,
                          xlabel="age (years)", ylabel="weight (kg)")
-    print(f"{method:13s}: median DP-noise sd over the grid {np.median(sd):6.1f} cm")
+    medians[method] = float(np.median(sd))
+    print(f"{method:13s}: median DP-noise sd over the grid {medians[method]:6.1f} cm")
 show(plt.gcf())
 
 # %% [markdown]
-# ## 4. RMSE against the number of inducing inputs (S21 Fig. 4)
+# **Reading the figures.** Top row: the DP release (thin lines) around the non-private mean with
+# its noise band, along age. Bottom row: the DP-noise standard deviation over the age–weight
+# plane (larger, paler marks: more noise). Cloaking puts noise where *one* target can move the
+# prediction: near isolated points, which act as levers, and less where many neighbours pin the
+# mean down. Sparse cloaking (inducing inputs from k-means on the public inputs) summarises each
+# region by a few inducing inputs, so an outlier cannot pull the release on its own; the
+# non-stationary (Gibbs) kernel changes the lengthscale with the input density but still lets
+# each target act on its own neighbourhood.
+# %% [markdown]
+#
+# %%
+order_m = sorted(medians, key=medians.get)
+display(Markdown(
+    "In this run the median DP-noise sd over the 2-D grid is "
+    + ", ".join(f"**{medians[m]:.0f} cm** ({m})" for m in order_m)
+    + f": {order_m[0]} cloaking adds the least noise."))
+
+# %% [markdown]
+# ## Optional: 4. RMSE against the number of inducing inputs (S21 Fig. 4)
 
 # %%
 res4 = ex.rmse_vs_inducing(kung_1d, [m for m in inducing_list if m < kung_1d.n // 2], n_folds,
@@ -229,9 +253,15 @@ vz.plot_rmse_vs_inducing(res4)
 show(plt.gcf())
 for m, a, b in zip(res4["m"], res4["dp"], res4["no_dp"], strict=True):
     print(f"M = {m:3d}: RMSE with DP {a:6.1f} cm, without {b:5.1f} cm")
+best_m = res4["m"][int(np.argmin(res4["dp"]))]
+display(Markdown(
+    "**Reading the figure.** Without DP, more inducing inputs can only make the sparse GP closer "
+    "to the exact one. With DP they also give one target more directions in which to move the "
+    "release, so the cloaking noise grows with M: the private RMSE trades approximation error "
+    f"against noise (S21 Fig. 4). In this run the private RMSE is lowest at **M = {best_m}**."))
 
 # %% [markdown]
-# ## 5. Classification, 1-D: a real dataset (S21 Fig. 6)
+# ## Optional: 5. Classification, 1-D: a real dataset (S21 Fig. 6)
 #
 # The paper's Home Equity Loans data are not shipped by any registry package, so as a **stand-in**
 # we use scikit-learn's breast-cancer data with one feature (worst concave points, scaled to 0–10):
@@ -258,6 +288,13 @@ plt.xlabel("worst concave points (scaled)")
 plt.ylabel("P(malignant)")
 plt.legend()
 show(plt.gcf())
+spread = np.percentile(p_dp, 75, axis=0) - np.percentile(p_dp, 25, axis=0)
+display(Markdown(
+    "**Reading the figure.** Each violin is the spread of the predicted probability over 30 DP "
+    "releases at one input; the crosses are the non-private classifier (20 Newton steps). A "
+    "narrow violin around a cross means the private classifier can be trusted there. In this run "
+    f"the interquartile range of P(malignant) over releases is between {spread.min():.2f} and "
+    f"{spread.max():.2f} across the inputs (widest at input {grid_b[int(np.argmax(spread))]:g})."))
 
 # %% [markdown]
 # ## 6. Classification, 2-D stripes: one vs two private steps (S21 Fig. 7, §6.5)
@@ -275,9 +312,17 @@ for key, paper in (("one_step", 0.69), ("two_steps", 0.51)):
     print(f"{key:9s} private: {acc.mean():.2f} ± {acc.std():.2f}   (paper: {paper})")
 vz.plot_stripes(train, test, res7["proba_one_step"], title="mean P(+1) over DP releases")
 show(plt.gcf())
+one, two = res7["one_step"].mean(), res7["two_steps"].mean()
+display(Markdown(
+    "**Reading the figure.** The map shows the mean private P(+1) of the one-step classifier on "
+    "the test grid, with the training points. A second private step needs its own share of the "
+    "budget, so each step is noisier, and the second step starts from the noisy first one "
+    f"(S21 §6.5). In this run: one step **{one:.2f}**, two steps **{two:.2f}** mean accuracy "
+    f"({'one step is better' if one > two else 'two steps are not worse here'}; the paper found "
+    "one step better)."))
 
 # %% [markdown]
-# ## 7. Sparse classification in higher dimension (S21.4, Fig. 8)
+# ## Optional: 7. Sparse classification in higher dimension (S21.4, Fig. 8)
 #
 # scikit-learn's 8×8 digits are our **stand-in for MNIST** (pixels 0–16, 64 dimensions):
 # low {0–4} = −1 against high {5–9} = +1, Subset-of-Regressors with k-means inducing inputs.
@@ -291,6 +336,12 @@ vz.plot_digits_accuracy(res8, chance)
 show(plt.gcf())
 for a, ls in enumerate(res8["lengthscales"]):
     print(f"l = {ls:5.1f}: no DP {np.round(res8['no_dp'][a], 2)}, DP {np.round(res8['dp'][a], 2)}")
+gap8 = np.asarray(res8["no_dp"]) - np.asarray(res8["dp"])
+display(Markdown(
+    "**Reading the figure.** Solid lines: accuracy without DP; dashed: with DP; the black line is "
+    "chance. With 64 inputs the Subset-of-Regressors model keeps the private release "
+    "M-dimensional, so the noise does not grow with the number of training points. In this run "
+    f"DP costs between {gap8.min():.2f} and {gap8.max():.2f} accuracy across lengthscales and M."))
 
 # %% [markdown]
 # ## 8. Private hyperparameter selection (S21 Alg. 1, Figs. 10–11)
@@ -311,6 +362,12 @@ print(f"expected RMSE, uniform choice:        {res10['uniform_rmse']:.2f} cm (pa
 print(f"best configuration: {res10['labels'][res10['best']]}, RMSE {res10['rmse'].min():.2f}")
 vz.plot_selection(res10)
 show(plt.gcf())
+display(Markdown(
+    "**Reading the figure.** Each bar is one configuration, sorted by its held-out DP RMSE; its "
+    "width is the probability the exponential mechanism selects it (left) or 1/K (right, "
+    "uniform). The red line is the expected RMSE of the choice. In this run private selection "
+    f"expects **{res10['expected_rmse']:.1f} cm** against **{res10['uniform_rmse']:.1f} cm** for "
+    f"a uniform pick and {res10['rmse'].min():.1f} cm for the best configuration."))
 
 # %% [markdown]
 # Reference run at the paper's scale (all 287 women, halves of 143/144, 5 folds, the 80
@@ -329,13 +386,24 @@ table = []
 for eps in selection_epsilons:
     p = exponential_probabilities(u, eps, mech.sensitivity_bound())
     table.append([p[ls_of == ls].sum() for ls in selection_lengthscales])
-plt.imshow(np.array(table).T, aspect="auto", cmap="Greys", origin="lower")
+from dpgp_audit.viz.style import heatmap_limits
+
+lo11, hi11 = heatmap_limits(np.array(table))  # the data's range, not 0-1
+plt.imshow(np.array(table).T, aspect="auto", cmap="viridis", origin="lower", vmin=lo11,
+           vmax=hi11)
 plt.xticks(range(len(selection_epsilons)), [str(e) for e in selection_epsilons])
 plt.yticks(range(len(selection_lengthscales)), [str(v) for v in selection_lengthscales])
 plt.xlabel("selection epsilon")
 plt.ylabel("lengthscale")
-plt.colorbar(label="P(selected)")
+plt.colorbar(label="P(selected), colour scale = the table's range")
 show(plt.gcf())
+top = selection_lengthscales[int(np.argmax(table[-1]))]
+display(Markdown(
+    "**Reading the figure.** Each column is one selection budget ε, each row a lengthscale; the "
+    "colour is the total probability of selecting any configuration with that lengthscale. With "
+    "a small ε the choice is close to uniform; as ε grows the probability concentrates on the "
+    f"configurations with the best utility — at ε = {selection_epsilons[-1]:g} on ℓ = {top:g} in "
+    f"this run (largest share {max(table[-1]):.2f})."))
 
 # %% [markdown]
 # ## 9. Audit a mechanism at its claim
@@ -518,11 +586,27 @@ if repro_json:
 # %% [markdown]
 # ## Exercises
 #
+# Difficulty: 1 ★★, 2 ★★, 3 ★★★, 4 ★ (★ check your understanding · ★★ apply · ★★★ explore).
+# Solutions: `answers/02_smith_sparse_classification_answers.ipynb` — try first.
+#
 # 1. Change `setup_1d.n_inducing` and watch the outlier region of the noise band (Section 3).
 #    Where does k-means put the inducing inputs when the outliers form their own cluster?
-# 2. Give the two-step classifier 80 % of the budget in its first step (`weights=(0.8, 0.2)`).
-#    Does it ever beat one step?
+# 2. Give the two-step classifier 80 % of the budget in its first step: build
+#    `TwoStepLaplaceClassifier(EQ(3.5), train.X, epsilon, delta, weights=(0.8, 0.2))` (from
+#    `dpgp_audit.methods.s21.mechanisms`), sample it as `stripes_accuracy` does, and compare its
+#    test accuracy with `res7["one_step"]`. Does it ever beat one step?
 # 3. Rerun Section 1 with `rule="algorithm"` and find (with `check_sensitivity`) a neighbour pair
 #    whose utility change exceeds the bound.
 # 4. Drop configurations above a sensitivity threshold (`threshold=` in `selection_experiment`).
 #    How do the expected RMSE and Δu change?
+#
+# <details><summary>Hints</summary>
+#
+# 1. `KungSetup(**{**setup_1d.__dict__, "n_inducing": m})`; k-means minimises squared
+#    distances, so a tight group of outliers can capture a centroid of its own.
+# 2. Each step is cloaked with its own (ε_i, δ_i) from `split_budget`; the second step starts
+#    from the noisy first one.
+# 3. Compare `config_sensitivity(m, 2.0, rule)` for the three rules on the toy folds.
+# 4. Dropping configurations with a large sensitivity lowers Δu for the rest, so the choice
+#    becomes sharper.
+# </details>

@@ -31,8 +31,10 @@
 # 4. audit the release with the kit's white-box auditor and sensitivity checker;
 # 5. contrast it with outputs-only methods (S18/S21), whose published variance reveals X.
 #
-# **What you'll need:** notebook 00 (neighbour relations, Gaussian mechanism). The default
-# parameters run in about a minute; the paper's scale is a papermill run away (see the end).
+# **What you'll need:** notebook 00 (neighbour relations, Gaussian mechanism, zCDP) and the
+# SVGP part of 00b (A, B and q(u)); notation in the [glossary](GLOSSARY.md) — here c = σ_a/σ_b
+# (not Hall's c(δ)) and α is a credible level. The default parameters run in about a minute;
+# the paper's scale is a papermill run away (see the end). About 90 minutes as a lab.
 
 # %% tags=["parameters"]
 seed: int = 2021  # one seed for everything below
@@ -52,6 +54,7 @@ repro_json: str = ""  # path of the reproduction sidecar for make notebooks (emp
 # %%
 # %matplotlib inline
 import numpy as np
+from IPython.display import Markdown, display
 
 from dpgp_audit.params import check_notebook_params
 from dpgp_audit.viz import show
@@ -107,6 +110,28 @@ for ratio in (0.25, 0.5, 1.0, 2.0):
     exact = dpsvgp_sensitivity(y_bound, rk, ratio, "exact")
     paper = dpsvgp_sensitivity(y_bound, rk, ratio, "paper")
     print(f"sigma_a/sigma_b = {ratio:4}: exact Delta = {exact:.4f}, H eq. (6) = {paper:.4f}")
+
+# %% [markdown]
+# ### Explore: how the ratio c = σ_a/σ_b shares the noise
+#
+# `svgp_ratio_explorer(c, ...)` draws both sensitivities against c (the grey band is where
+# eq. (6) is loose) and the noise each statistic then receives at (ε, δ) = (1, δ). A small c
+# puts little noise on A and much on B, a large c the reverse; the exact Δ is flat below the
+# threshold, where eq. (6) keeps growing. Called once at c = 1; the slider cell explores it.
+
+# %%
+from functools import partial
+
+from dpgp_audit.viz.explorers import svgp_ratio_explorer
+
+explore_ratio = partial(svgp_ratio_explorer, y_bound=y_bound, rk=rk, epsilon=1.0, delta=delta)
+show(explore_ratio(1.0))
+
+# %% tags=["nbval-ignore-output"]
+from dpgp_audit.viz.widgets import slider_widget
+
+slider_widget(explore_ratio, {"ratio": (0.05, 20.0, 1.0)}, log=("ratio",),
+              labels={"ratio": "c = σa/σb"})
 
 # %% [markdown]
 # The experiments below use the paper's 1-D bound, eq. (7) as printed. It is valid but
@@ -202,6 +227,65 @@ show(hviz.plot_calibration(cal))
 # As in the paper, the correction helps most at small σ and small ε, and DP-GP remains
 # overconfident — part of the error (the bias from λ) is not modelled.
 #
+# **Why does coverage not improve — and even fall — as ε *rises*?** At the paper's scale
+# (40 repeats) the DP-GP coverage at σ = 0.05 and α = 0.9 drifts *down* from ε = 0.5 to
+# ε = 10 (in one reference run 0.57 → 0.39; the values vary between runs), although there
+# is less privacy noise.
+# The corrections S₂ add predictive variance for the DP noise on A and B — the part of the
+# error the posterior *knows* about. The larger part it does not model is the **bias of the
+# regulariser λ** (H eq. 10): λ makes the noisy K_ZZ + B̃/σ² positive definite and shrinks
+# the posterior mean towards the prior. λ grows with σ_b/σ², so at σ = 0.05 it is enormous.
+# Both shrink as ε grows, but the added variance shrinks at least as fast as the squared bias,
+# so the intervals are too narrow at every ε of the figure and, relative to the error, get
+# narrower. Only when λ's bias becomes small against σ² (ε far beyond the figure) does
+# coverage recover towards the non-private posterior's, which is calibrated. At σ = 0.3 the
+# observation noise dominates and the intervals stay close to nominal. The cell measures the
+# decomposition on fresh draws.
+
+# %%
+from dpgp_audit.datasets.synthetic import gp_draw
+from dpgp_audit.gp.svgp import QU
+from dpgp_audit.methods.honkela.bounds import upper_dim, upper_unvec
+from dpgp_audit.methods.honkela.posterior import noise_aware_qu
+
+s_small, kern1 = min(cal.sigmas), EQ(lengthscale=1.0)
+Z15 = np.linspace(-3.5, 3.5, 15)[:, None]
+Xd = rng.uniform(-4, 4, size=(512, 1))
+Fd = gp_draw(kern1, Xd, rng, size=n_repeats_calibration)
+Kxz = kern1(Xd[:256], Z15)
+print(f"sigma = {s_small:g}: squared error of the DP-GP mean, split, vs the variance S2 adds")
+decomp = {}
+for eps in (*cal.epsilons, 1e4):
+    m15 = DPSVGPStats(Z=Z15, kernel=kern1, y_bound=3.0, epsilon=eps, delta=delta, clip=True,
+                      rk_method="grid1d-paper")
+    rows = []
+    for f in Fd:
+        yd = np.clip(f + s_small * rng.standard_normal(512), -3.0, 3.0)
+        A0, B0 = Kxz.T @ yd[:256], Kxz.T @ Kxz
+        An = A0 + m15.sigma_a * rng.standard_normal(15)
+        Bn = B0 + upper_unvec(m15.sigma_b * rng.standard_normal(upper_dim(15)), 15)
+        q = noise_aware_qu(m15.Kzz, An, Bn, s_small**2, m15.sigma_a, m15.sigma_b,
+                           on_not_pd="inflate")
+        q_bias = noise_aware_qu(m15.Kzz, A0, B0, s_small**2, m15.sigma_a, m15.sigma_b,
+                                correction="none", lam=q.lam)  # same λ, no DP noise
+        q_free = noise_aware_qu(m15.Kzz, A0, B0, s_small**2, m15.sigma_a, m15.sigma_b,
+                                correction="none", lam=0.0)  # the non-private posterior
+        m_dp, v_dp = m15.predict(QU(q.m, q.S), Xd[256:])
+        m_b, _ = m15.predict(QU(q_bias.m, q_bias.S), Xd[256:])
+        m_0, v_0 = m15.predict(QU(q_free.m, q_free.S), Xd[256:])
+        rows.append([np.mean((m_b - m_0) ** 2), np.mean((m_dp - m_b) ** 2), np.mean(v_dp - v_0)])
+    decomp[eps] = np.mean(rows, axis=0)
+    b2, n2, added = decomp[eps]
+    print(f"  eps = {eps:>7g}: bias^2 from lambda {b2:.4f}   DP-noise part {n2:.4f}   "
+          f"variance added by S2 {added:.4f}")
+ratio = [decomp[e][0] / max(decomp[e][2], 1e-300) for e in cal.epsilons]
+display(Markdown(
+    f"In this run the unmodelled squared bias is **{ratio[0]:.0f}×** the variance the corrections "
+    f"add at ε = {cal.epsilons[0]:g} and **{ratio[-1]:.0f}×** at ε = {cal.epsilons[-1]:g}: the "
+    "intervals are too narrow at every ε of the figure. At ε = 10⁴ the bias is down to "
+    f"{decomp[1e4][0]:.4f}. (With {n_repeats_calibration} repeats these ratios are noisy.)"))
+
+# %% [markdown]
 # ## 5 · Auditing the release
 #
 # The white-box auditor computes the exact privacy profile of the Gaussian release for
@@ -326,15 +410,20 @@ if repro_json:
 # %% [markdown]
 # ## Exercises
 #
-# 1. Set the ratio $\sigma_a/\sigma_b$ to 0.25 in section 1. Which case of the sensitivity
+# Difficulty: ★ check your understanding · ★★ apply · ★★★ explore. Hints: the ratio
+# explorer of §1 (exercise 1), `noise_aware_qu` in `dpgp_audit.methods.honkela.posterior`
+# (exercises 2–3), the budget printout of §6 (exercise 4), `planted/sensitivity-x2` in
+# notebook 05 for the pattern of a planted bug (exercise 5).
+#
+# 1. ★ Set the ratio $\sigma_a/\sigma_b$ to 0.25 in section 1. Which case of the sensitivity
 #    applies, and how much noise does the exact formula save over eq. (6)?
-# 2. Re-run section 3 with `correction="symmetric"` (pass it to `mech.posterior`) and compare
+# 2. ★★ Re-run section 3 with `correction="symmetric"` (pass it to `mech.posterior`) and compare
 #    the traces of $S_{2,2}$. Which one matches a Monte Carlo estimate of Cov(m)?
-# 3. With `n_inducing = 3`, how often does the regulariser fail? What does
+# 3. ★★ With `n_inducing = 3`, how often does the regulariser fail? What does
 #    `on_not_pd="inflate"` change in the reported posterior?
-# 4. In section 6, lower `hyper_gamma` to 0.01 (the paper's value). How do runtime and
+# 4. ★★ In section 6, lower `hyper_gamma` to 0.01 (the paper's value). How do runtime and
 #    recovery change, and why does the budget printout's `delta` shrink?
-# 5. Write a planted bug: subclass `DPSVGPStats` so that its sensitivity is $R_yR_k$ (the
+# 5. ★★★ Write a planted bug: subclass `DPSVGPStats` so that its sensitivity is $R_yR_k$ (the
 #    factor 2 of a label flip forgotten) and run `check_sensitivity` on it.
 #
 # **Full scale** (the paper's sizes; a few minutes):

@@ -33,7 +33,9 @@
 #
 # **What you'll need:** the kit. Sections 5–7 use the optional PyTorch extra
 # (`pip install 'dpgp_audit[neural]'`); without it they run the numpy baselines only.
-# Default parameters run in about a minute on a laptop CPU.
+# Default parameters run in about a minute on a laptop CPU; about 90 minutes as a lab.
+# Notation in the [glossary](GLOSSARY.md) — here C is the clipping bound of y (not a cloaking
+# matrix), t the split of μ between the two channels, and μ the GDP parameter (notebook 00 §4).
 
 # %% tags=["parameters"]
 epsilon: float = 1.0  # privacy budget ε of the releases
@@ -53,6 +55,7 @@ repro_json: str = ""  # path of the reproduction sidecar for make notebooks (emp
 import time
 
 import numpy as np
+from IPython.display import Markdown, display
 
 from dpgp_audit.neural import INSTALL_HINT, torch_available
 from dpgp_audit.params import check_notebook_params
@@ -243,6 +246,45 @@ if p["show_progress"]:
 show(plot_nll_curves(eq_curves, title=f"EQ-GP tasks, eps = {p['epsilon']:g}"))
 
 # %% [markdown]
+# **Reading the figure.** The oracle is the exact GP posterior *without* privacy, with the true
+# kernel: no private method can beat it, so its curve is a floor, and the gap to it is the price
+# of privacy plus the price of each method's modelling. The DP-SVGP pays three times: DP-SGD
+# noise on every gradient, clipping, and a fixed kernel it must learn from the noisy
+# gradients. The DPConvCNP pays the DPSetConv noise once and has *learned*, across many
+# simulated tasks, how to read a noisy release — but it only knows the task distribution it
+# was trained on, and only as well as its short training allowed. The cell states the gaps.
+
+# %%
+def nll_gap(curves, name, k):
+    """NLL of ``name`` minus the oracle's at the k-th context size."""
+    return float(curves[name].mean[k] - curves["oracle"].mean[k])
+
+n_lo, n_hi = eq_curves["oracle"].ns[0], eq_curves["oracle"].ns[-1]
+lines = [f"- DP-SVGP is {nll_gap(eq_curves, 'DP-SVGP', 0):.2f} nats above the oracle at "
+         f"N = {n_lo} and {nll_gap(eq_curves, 'DP-SVGP', -1):.2f} at N = {n_hi}."]
+if "DPConvCNP" in eq_curves:
+    lines.append(f"- DPConvCNP is {nll_gap(eq_curves, 'DPConvCNP', 0):.2f} nats above it at "
+                 f"N = {n_lo} and {nll_gap(eq_curves, 'DPConvCNP', -1):.2f} at N = {n_hi}.")
+    lines.append(
+        f"- The checkpoint was trained for {meta_eq['steps']:,} steps on one CPU "
+        f"({meta_eq['seconds'] / 60:.0f} min), against R's 409,600 on a GPU; on its own "
+        f"validation tasks it reached an NLL of {meta_eq['val_nll']:.2f} against the oracle's "
+        f"{meta_eq['val_oracle_nll']:.2f}.")
+else:
+    lines.append("- No DPConvCNP here (the `neural` extra is not installed).")
+display(Markdown("\n".join(lines)))
+
+# %% [markdown]
+# **What the CPU checkpoints can and cannot show.** They are small models trained for minutes
+# (see `dpgp_audit/neural/checkpoints/README.md`), on N between 1 and 300 context points and
+# ε between 0.9 and 4 at δ = 1e-3. Inside that range they show the *shape* of R's result —
+# a learned predictor that improves with N under a fixed privacy budget — but not its size:
+# R's models are trained roughly 60× longer and come much closer to the oracle. Outside the
+# range (another ε, larger N, another kind of function) they are extrapolating, and a large NLL
+# there says nothing about the method. The privacy guarantee does not depend on the training:
+# it comes from DPSetConv's calibrated noise alone (R.2), so a poorly trained model is
+# inaccurate, never less private.
+#
 # An example task: the three predictors on one EQ-GP context set with 95 % intervals.
 
 # %%
@@ -397,15 +439,26 @@ if repro_json:
 # %% [markdown]
 # ## Exercises
 #
-# 1. Re-run section 1 with `delta = 1e-6`. Does the GDP advantage over the classical
+# Difficulty: ★ check your understanding · ★★ apply · ★★★ explore.
+#
+# 1. ★ Re-run section 1 with `delta = 1e-6`. Does the GDP advantage over the classical
 #    bound grow or shrink? Why does the classical curve stop at ε = 1?
-# 2. In section 3, change `t` to 0.9. Which channel becomes noisier? Check that
+# 2. ★★ In section 3, change `t` to 0.9. Which channel becomes noisier? Check that
 #    `mech.worst_case_mu()` matches the white-box audit, and find the `t` at which the
 #    composed bound is loosest.
-# 3. Plant a bug: build a `DPSetConv` and halve its signal noise covariance (see
+# 3. ★★ Plant a bug: build a `DPSetConv` and halve its signal noise covariance (see
 #    `tests/test_r_dpsetconv.py`). Does `audit_whitebox` catch it?
-# 4. Train your own DPConvCNP on the sawtooth generator
+# 4. ★★★ Train your own DPConvCNP on the sawtooth generator
 #    (`python -m dpgp_audit.neural.train --generator sawtooth --minutes 5 --out my.pt`)
 #    and compare it with the noise lower bound in `oracle_nll`.
-# 5. The DP-SVGP keeps its kernel hyperparameters fixed. Try a shorter lengthscale in
+# 5. ★★ The DP-SVGP keeps its kernel hyperparameters fixed. Try a shorter lengthscale in
 #    `dpsvgp_predict(..., kernel=EQ(0.3))` on the !Kung data: what happens to the NLL?
+#
+# <details><summary>Hints</summary>
+#
+# 1. The classical bound is proven only for ε ≤ 1 (notebook 00 §3); GDP is exact at every ε.
+# 2. The signal channel gets the share t of μ²; `worst_case_mu` composes the two channels.
+# 3. A halved noise covariance multiplies μ by √2 for the same change.
+# 4. Compare your checkpoint's `val_nll` with `val_oracle_nll` in its metadata.
+# 5. A lengthscale shorter than the data's makes the DP-SGD fit noisier between the points.
+# </details>

@@ -23,19 +23,22 @@
 #
 # **Learning objectives** — after working through it you can
 #
-# 1. name the guarantee behind each auditor's number: an exact value (white-box), a
-#    definitive counterexample (sensitivity search), or a lower bound that holds with
-#    confidence 1 − α (black-box, GDP fit);
+# 1. name the guarantee behind each auditor's number: an exact value for the worst pair
+#    it *generated* (white-box), a definitive counterexample (sensitivity search), or a
+#    lower bound that holds with confidence 1 − α (black-box, GDP fit);
 # 2. explain why "no violation found" is **not** a proof of privacy, using the
 #    ε ceiling a given sample size can reach;
 # 3. read the table of planted bugs: which auditor caught each, with how many samples,
 #    and why the others were blind;
 # 4. relate an auditor's power to the sample size, and compare it with the sample-size
 #    planner's prediction;
-# 5. audit a mechanism you wrote yourself in about ten lines.
+# 5. audit a mechanism you wrote yourself in about ten lines, and avoid the common
+#    mistakes the planted bugs are built from.
 #
-# **What you'll need:** notebook 00 (neighbours, calibration, privacy profiles).
-# Runs in about a minute with the default parameters.
+# **What you'll need:** notebook 00 (neighbours, calibration, privacy profiles); notation in
+# the [glossary](GLOSSARY.md) — here μ of a pair is ‖Σ^{-1/2}(m − m′)‖ and α the audit's
+# failure probability. Runs in about a minute with the default parameters; about 90 minutes
+# as a lab with the exercises.
 
 # %% tags=["parameters"]
 epsilon: float = 1.0  # the claim audited in sections 1 and 5
@@ -50,6 +53,7 @@ show_progress: bool = True  # progress bars (switched off in CI)
 # %%
 # %matplotlib inline
 import numpy as np
+from IPython.display import Markdown, display
 
 from dpgp_audit.params import check_notebook_params
 from dpgp_audit.viz import show
@@ -77,7 +81,9 @@ print(p)
 # * **White-box** (A.2) needs `mean(D)` and `cov(D)` of a Gaussian output. Its number
 #   is the **exact** privacy profile of each generated pair,
 #   μ = ‖Σ^{-1/2}(m − m′)‖, worst case over the pairs (a Monte Carlo bound with an
-#   exact binomial interval when Σ depends on the data).
+#   exact binomial interval when Σ depends on the data). "Exact" means exact for the
+#   worst pair *the generator proposed*: a pair it never proposes is not covered, so a
+#   white-box `NO_EVIDENCE` is not a proof either.
 # * **Black-box** (A.3) needs only `sample`. Its number is a **lower bound on ε**,
 #   valid with confidence 1 − α and no model assumptions, from Clopper–Pearson bounds
 #   on a test's error rates measured on fresh samples.
@@ -105,17 +111,31 @@ print(report.table())
 # Read the table line by line:
 #
 # * the **sensitivity** search found a query change equal to the bound, never above it;
-# * the **white-box** auditor computed ε(δ) *exactly* for the worst pair: it equals
-#   the claim, because the analytic calibration is tight;
+# * the **white-box** auditor computed ε(δ) *exactly* for the worst pair it generated:
+#   it equals the claim, because the analytic calibration is tight and the generator
+#   proposes a pair at the full sensitivity;
 # * the **black-box** lower bound is well below the claim, and the line under it says
-#   why: at this n the bound cannot get close to ε when δ is as small as 1e-5
-#   (AUDITING.md §4: certifying 0.8·ε needs millions of samples per side).
+#   why: at this n the bound cannot get close to ε when δ is as small as 1e-5. The
+#   sample-size planner (next cell) says how many samples it would take.
 #
 # The plot below is the hypothesis-testing picture of the same audit. Any test of
 # "was the output drawn from D or from D′?" has a type-I error (FPR) and a type-II
 # error (FNR); the claim forbids the shaded region below the black curve. Orange
 # points are the black-box auditor's tests with their confidence boxes; the dashed
 # curve is the white-box auditor's exact trade-off curve for the worst pair.
+
+# %%
+from dpgp_audit.audit.planner import plan_samples
+
+plan = plan_samples(p["epsilon"], p["delta"], target_fraction=0.8, alpha=p["alpha"])
+plan_gdp = plan_samples(p["epsilon"], p["delta"], target_fraction=0.8, alpha=p["alpha"],
+                        method="gdp")
+display(Markdown(
+    f"To certify ε̂ ≥ 0.8·ε = {0.8 * p['epsilon']:g} for this correct mechanism with power 0.8, "
+    f"the model-free black-box bound needs about **{plan.n_total_per_side:,}** samples per "
+    f"side (we used {p['n_samples']:,}); the GDP fit, which assumes a Gaussian trade-off "
+    f"curve, about **{plan_gdp.n_total_per_side:,}**. The model-free bound pays for making no "
+    "assumption: at δ = 1e-5 the decisive events are rare."))
 
 # %%
 show(report.plot())
@@ -137,10 +157,36 @@ for n in (10, 100, 1_000, 10_000, 100_000, 1_000_000):
     print(f"{n:>12,}   {epsilon_ceiling(n, p['alpha'], 0.0):8.2f}")
 
 # %% [markdown]
-# Now a real bug that a black-box audit at this n misses: the sum mechanism with its
-# sensitivity understated by 25 % (true ε ≈ 1.28 instead of 1). The black-box auditor
-# finds no evidence — and that says nothing about privacy. The sensitivity checker
-# needs no samples at all and produces a witness pair.
+# ### Explore: samples per side, the ceiling and the verdict
+#
+# `ceiling_explorer(n, ...)` draws the ε ceiling against n and marks the verdict a
+# black-box audit with n samples per side *can at best* reach, for a claim of ε = 1 on a
+# mechanism whose true ε is 2.15 (the sum mechanism with its sensitivity halved, audited
+# in §4). Called once at the notebook's n; the next cell puts it on a slider.
+
+# %%
+from functools import partial
+
+from dpgp_audit.viz.explorers import ceiling_explorer, ceiling_state
+
+explore_ceiling = partial(ceiling_explorer, claimed_epsilon=1.0, true_epsilon=2.15,
+                          alpha=p["alpha"], delta=p["delta"])
+print(ceiling_state(p["n_samples"], claimed_epsilon=1.0, true_epsilon=2.15, alpha=p["alpha"],
+                    delta=p["delta"]).reason)
+show(explore_ceiling(p["n_samples"]))
+
+# %% tags=["nbval-ignore-output"]
+from dpgp_audit.viz.widgets import slider_widget
+
+slider_widget(explore_ceiling, {"n": (10, 10_000_000, p["n_samples"])}, log=("n",),
+              integer=("n",), labels={"n": "samples/side"})
+
+# %% [markdown]
+# Now a real bug that a black-box audit at this n misses: the sum mechanism whose stated
+# sensitivity is 0.8 of the true one — understated by 20 % (its noise would need to be
+# 1.25 times larger). The black-box auditor finds no evidence — and that says nothing
+# about privacy. The sensitivity checker needs no samples at all and produces a witness
+# pair.
 
 # %%
 entry = get("planted/sensitivity-x1.25")
@@ -152,6 +198,9 @@ print()
 sens_only = audit_mechanism(bug, bug_data, rng, auditors=("sensitivity",), name=entry.id)
 print(sens_only.table())
 print(f"true epsilon of this bug: {entry.true_epsilon:.3f}")
+display(Markdown(f"Its true ε is **{entry.true_epsilon:.2f}** against the claimed "
+                 f"{bug.claim.epsilon:g}: a real violation that a black-box audit at "
+                 f"n = {p['n_samples']:,} does not certify."))
 
 # %% [markdown]
 # ## 3 · Every planted bug, and the auditor that caught it
@@ -315,21 +364,49 @@ fixed = audit_mechanism(FixedNoisyMean(), my_data, rng, n=p["n_samples"])
 fixed
 
 # %% [markdown]
+# ## 6 · Common mistakes (and the planted bug that shows each)
+#
+# Every planted bug is a mistake people make when they implement DP by hand. Four of them
+# are worth remembering before you write your own mechanism:
+#
+# | mistake | what goes wrong | planted bug | who catches it |
+# |---|---|---|---|
+# | **std and variance swapped** | σ passed where σ² is expected (the planted bug draws noise of *variance* σ, i.e. standard deviation √σ): for σ > 1 the noise is √σ times too small | `planted/std-as-variance` | white-box (reads `cov`); the sensitivity checker is blind — the query is right |
+# | **a missing square root** | a squared norm used as a norm (S18-supp's CalcDelta): harmless at the optimum, too little noise anywhere else | `planted/s18-delta-no-sqrt` | white-box and sensitivity |
+# | **neighbour mismatch** | the sensitivity of one relation (add/remove one row) used for a claim under another (replace one row), which moves the sum twice as far | `planted/neighbour-mismatch` | sensitivity checker, with a witness pair |
+# | **reading NO_EVIDENCE as a proof** | an audit that found nothing is taken as "private"; but the black-box ceiling, the pairs the generator proposed and the sample size all limit what it could find | `planted/fixed-seed` (a deterministic release) audited with `n=20` and default arguments: `NO_EVIDENCE` | the black-box auditor, once its ceiling exceeds the claim: fewer tests or more samples (exercise 1) |
+#
+# The cell prints each bug's true ε and the cheapest auditor the test suite uses for it.
+
+# %%
+from dpgp_audit.audit.planted import CHEAPEST_AUDITOR
+
+for mid in ("planted/std-as-variance", "planted/s18-delta-no-sqrt", "planted/neighbour-mismatch",
+            "planted/fixed-seed"):
+    e = get(mid)
+    auditor, n_side, _ = CHEAPEST_AUDITOR[mid]
+    print(f"{mid:<30} true eps {e.true_epsilon:>6.3g}   cheapest auditor: {auditor:<11} "
+          f"n/side: {n_side:,}")
+
+# %% [markdown]
 # ## Exercises
 #
-# 1. **Ceilings.** Audit `planted/fixed-seed` with `auditors=("blackbox",)` and
+# Difficulty: ★ check your understanding · ★★ apply · ★★★ explore. Solutions:
+# `answers/05_auditing_lab_answers.ipynb` — try first.
+#
+# 1. ★★ **Ceilings.** Audit `planted/fixed-seed` with `auditors=("blackbox",)` and
 #    `n=20`. Why is it not flagged, although the release is deterministic? Which
 #    sample size and which two arguments of `audit_mechanism` make it visible (see
 #    `CHEAPEST_AUDITOR` in `dpgp_audit.audit.planted`)?
-# 2. **A hard tier.** Build `planted/sensitivity-x1.25` and estimate, with
+# 2. ★★★ **A hard tier.** Build `planted/sensitivity-x1.25` and estimate, with
 #    `detection_rate` and the GDP fit, the n at which it is caught 80 % of the time.
 #    Compare with `plan_samples(1.0, 1e-5, target_fraction=1.0, method="gdp",
 #    true_mu=1.25 * gdp_mu(1.0, 1e-5))`.
-# 3. **Blind spots.** Why does the sensitivity checker pass `planted/std-as-variance`?
+# 3. ★ **Blind spots.** Why does the sensitivity checker pass `planted/std-as-variance`?
 #    Which line of its white-box report shows the bug?
-# 4. **Your own bug.** Change `FixedNoisyMean.sensitivity_bound` to `1 / 50`. Which
+# 4. ★ **Your own bug.** Change `FixedNoisyMean.sensitivity_bound` to `1 / 50`. Which
 #    auditor reports it first, and what witness pair does it give?
-# 5. **Monotone utilities.** Using `exp_realised_epsilon` from
+# 5. ★★ **Monotone utilities.** Using `exp_realised_epsilon` from
 #    `dpgp_audit.audit.planted`, compute the realised ε of `planted/exp-no-half` and of
 #    its monotone twin on every pair from `neighbour_pairs(exp_default_data(),
 #    whole_rows(1.0), rng)`. Which is larger, and why?
@@ -344,6 +421,6 @@ fixed
 # 3. The query and its bound are right; the noise is wrong. Look at `mu`.
 # 4. The sensitivity checker (a counterexample, no samples); its witness moves one
 #    target by 4.
-# 5. The vote utility: up to ≈ 1.78 on these pairs (2 over all datasets); the monotone
+# 5. The vote utility: close to 2 on these pairs (2 over all datasets); the monotone
 #    one stays at or below 1.
 # </details>

@@ -34,6 +34,10 @@ How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/test_notebooks.p
    every output of that single run (``build/ci/NN_name.outputs.json``); the test
    checks that the notebook displayed at least the number of ``image/png``
    figures declared for it in ``tests/notebook_figures.yaml``.
+6. **Prose agrees with outputs.** The same run also keeps the executed notebook
+   (plugin :mod:`dpgp_audit.devtools.nbval_capture`) and
+   :func:`dpgp_audit.devtools.quoted_numbers.check_quoted_numbers` checks every
+   number the markdown marks as computed (``<!--out-->``) against the outputs above it.
 
 Command line (``make refs``)::
 
@@ -74,8 +78,13 @@ def _rel(path: Path) -> str:
 
 
 def discover() -> list[Path]:
-    """Every ``notebooks/*.ipynb``, sorted by name (checkpoints excluded)."""
-    return sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not p.name.startswith("."))
+    """Every ``notebooks/*.ipynb`` and ``notebooks/answers/*.ipynb``, sorted by name.
+
+    Answer notebooks (the solutions of each notebook's exercises) are tested like
+    the others; checkpoints are excluded.
+    """
+    found = [*NOTEBOOKS.glob("*.ipynb"), *(NOTEBOOKS / "answers").glob("*.ipynb")]
+    return sorted((p for p in found if not p.name.startswith(".")), key=lambda p: p.name)
 
 
 def params_path(notebook: Path) -> Path:
@@ -195,7 +204,7 @@ def kernel_env() -> dict[str, str]:
 def nbval_command(path: Path, *, strict: bool) -> list[str]:
     """The pytest/nbval command line that executes ``path`` once."""
     cmd = [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider",
-           "-p", "tests.nbval_outputs",
+           "-p", "tests.nbval_outputs", "-p", "dpgp_audit.devtools.nbval_capture",
            "-o", "addopts=", "--rootdir", str(path.parent),
            "--nbval-current-env", f"--nbval-cell-timeout={CELL_TIMEOUT}",
            f"--nbval-kernel-startup-timeout={STARTUP_TIMEOUT}"]
@@ -230,6 +239,9 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
     record = outputs_path(notebook, out_dir)
     record.unlink(missing_ok=True)
     env["DPGP_NBVAL_OUTPUTS"] = str(record)
+    executed = out_dir / f"{notebook.stem}.executed.ipynb"
+    executed.unlink(missing_ok=True)
+    env["DPGP_NBVAL_CAPTURE"] = str(executed)
     try:
         proc = subprocess.run(nbval_command(target, strict=strict), cwd=out_dir,
                               env=env, capture_output=True, text=True, check=False,
@@ -242,7 +254,24 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
     if strict and proc.returncode != 0:
         log += (f"\n(outputs are compared with {_rel(ref)}; if the change is "
                 "intended, run `make refs` and commit the reviewed diff)")
-    return proc.returncode == 0, "strict" if strict else "lax", log
+    passed = proc.returncode == 0
+    if passed:
+        problems = quoted_number_problems(executed)
+        if problems:
+            passed = False
+            log += "\nprose contradicts outputs:\n" + "\n".join(problems)
+    return passed, "strict" if strict else "lax", log
+
+
+def quoted_number_problems(executed: Path) -> list[str]:
+    """Marked quoted numbers of the executed notebook that its outputs do not support."""
+    import json
+
+    from dpgp_audit.devtools.quoted_numbers import check_quoted_numbers
+
+    if not executed.is_file():
+        return [f"the executed notebook {_rel(executed)} was not captured (nbval plugin?)"]
+    return check_quoted_numbers(json.loads(executed.read_text(encoding="utf-8")))
 
 
 def outputs_path(notebook: Path, out_dir: Path = BUILD) -> Path:

@@ -81,7 +81,8 @@ def test_unreadable_or_missing_files_are_reported(tmp_path):
 
 
 def test_committed_notebooks_are_clean():
-    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    notebooks = sorted([*(ROOT / "notebooks").glob("*.ipynb"),
+                        *(ROOT / "notebooks" / "answers").glob("*.ipynb")])
     assert notebooks
     assert {str(p.name): check_notebook(p) for p in notebooks} == {
         str(p.name): [] for p in notebooks}

@@ -17,8 +17,8 @@ from dpgp_audit.devtools.nbbuild import code, md, write_notebook  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NB_DIR = ROOT / "notebooks"
-NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
-TWINS = sorted(NB_DIR.glob("*.py"))
+NOTEBOOKS = sorted([*NB_DIR.glob("*.ipynb"), *NB_DIR.glob("answers/*.ipynb")])
+TWINS = sorted([*NB_DIR.glob("*.py"), *NB_DIR.glob("answers/*.py")])
 
 
 def _cells(nb) -> list[tuple[str, str, list[str]]]:

@@ -42,7 +42,7 @@ def test_histograms_share_bins_and_selection_bars():
 def test_true_epsilon_plot_has_diagonal():
     eps = np.geomspace(0.1, 10, 5)
     fig = cp.plot_true_epsilon(eps, {"classical": eps * 0.8}, delta=1e-5)
-    diag = fig.axes[0].get_lines()[0]
+    diag = next(ln for ln in fig.axes[0].get_lines() if ln.get_label() == "true = claimed")
     np.testing.assert_array_equal(diag.get_xdata(), diag.get_ydata())
 
 

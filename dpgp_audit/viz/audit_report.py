@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpgp_audit.viz.style import AUDITOR_COLOURS, NEUTRAL, VERDICT_COLOURS
+
 if TYPE_CHECKING:
     from dpgp_audit.audit.result import AuditReport
 
@@ -47,46 +49,50 @@ def plot_report(report: AuditReport, path: str | None = None, ax: object = None)
     return fig
 
 
-_AUDITOR_COLOURS = {"sensitivity": "#16a085", "whitebox": "#2980b9", "blackbox": "#e67e22",
-                    "gdp-fit": "#8e44ad"}
+_AUDITOR_COLOURS = AUDITOR_COLOURS  # one colour per auditor across the course
 
 
 def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
-    """Bar chart: samples per side each planted bug needed, coloured by the auditor that caught it.
+    """Dot plot: samples per side each planted bug needed, coloured by the auditor that caught it.
 
-    Deterministic auditors (sensitivity search, white-box) need no samples and are
-    drawn at the left edge; a hatched bar marks a bug *not* flagged at its n.
+    The sample sizes span decades, so they are dots on a log axis (a bar on a log
+    axis has no meaningful length). Deterministic auditors (sensitivity search,
+    white-box) need no samples and are drawn at the left edge, labelled "0 samples".
+    A filled dot is a ``VIOLATION``; a hollow dot marks a bug *not* flagged at its n.
+    The verdict text is coloured by verdict (``NO_EVIDENCE`` grey, never a 'safe' colour).
     """
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
+    from matplotlib.lines import Line2D
 
     if ax is None:
-        fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(rows) + 1.2))
+        fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(rows) + 1.4))
     else:
         fig = ax.figure
-    labels, widths, colours, hatches = [], [], [], []
-    for r in rows:
-        labels.append(r["id"].replace("planted/", ""))
-        widths.append(np.log10(max(r["n"], 1)) if r["n"] else 0.15)
-        colours.append(_AUDITOR_COLOURS.get(r["auditor"], "grey"))
-        hatches.append("" if r["verdict"] == "VIOLATION" else "//")
     y = np.arange(len(rows))
-    bars = ax.barh(y, widths, color=colours, edgecolor="k", linewidth=0.5)
-    for bar, h in zip(bars, hatches, strict=True):
-        bar.set_hatch(h)
+    sizes = [r["n"] for r in rows if r["n"]]
+    left = 0.5  # where "no samples" is drawn, left of n = 1 on the log axis
+    right = max(sizes + [10]) * 30
     for yi, r in zip(y, rows, strict=True):
+        colour = _AUDITOR_COLOURS.get(r["auditor"], NEUTRAL)
+        x = r["n"] if r["n"] else left
+        caught = r["verdict"] == "VIOLATION"
+        ax.plot([x], [yi], "o", ms=8, color=colour, markerfacecolor=colour if caught else "white",
+                markeredgewidth=1.5)
         tag = "0 samples" if not r["n"] else f"n = {r['n']:,}/side"
-        ax.text(max(widths) * 0.02 + (widths[yi] if r["n"] else 0.15), yi,
-                f"{tag}  {r['verdict']}", va="center", fontsize=7)
-    ax.set_yticks(y, labels, fontsize=8)
+        ax.text(x * 1.6, yi, f"{tag}  {r['verdict']}", va="center", fontsize=7,
+                color=VERDICT_COLOURS.get(r["verdict"], "k"))
+    ax.set_xscale("log")
+    ax.set_xlim(left / 2, right)
+    ax.set_yticks(y, [r["id"].replace("planted/", "") for r in rows], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("log10(samples per side needed)")
+    ax.set_xlabel("samples per side needed (log scale; left edge: no samples)")
     ax.set_ylabel("planted bug")
-    ax.set_xlim(0, max(widths) * 1.6 + 0.5)
-    handles = [Patch(color=c, label=a) for a, c in _AUDITOR_COLOURS.items()]
-    handles.append(Patch(facecolor="white", edgecolor="k", hatch="//",
-                         label="not flagged at this n"))
-    ax.legend(handles=handles, fontsize=7, loc="lower right")
+    handles = [Line2D([], [], marker="o", ls="none", color=c, label=a)
+               for a, c in _AUDITOR_COLOURS.items()]
+    handles.append(Line2D([], [], marker="o", ls="none", color="k", markerfacecolor="white",
+                          label="not flagged at this n"))
+    # outside the axes: inside, it would hide the rows at the bottom
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("Planted bugs: the cheapest auditor that caught each", fontsize=10)
     return fig
 

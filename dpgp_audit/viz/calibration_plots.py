@@ -14,6 +14,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from dpgp_audit.viz.style import VERDICT_COLOURS, method_colour
+
 __all__ = [
     "calibration_explorer",
     "plot_calibrations",
@@ -23,11 +25,11 @@ __all__ = [
     "plot_true_epsilon",
 ]
 
-_METHOD_STYLE = {
-    "analytic": {"color": "C0", "linestyle": "-"},
-    "gdp": {"color": "C1", "linestyle": (0, (4, 3))},
-    "classical": {"color": "C2", "linestyle": "-"},
-    "hall": {"color": "C3", "linestyle": "-."},
+_METHOD_STYLE = {  # colours from the course palette (dpgp_audit.viz.style)
+    "analytic": {"color": method_colour("analytic"), "linestyle": "-"},
+    "gdp": {"color": method_colour("gdp"), "linestyle": (0, (4, 3))},
+    "classical": {"color": method_colour("classical"), "linestyle": "-"},
+    "hall": {"color": method_colour("hall"), "linestyle": "-."},
 }
 
 
@@ -86,12 +88,14 @@ def plot_true_epsilon(claimed: Sequence[float], true: Mapping[str, np.ndarray], 
     """
     fig, ax = _axes(ax)
     claimed = np.asarray(claimed, dtype=float)
-    ax.plot(claimed, claimed, color="k", linewidth=1, label="true = claimed")
-    ax.fill_between(claimed, claimed, claimed.max() * 10, color="C3", alpha=0.08,
-                    label="violation (true > claimed)")
+    ax.fill_between(claimed, claimed, claimed.max() * 10, color=VERDICT_COLOURS["VIOLATION"],
+                    alpha=0.08, label="violation (true > claimed)")
     for label, eps_true in true.items():
-        ax.plot(claimed, eps_true, label=label, linewidth=2,
+        ax.plot(claimed, eps_true, label=label, linewidth=3, alpha=0.8,
                 **_METHOD_STYLE.get(label, {}))
+    # drawn last and dashed, so it stays visible where a curve (analytic) lies on it
+    ax.plot(claimed, claimed, color="k", linewidth=1.3, linestyle=(0, (5, 3)), zorder=5,
+            label="true = claimed")
     ax.set(xscale="log", yscale="log", xlabel="claimed ε", ylabel=f"true ε at δ = {delta:g}",
            ylim=(claimed.min() / 10, claimed.max() * 3), title="What the calibrations deliver")
     ax.legend(frameon=False)
@@ -150,7 +154,8 @@ def calibration_explorer(epsilon: float, delta: float, sensitivity: float = 1.0)
     for i, m in enumerate(names):
         s = sigmas[m]
         if np.isnan(s):
-            left.text(i, 0.0, "refused\n(ε > 1)", ha="center", va="bottom", color="C3")
+            left.text(i, 0.0, "refused\n(ε > 1)", ha="center", va="bottom",
+                      color=VERDICT_COLOURS["VIOLATION"])
         else:
             left.bar(i, s, color=_METHOD_STYLE.get(m, {}).get("color", f"C{i}"))
             left.text(i, s, f"{s:.3g}", ha="center", va="bottom")

@@ -13,6 +13,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from dpgp_audit.viz.style import colours_for
+
 __all__ = [
     "plot_deployment_times",
     "plot_dpsetconv_release",
@@ -83,9 +85,10 @@ def plot_nll_curves(curves: Mapping[str, object], *, ax: Axes | None = None,
                     title: str = "") -> Figure:
     """Mean NLL ± 2 standard errors against N, one line per method (``MethodCurve``)."""
     fig, ax = _axes(ax)
+    colours = colours_for(curves)
     for name, c in curves.items():
         ax.errorbar(c.ns, c.mean, yerr=2 * np.nan_to_num(c.sem), label=name, marker="o",
-                    capsize=3, lw=2)
+                    capsize=3, lw=2, color=colours[name])
     ax.set(xscale="log", xlabel="context size N", ylabel="target NLL (lower is better)",
            title=title)
     ax.legend(frameon=False)
@@ -101,18 +104,25 @@ def plot_predictive(xc: np.ndarray, yc: np.ndarray, xs: np.ndarray,
     if xt is not None and yt is not None:
         ax.scatter(xt, yt, s=6, color="0.7", label="targets")
     ax.scatter(xc, yc, s=8, color="k", label="context (private)")
-    for i, (name, (mean, std)) in enumerate(predictions.items()):
-        ax.plot(xs, mean, color=f"C{i}", lw=2, label=name)
-        ax.fill_between(xs, mean - 1.96 * std, mean + 1.96 * std, color=f"C{i}", alpha=0.2)
+    colours = colours_for(predictions)
+    for name, (mean, std) in predictions.items():
+        ax.plot(xs, mean, color=colours[name], lw=2, label=name)
+        ax.fill_between(xs, mean - 1.96 * std, mean + 1.96 * std, color=colours[name], alpha=0.2)
     ax.set(xlabel="x", ylabel="y", title=title)
     ax.legend(frameon=False, fontsize="small")
     return fig
 
 
 def plot_deployment_times(times: Mapping[str, float], *, ax: Axes | None = None) -> Figure:
-    """R Fig. 5 style: seconds per task at meta-test time, log scale."""
+    """R Fig. 5 style: seconds per task at meta-test time, dots on a log axis (no bars)."""
     fig, ax = _axes(ax, (6.0, 3.0))
     names = list(times)
-    ax.barh(names, [times[n] for n in names], color=[f"C{i}" for i in range(len(names))])
-    ax.set(xscale="log", xlabel="seconds per task", ylabel="method")
+    colours = colours_for(names)
+    for i, n in enumerate(names):
+        ax.plot([times[n]], [i], "o", ms=9, color=colours[n], label=n)
+        ax.hlines(i, min(times.values()) / 3, times[n], color=colours[n], lw=0.8, ls=":")
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set(xscale="log", xlabel="seconds per task (log scale)", ylabel="method")
+    ax.legend(frameon=False, fontsize="small")
     return fig

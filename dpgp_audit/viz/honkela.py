@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpgp_audit.viz.style import colours_for
+
 __all__ = [
     "plot_calibration",
     "plot_classification",
@@ -53,9 +55,11 @@ def plot_calibration(result: object) -> object:
     for i, s in enumerate(result.sigmas):
         for j, a in enumerate(result.alphas):
             ax = axes[i][j]
+            colours = colours_for(labels.get(m, m) for m in result.methods)
             for k, meth in enumerate(result.methods):
+                label = labels.get(meth, meth)
                 ax.errorbar(eps, mean[k, i, :, j], yerr=2 * se[k, i, :, j], marker="o", ms=3,
-                            label=labels.get(meth, meth), capsize=2)
+                            label=label, capsize=2, color=colours[label])
             ax.axhline(a, color="k", ls="--", lw=1, label="reference α")
             ax.set_xscale("log")
             if i == 0:

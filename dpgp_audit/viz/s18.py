@@ -12,6 +12,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from dpgp_audit.viz.style import heatmap_limits, method_colour
+
 __all__ = ["plot_dp_fit", "plot_selection_heatmap", "plot_spatial_noise"]
 
 
@@ -25,22 +27,29 @@ def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.5, 4.0)) -> tuple[F
 def plot_dp_fit(X: np.ndarray, y: np.ndarray, Xs: np.ndarray, mean: np.ndarray,
                 post_var: np.ndarray, dp_samples: np.ndarray, noise_sd: np.ndarray, *,
                 title: str = "", ylim: tuple[float, float] | None = None,
-                xlabel: str = "x", ylabel: str = "y", ax: Axes | None = None) -> Figure:
-    """S18 Fig. 1 style: data, posterior mean ± 2 sd (blue band), DP sample releases (grey),
+                xlabel: str = "x", ylabel: str = "y", ax: Axes | None = None,
+                method: str | None = None) -> Figure:
+    """S18 Fig. 1 style: data, non-DP posterior mean ± 2 sd (black, grey band), DP releases,
     DP noise ± 1 sd (black dashed) and ± ¼ sd (grey dashed).
 
     ``xlabel``/``ylabel`` name the axes with their units, e.g. ``"age (years)"`` and
-    ``"height (cm)"`` for the !Kung data of S18 Fig. 1.
+    ``"height (cm)"`` for the !Kung data of S18 Fig. 1. ``method`` (e.g. ``"standard DP-GP"``,
+    ``"cloaking"``) colours the DP releases with the method's course colour
+    (:func:`dpgp_audit.viz.style.method_colour`); grey if omitted.
     """
     fig, ax = _axes(ax)
     xs = np.ravel(Xs)
     ax.plot(np.ravel(X), y, ".", color="0.5", ms=3, label="data")
     sd = np.sqrt(np.maximum(post_var, 0.0))
-    ax.fill_between(xs, mean - 2 * sd, mean + 2 * sd, color="C0", alpha=0.2,
+    non_dp = method_colour("non-dp")
+    release = method_colour(method) if method is not None else "0.6"
+    ax.fill_between(xs, mean - 2 * sd, mean + 2 * sd, color=non_dp, alpha=0.12,
                     label="GP posterior ±2 sd")
     for i, s in enumerate(np.atleast_2d(dp_samples)):
-        ax.plot(xs, s, color="0.6", lw=0.8, label="DP releases" if i == 0 else None)
-    ax.plot(xs, mean, color="C0", lw=2, label="posterior mean")
+        ax.plot(xs, s, color=release, lw=0.8, alpha=0.8,
+                label=f"DP releases ({method})" if i == 0 and method else
+                ("DP releases" if i == 0 else None))
+    ax.plot(xs, mean, color=non_dp, lw=2, label="posterior mean (no DP)")
     for f, style, lab in ((1.0, "k--", "DP noise ±1 sd"), (0.25, "--", "DP noise ±¼ sd")):
         kw = {"color": "0.4"} if f < 1 else {}
         ax.plot(xs, mean + f * noise_sd, style, lw=1, label=lab, **kw)
@@ -82,11 +91,15 @@ def plot_selection_heatmap(probs: np.ndarray, row_labels: Sequence[str],
     lengthscale).
     """
     fig, ax = _axes(ax, (6.0, 3.5))
-    im = ax.imshow(probs, aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0)
+    vmin, vmax = heatmap_limits(probs)  # the data's range: 0.23-0.27 must not look flat
+    im = ax.imshow(probs, aspect="auto", cmap="viridis", vmin=vmin, vmax=vmax)
+    for (i, j), v in np.ndenumerate(np.asarray(probs, dtype=float)):
+        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                color="white" if v < (vmin + vmax) / 2 else "black")
     ax.set_xticks(range(len(col_labels)), col_labels)
     ax.set_yticks(range(len(row_labels)), row_labels)
     ax.set_xlabel("lengthscale")
     ax.set_ylabel("regression privacy")
-    fig.colorbar(im, ax=ax, label="P(select)")
+    fig.colorbar(im, ax=ax, label=f"P(select), scale {vmin:.2f}–{vmax:.2f}")
     ax.set_title(title)
     return fig

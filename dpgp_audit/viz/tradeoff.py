@@ -25,6 +25,7 @@ from dpgp_audit.privacy.claims import (
     PureDP,
 )
 from dpgp_audit.privacy.gdp import gdp_mu, gdp_tradeoff
+from dpgp_audit.viz.style import AUDITOR_COLOURS
 
 __all__ = ["claim_from_dict", "claimed_tradeoff", "plot_tradeoff"]
 
@@ -113,9 +114,9 @@ def plot_tradeoff(results: AuditResult | Iterable[AuditResult], claim: Claim | N
             mu_c = gdp_mu(claim.epsilon, claim.delta)
             ax.plot(grid, y_of(gdp_tradeoff(grid, mu_c)), color="grey", lw=1, ls="-.",
                     label=f"G_mu implied if Gaussian, mu={mu_c:.3g}")
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, r in enumerate(res_list):
-        c = colours[i % len(colours)]
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, r in enumerate(res_list):  # the course's auditor colours (dpgp_audit.viz.style)
+        c = AUDITOR_COLOURS.get(r.auditor, cycle[i % len(cycle)])
         t = r.details.get("tradeoff")
         if t:
             fpr, fnr = np.asarray(t["fpr"]), np.asarray(t["fnr"])

@@ -11,9 +11,9 @@ written on the plot), so what changed is also readable as text.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
-__all__ = ["epsilon_delta_widget", "sample_size_widget"]
+__all__ = ["epsilon_delta_widget", "sample_size_widget", "slider_widget"]
 
 
 def _log_slider(description: str, value: float, lo: float, hi: float, fmt: str):
@@ -97,3 +97,57 @@ def sample_size_widget(plot: Callable[[int], object], *, n: int = 10_000,
         raise ValueError(f"n_range must satisfy 1 <= low < high, got {n_range!r}")
     sliders = {"n": _log_slider("n / side", float(n), float(lo), float(hi), ",.0f")}
     return _redrawing(plot, sliders, lambda v: {"n": int(round(v["n"]))})
+
+
+def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float, float, float]],
+                  *, log: Collection[str] = (), integer: Collection[str] = (),
+                  labels: Mapping[str, str] | None = None):
+    """Sliders (one per keyword of ``plot``) redrawing ``plot(**values)`` on release.
+
+    Parameters
+    ----------
+    plot
+        A pure function of the slider values returning something displayable (the
+        explorers of :mod:`dpgp_audit.viz.explorers`, with the fixed arguments bound by
+        ``functools.partial``).
+    sliders
+        Keyword → ``(low, high, initial)``; the initial value is clipped into range.
+    log
+        Keywords whose slider is logarithmic (``low`` > 0).
+    integer
+        Keywords whose values are integers (with ``log``: rounded log-slider values).
+    labels
+        Keyword → slider description (default: the keyword).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The sliders above an output area; the callback's output lives in widget
+        state, so cells showing it are tagged ``nbval-ignore-output``.
+    """
+    import ipywidgets as widgets
+
+    labels = dict(labels or {})
+    unknown = (set(log) | set(integer) | set(labels)) - set(sliders)
+    if unknown:
+        raise ValueError(f"log/integer/labels name no slider: {sorted(unknown)}")
+    controls = {}
+    for name, (lo, hi, value) in sliders.items():
+        if not lo < hi:
+            raise ValueError(f"slider {name!r} needs low < high, got {(lo, hi)}")
+        value = min(max(value, lo), hi)
+        desc = labels.get(name, name)
+        if name in log:
+            if not lo > 0:
+                raise ValueError(f"log slider {name!r} needs low > 0, got {lo!r}")
+            controls[name] = _log_slider(desc, float(value), float(lo), float(hi), ".3g")
+        elif name in integer:
+            controls[name] = widgets.IntSlider(value=int(value), min=int(lo), max=int(hi),
+                                               description=desc, continuous_update=False)
+        else:
+            controls[name] = widgets.FloatSlider(value=value, min=lo, max=hi,
+                                                 step=(hi - lo) / 100, description=desc,
+                                                 readout_format=".3g", continuous_update=False)
+    as_int = set(integer)
+    return _redrawing(plot, controls,
+                      lambda v: {k: int(round(x)) if k in as_int else x for k, x in v.items()})

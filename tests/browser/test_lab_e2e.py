@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "browser"
 RUN_TIMEOUT_MS = 300_000  # a whole notebook on a loaded 2-core machine
 REDRAW_TIMEOUT_MS = 180_000
+# JupyterLab keeps earlier notebooks open as hidden tabs: look only in the visible one
+VISIBLE = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 NO_CHROMIUM = ("no Chromium found: install one with `python -m playwright install chromium` "
                "or your package manager (`apt-get install chromium`), or point DPGP_CHROMIUM "
@@ -75,9 +77,10 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server on a free port with a token, serving prepared copies of 00 and 05."""
+    """A JupyterLab server on a free port with a token, serving prepared copies of 00-05."""
     root = tmp_path_factory.mktemp("lab")
-    for stem in ("00_dp_basics", "05_auditing_lab"):
+    for stem in ("00_dp_basics", "01_smith2018_cloaking", "03_honkela_dp_svgp",
+                 "05_auditing_lab"):
         notebook = nh.NOTEBOOKS / f"{stem}.ipynb"
         nh.prepare(notebook, nh.load_params(notebook), root)
     port, token = _free_port(), os.urandom(16).hex()
@@ -120,8 +123,9 @@ def lab(tmp_path_factory):
 
 def _open_and_run_all(page, base: str, token: str, notebook: str) -> None:
     page.set_default_timeout(120_000)
-    page.goto(f"{base}/lab/tree/{notebook}?token={token}")
-    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
+    # ?reset: a fresh workspace, so notebooks opened by earlier tests are not restored as tabs
+    page.goto(f"{base}/lab/tree/{notebook}?reset&token={token}")
+    page.locator(f"{VISIBLE} .jp-Cell").first.wait_for()
     # the kernel has started: the status bar reads "Python 3 (ipykernel) | Idle"
     page.get_by_text(re.compile(r"ipykernel\)? \| Idle")).first.wait_for()
     page.get_by_role("menuitem", name="Run", exact=True).click()
@@ -140,7 +144,7 @@ def _attached(page, locator, name: str) -> None:
 
 
 def _slider(page, label: str):
-    return page.locator(".widget-slider").filter(
+    return page.locator(f"{VISIBLE} .widget-slider").filter(
         has=page.locator(".widget-label", has_text=re.compile(f"^{re.escape(label)}$")))
 
 
@@ -215,3 +219,45 @@ def test_notebook_05_sample_size_slider_reruns_the_audit(lab, page):
     page.screenshot(path=str(SHOTS / "05_after.png"))
     assert "n = 300/side" in after[1] and "n = 300/side" not in before[1], (before, after)
     assert after[0] != before[0]
+
+
+def _slider_redraws(page, lab, notebook: str, label: str, value: str, shot: str
+                    ) -> tuple[tuple[str, str], tuple[str, str]]:
+    """Run ``notebook``, set the slider ``label`` to ``value``; (before, after) widget states."""
+    base, token = lab
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    _open_and_run_all(page, base, token, notebook)
+    slider = _slider(page, label)
+    _attached(page, slider, shot)
+    slider.scroll_into_view_if_needed()
+    box = _box_of(slider)
+    box.locator(".widget-output img").last.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    box.scroll_into_view_if_needed()
+    before = _widget_state(box)
+    after = _move(page, box, slider, value, before)
+    box.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / f"{shot}_after.png"))
+    return before, after
+
+
+def test_notebook_01_cloaking_epsilon_slider_redraws_the_noise_covariance(lab, page):
+    """Issue 14 §4: the cloaking explorer (ℓ, d, ε) redraws σ²M and a DP release."""
+    before, after = _slider_redraws(page, lab, "01_smith2018_cloaking.ipynb", "ε", "0.5", "01")
+    assert "ε = 0.5" in after[1] and "ε = 0.5" not in before[1], (before, after)
+    assert after[0] != before[0]
+
+
+def test_notebook_03_ratio_slider_redraws_both_sensitivities(lab, page):
+    """Issue 14 §4: the σ_a/σ_b explorer redraws the exact and eq. (6) sensitivities."""
+    before, after = _slider_redraws(page, lab, "03_honkela_dp_svgp.ipynb", "c = σa/σb", "0.25",
+                                    "03")
+    assert "c = 0.25" in after[1] and "c = 0.25" not in before[1], (before, after)
+    assert after[0] != before[0]
+
+
+def test_notebook_05_ceiling_slider_changes_the_verdict(lab, page):
+    """Issue 14 §4: at 10 samples per side no test can refute ε = 1 (INCONCLUSIVE)."""
+    before, after = _slider_redraws(page, lab, "05_auditing_lab.ipynb", "samples/side", "10",
+                                    "05_ceiling")
+    assert "n = 10:" in after[1] and "INCONCLUSIVE" in after[1], (before, after)
+    assert "INCONCLUSIVE" not in before[1]

@@ -1,0 +1,144 @@
+"""The course's figures follow one visual language (issue 14 §4; ``dpgp_audit.viz.style``).
+
+Expected colours come from the palette table itself (a method keeps its colour in
+every figure), the verdict rule (NO_EVIDENCE must not read as 'safe'), and
+matplotlib's own objects (bar containers, image colour limits, line z-order).
+"""
+
+from __future__ import annotations
+
+import colorsys
+from types import SimpleNamespace
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.colors import to_hex, to_rgb
+
+matplotlib.use("Agg")
+
+from dpgp_audit.viz import style  # noqa: E402
+
+# methods drawn together in one figure of the course must be told apart
+FIGURE_GROUPS = [
+    ("analytic", "gdp", "classical", "hall"),                       # 00
+    ("non-dp", "standard DP-GP", "cloaking", "integral binning", "simple binning"),  # 01
+    ("DP-GP (eq. 14)", "naive", "DP-GP (symmetric S22)"),           # 03 Fig. 2
+    ("oracle (non-private)", "DP-SVGP", "DPConvCNP"),               # 04
+]
+
+
+@pytest.mark.parametrize("group", FIGURE_GROUPS, ids=lambda g: g[0])
+def test_methods_in_one_figure_have_distinct_colours(group):
+    colours = [style.method_colour(m) for m in group]
+    assert len(set(colours)) == len(colours), dict(zip(group, colours, strict=True))
+
+
+def test_aliases_keep_one_colour_per_method():
+    baseline = style.method_colour("DP-SGD SVGP")
+    assert style.method_colour("DP-SVGP") == baseline
+    assert style.method_colour("DP-SVGP (200 DP-SGD steps)") == baseline
+    assert style.method_colour("dpconvcnp forward") == style.method_colour("DPConvCNP")
+    assert style.method_colour("Oracle (non-private)") == style.method_colour("oracle")
+
+
+def test_unknown_labels_get_reserve_colours_not_a_methods():
+    with pytest.raises(ValueError, match="names no method"):
+        style.method_colour("my new method")
+    got = style.colours_for(["cloaking", "mine", "yours"])
+    assert got["cloaking"] == style.method_colour("cloaking")
+    assert got["mine"] != got["yours"]
+    assert not {got["mine"], got["yours"]} & set(style.METHOD_COLOURS.values())
+
+
+def test_no_evidence_is_not_drawn_in_a_safe_colour():
+    r, g, b = to_rgb(style.verdict_colour("NO_EVIDENCE"))
+    _, _, saturation = colorsys.rgb_to_hls(r, g, b)
+    assert saturation < 0.1, "NO_EVIDENCE must be a neutral grey, not a green"
+    assert style.verdict_colour("VIOLATION") != style.verdict_colour("NO_EVIDENCE")
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        style.verdict_colour("SAFE")
+
+
+def test_heatmap_limits_span_the_data():
+    lo, hi = style.heatmap_limits(np.array([[0.23, 0.27], [0.25, np.nan]]), pad=0.0)
+    assert (lo, hi) == (0.23, 0.27)
+    lo, hi = style.heatmap_limits(np.array([0.5, 0.5]))
+    assert lo < 0.5 < hi
+    with pytest.raises(ValueError, match="no finite entry"):
+        style.heatmap_limits(np.array([np.nan]))
+    with pytest.raises(ValueError, match="pad"):
+        style.heatmap_limits(np.array([0.1, 0.2]), pad=-1)
+
+
+def _bars_on_log_axes(fig):
+    from matplotlib.container import BarContainer
+
+    bad = []
+    for ax in fig.axes:
+        if "log" in (ax.get_xscale(), ax.get_yscale()):
+            bad += [c for c in ax.containers if isinstance(c, BarContainer)]
+    return bad
+
+
+def test_planted_catch_and_deployment_times_draw_no_bars_on_log_axes():
+    from dpgp_audit.viz.audit_report import plot_planted_catch
+    from dpgp_audit.viz.dpconvcnp_plots import plot_deployment_times
+
+    rows = [{"id": "planted/a", "n": 0, "auditor": "sensitivity", "verdict": "VIOLATION"},
+            {"id": "planted/b", "n": 20000, "auditor": "blackbox", "verdict": "NO_EVIDENCE"}]
+    fig = plot_planted_catch(rows)
+    assert fig.axes[0].get_xscale() == "log" and not _bars_on_log_axes(fig)
+    fig = plot_deployment_times({"DPConvCNP forward": 0.01, "DP-SVGP (200 DP-SGD steps)": 3.0})
+    assert not _bars_on_log_axes(fig)
+    dots = [ln for ln in fig.axes[0].lines if ln.get_marker() == "o"]
+    assert [to_hex(ln.get_color()) for ln in dots] == [
+        to_hex(style.method_colour("DPConvCNP")), to_hex(style.method_colour("DP-SGD SVGP"))]
+
+
+def test_selection_heatmap_uses_the_datas_range():
+    from dpgp_audit.viz.s18 import plot_selection_heatmap
+
+    probs = np.array([[0.23, 0.24, 0.26, 0.27], [0.25, 0.25, 0.25, 0.25]])
+    fig = plot_selection_heatmap(probs, ["a", "b"], ["1", "2", "3", "4"])
+    vmin, vmax = fig.axes[0].images[0].get_clim()
+    assert 0.2 < vmin < 0.23 and 0.27 < vmax < 0.3
+
+
+def test_true_equals_claimed_line_stays_visible():
+    from dpgp_audit.viz.calibration_plots import plot_true_epsilon
+
+    eps = np.geomspace(0.1, 10, 5)
+    fig = plot_true_epsilon(eps, {"analytic": eps.copy(), "hall": eps * 1.5}, delta=1e-5)
+    lines = fig.axes[0].lines
+    diag = next(ln for ln in lines if ln.get_label() == "true = claimed")
+    others = [ln for ln in lines if ln is not diag]
+    assert diag.get_zorder() > max(ln.get_zorder() for ln in others)
+    assert diag.get_linestyle() != "-"  # dashed: the analytic curve underneath shows through
+    analytic = next(ln for ln in lines if ln.get_label() == "analytic")
+    assert to_hex(analytic.get_color()) == to_hex(style.method_colour("analytic"))
+
+
+def test_nll_and_predictive_plots_colour_by_method():
+    from dpgp_audit.viz.dpconvcnp_plots import plot_nll_curves, plot_predictive
+
+    curve = SimpleNamespace(ns=np.array([10, 100]), mean=np.array([1.0, 0.5]),
+                            sem=np.array([0.1, 0.1]))
+    names = ["oracle", "DP-SVGP", "DPConvCNP"]
+    fig = plot_nll_curves(dict.fromkeys(names, curve))
+    got = [to_hex(c.lines[0].get_color()) for c in fig.axes[0].containers]
+    assert got == [to_hex(style.method_colour(n)) for n in names]
+    xs = np.linspace(0, 1, 5)
+    preds = {"DPConvCNP": (xs, xs + 1), "oracle (non-private)": (xs, xs + 1)}
+    fig = plot_predictive(xs, xs, xs, preds)
+    got = [to_hex(ln.get_color()) for ln in fig.axes[0].lines]
+    assert got == [to_hex(style.method_colour(n)) for n in preds]
+
+
+def test_auditor_colours_are_shared_by_the_audit_plots():
+    from dpgp_audit.viz import audit_report
+
+    assert audit_report._AUDITOR_COLOURS is style.AUDITOR_COLOURS
+    assert style.auditor_colour("blackbox") == style.AUDITOR_COLOURS["blackbox"]
+    with pytest.raises(ValueError, match="auditor must be one of"):
+        style.auditor_colour("oracle")
