@@ -173,7 +173,7 @@ $(BINDER_STAMP): binder/requirements.txt binder/postBuild binder/runtime.txt
 binder-check: $(BINDER_STAMP)
 	$(BINDER_VENV)/bin/python -m dpgp_audit audit --all --no-progress --seed $(BINDER_SEED)
 	mkdir -p build/binder
-	for nb in notebooks/*.ipynb; do \
+	for nb in notebooks/*.ipynb notebooks/answers/*.ipynb; do \
 	  stem=$$(basename $$nb .ipynb); \
 	  JUPYTER_PATH="$(CURDIR)/$(BINDER_VENV)/share/jupyter" PYTHONPATH= \
 	  $(BINDER_VENV)/bin/papermill "$$nb" "build/binder/$$stem.ipynb" -k python3 \
