@@ -80,6 +80,7 @@ from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.methods.s21.mechanisms import LaplaceCloakingClassifier
 from dpgp_audit.viz import s21 as vz
 from dpgp_audit.viz import show
+from dpgp_audit.viz.style import method_colour
 
 if not (0 < epsilon and 0 < delta < 1):
     raise ValueError("epsilon must be > 0 and delta in (0, 1)")
@@ -226,8 +227,8 @@ for ax, method in zip(axes, ("standard", "sparse", "nonstationary"), strict=True
 show(plt.gcf())
 
 # %% [markdown]
-# **Reading the figures.** Top row: the DP release (thin lines) around the non-private mean with
-# its noise band, along age. Bottom row: the DP-noise standard deviation over the age–weight
+# **Reading the figures.** Top row: the DP releases (thin lines, in the cloaking colour of the
+# whole course) around the non-private mean (black) with their ±1 sd noise band (dashed), along age. Bottom row: the DP-noise standard deviation over the age–weight
 # plane (larger, paler marks: more noise). Cloaking puts noise where *one* target can move the
 # prediction: near isolated points, which act as levers, and less where many neighbours pin the
 # mean down. Sparse cloaking (inducing inputs from k-means on the public inputs) summarises each
@@ -282,7 +283,9 @@ f_mode = clf.model.mode(cancer.y, 20)
 p_nodp = clf.model.predict_proba(f_mode, grid_b)
 p_dp = np.array([clf.predict_proba(f, grid_b) for f in clf.sample(cancer, 30, rng)])
 plt.figure(figsize=(6, 3))
-plt.violinplot(p_dp, positions=grid_b, widths=0.4)
+violins = plt.violinplot(p_dp, positions=grid_b, widths=0.4)
+for part in [*violins["bodies"], violins["cbars"], violins["cmins"], violins["cmaxes"]]:
+    part.set_color(method_colour("cloaking"))  # the course's colour for cloaking releases
 plt.plot(grid_b, p_nodp, "kx", label="non-DP (mode, 20 steps)")
 plt.xlabel("worst concave points (scaled)")
 plt.ylabel("P(malignant)")
@@ -338,8 +341,8 @@ for a, ls in enumerate(res8["lengthscales"]):
     print(f"l = {ls:5.1f}: no DP {np.round(res8['no_dp'][a], 2)}, DP {np.round(res8['dp'][a], 2)}")
 gap8 = np.asarray(res8["no_dp"]) - np.asarray(res8["dp"])
 display(Markdown(
-    "**Reading the figure.** Solid lines: accuracy without DP; dashed: with DP; the black line is "
-    "chance. With 64 inputs the Subset-of-Regressors model keeps the private release "
+    "**Reading the figure.** Solid black lines: accuracy without DP; dashed lines in the cloaking "
+    "colour: with DP; the marker tells the lengthscales apart; the dotted grey line is chance. With 64 inputs the Subset-of-Regressors model keeps the private release "
     "M-dimensional, so the noise does not grow with the number of training points. In this run "
     f"DP costs between {gap8.min():.2f} and {gap8.max():.2f} accuracy across lengthscales and M."))
 
@@ -365,7 +368,7 @@ show(plt.gcf())
 display(Markdown(
     "**Reading the figure.** Each bar is one configuration, sorted by its held-out DP RMSE; its "
     "width is the probability the exponential mechanism selects it (left) or 1/K (right, "
-    "uniform). The red line is the expected RMSE of the choice. In this run private selection "
+    "uniform). The dashed line is the expected RMSE of the choice. In this run private selection "
     f"expects **{res10['expected_rmse']:.1f} cm** against **{res10['uniform_rmse']:.1f} cm** for "
     f"a uniform pick and {res10['rmse'].min():.1f} cm for the best configuration."))
 

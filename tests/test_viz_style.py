@@ -142,3 +142,61 @@ def test_auditor_colours_are_shared_by_the_audit_plots():
     assert style.auditor_colour("blackbox") == style.AUDITOR_COLOURS["blackbox"]
     with pytest.raises(ValueError, match="auditor must be one of"):
         style.auditor_colour("oracle")
+
+
+def _colours_of(fig) -> dict[str, str]:
+    return {ln.get_label(): to_hex(ln.get_color()) for ax in fig.axes for ln in ax.get_lines()}
+
+
+def test_s21_plots_colour_by_method():
+    """Notebook 02's figures: the non-private GP in the non-DP colour, releases in cloaking's."""
+    import matplotlib.pyplot as plt
+
+    from dpgp_audit.viz import s21
+
+    non_dp, cloak = to_hex(style.method_colour("non-dp")), to_hex(style.method_colour("cloaking"))
+    x = np.linspace(0.0, 10.0, 8)
+    rng = np.random.default_rng(0)
+    try:
+        ax = s21.plot_noise_band_1d(x, x, x, x, 0 * x + 1, samples=rng.normal(size=(2, 8)),
+                                    post_sd=0 * x + 1)
+        got = _colours_of(ax.figure)
+        assert got["non-DP mean"] == non_dp
+        assert got["DP releases (cloaking)"] == cloak == got["± DP noise sd"]
+        ax = s21.plot_rmse_vs_inducing({"m": [5, 10], "dp": [3.0, 2.0], "no_dp": [1.0, 1.0]})
+        got = _colours_of(ax.figure)
+        assert (got["(ε, δ)-DP (cloaking)"], got["no DP"]) == (cloak, non_dp)
+        ax = s21.plot_digits_accuracy({"lengthscales": [1.0, 2.0], "m": [5, 10],
+                                       "no_dp": np.ones((2, 2)), "dp": np.ones((2, 2)) / 2})
+        got = _colours_of(ax.figure)
+        assert {got["l=1, no DP"], got["l=2, no DP"]} == {non_dp}
+        assert {got["l=1, DP"], got["l=2, DP"]} == {cloak}
+        ax = s21.plot_noise_map_2d(rng.uniform(size=(5, 2)), rng.uniform(size=(4, 2)),
+                                   np.arange(4.0), np.ones(4))
+        disks = ax.collections[0].get_facecolors()
+        assert {to_hex(c[:3]) for c in disks} == {cloak}
+        axes = s21.plot_selection({"rmse": np.array([1.0, 2.0]),
+                                   "probabilities": np.array([0.6, 0.4]),
+                                   "expected_rmse": 1.4, "uniform_rmse": 1.5})
+        bars = [p for a in axes for p in a.patches]
+        assert {to_hex(p.get_facecolor()[:3]) for p in bars} == {cloak}
+        assert not _bars_on_log_axes(axes[0].figure)
+    finally:
+        plt.close("all")
+
+
+def test_honkela_and_dpsetconv_plots_use_the_method_colours():
+    import matplotlib.pyplot as plt
+
+    from dpgp_audit.viz.dpconvcnp_plots import plot_dpsetconv_release
+    from dpgp_audit.viz.honkela import plot_sinc_fits
+
+    x = np.linspace(0.0, 1.0, 6)
+    fit = SimpleNamespace(V=x, mean=x, sd=0 * x + 0.1, Z=x[::2], u_mean=x[::2], epsilon=1.0)
+    try:
+        fig = plot_sinc_fits(SimpleNamespace(X=x[:, None], y=x), [fit])
+        assert _colours_of(fig)["DP-GP mean"] == to_hex(style.method_colour("DP-GP (eq. 14)"))
+        fig = plot_dpsetconv_release(x, np.ones((2, 6)), np.zeros((2, 6)), x, x, clip_bound=1.0)
+        assert _colours_of(fig)["released (DP)"] == to_hex(style.method_colour("DPConvCNP"))
+    finally:
+        plt.close("all")

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from dpgp_audit.viz.style import colours_for
+from dpgp_audit.viz.style import NEUTRAL, colours_for, method_colour
 
 __all__ = [
     "plot_deployment_times",
@@ -73,9 +73,10 @@ def plot_dpsetconv_release(grid_x: np.ndarray, clean: np.ndarray, released: np.n
     a0, a1 = fig.subplots(1, 2)
     for ax, k, name in ((a0, 0, "density r_d"), (a1, 1, "signal r_s")):
         ax.plot(grid_x, clean[k], color="k", lw=2, label="noise-free")
-        ax.plot(grid_x, released[k], color="C3", lw=1, label="released (DP)")
+        ax.plot(grid_x, released[k], color=method_colour("dpconvcnp"), lw=1,
+                label="released (DP)")
         ax.set(title=name, xlabel="x", ylabel=f"{name.split()[1]}(x)")
-    a1.scatter(xc, np.clip(yc, -clip_bound, clip_bound), s=8, color="C0", label="clipped y")
+    a1.scatter(xc, np.clip(yc, -clip_bound, clip_bound), s=8, color=NEUTRAL, label="clipped y")
     a0.legend(frameon=False)
     a1.legend(frameon=False)
     return fig

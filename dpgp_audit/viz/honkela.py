@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpgp_audit.viz.style import colours_for
+from dpgp_audit.viz.style import colours_for, method_colour
 
 __all__ = [
     "plot_calibration",
@@ -25,12 +25,13 @@ def plot_sinc_fits(data: object, fits: list, truth: object = None) -> object:
 
     fig, axes = plt.subplots(1, len(fits), figsize=(3.6 * len(fits), 3.0), sharey=True,
                              squeeze=False)
+    dp_gp = method_colour("dp-gp (honkela)")  # the course colour of H's DP-GP
     for ax, fit in zip(axes[0], fits, strict=True):
         ax.plot(data.X[:, 0], data.y, ".", ms=2, color="0.7", label="data")
         if truth is not None:
             ax.plot(fit.V, truth(fit.V), "k-", lw=1, label="truth")
-        ax.plot(fit.V, fit.mean, "C0-", label="DP-GP mean")
-        ax.fill_between(fit.V, fit.mean - 2 * fit.sd, fit.mean + 2 * fit.sd, color="C0",
+        ax.plot(fit.V, fit.mean, "-", color=dp_gp, label="DP-GP mean")
+        ax.fill_between(fit.V, fit.mean - 2 * fit.sd, fit.mean + 2 * fit.sd, color=dp_gp,
                         alpha=0.25, label="±2 sd")
         ax.plot(fit.Z, fit.u_mean, "o", color="C2", ms=4, label="q(u) means")
         ax.set_title(f"ε = {fit.epsilon:g}")
