@@ -224,7 +224,7 @@ SCHEMAS: dict[str, dict[str, Param]] = {
     "05_auditing_lab": {
         "epsilon": _POS, "delta": _PROB, "alpha": _PROB, "seed": _SEED, "n_samples": _SIZE,
         "n_power_reps": _SIZE, "power_grid": Param("int_list", low=20),
-        "show_progress": _FLAG,
+        "n_rounding": _SIZE, "show_progress": _FLAG,
     },
     "index": {"verbose": _FLAG},  # the course landing page
 }

@@ -32,7 +32,9 @@
 #    and why the others were blind;
 # 4. relate an auditor's power to the sample size, and compare it with the sample-size
 #    planner's prediction;
-# 5. audit a mechanism you wrote yourself in about ten lines, and avoid the common
+# 5. explain how floating point can swallow the noise of a release whose targets are
+#    unbounded, and how a declared domain with a float-safety rule closes that gap;
+# 6. audit a mechanism you wrote yourself in about ten lines, and avoid the common
 #    mistakes the planted bugs are built from.
 #
 # **What you'll need:** notebook 00 (neighbours, calibration, privacy profiles); notation in
@@ -41,13 +43,14 @@
 # as a lab with the exercises.
 
 # %% tags=["parameters"]
-epsilon: float = 1.0  # the claim audited in sections 1 and 5
+epsilon: float = 1.0  # the claim audited in sections 1 and 6
 delta: float = 1e-5  # its delta
 alpha: float = 0.05  # each audit's failure probability (1 - confidence)
 seed: int = 2026  # seed of the one random generator
-n_samples: int = 20000  # black-box samples per side in sections 1, 2 and 5
+n_samples: int = 20000  # black-box samples per side in sections 1, 2 and 6
 n_power_reps: int = 10  # independent audits per sample size in the power study
 power_grid: list = [500, 2000, 8000, 32000]  # samples per side in the power study
+n_rounding: int = 20000  # samples per side of the precision auditor's verdicts (section 4)
 show_progress: bool = True  # progress bars (switched off in CI)
 
 # %%
@@ -60,7 +63,8 @@ from dpgp_audit.viz import show
 
 p = check_notebook_params(epsilon=epsilon, delta=delta, alpha=alpha, seed=seed,
                           n_samples=n_samples, n_power_reps=n_power_reps,
-                          power_grid=power_grid, show_progress=show_progress)
+                          power_grid=power_grid, n_rounding=n_rounding,
+                          show_progress=show_progress)
 sizes = sorted({int(s) for s in p["power_grid"]})
 if not sizes or min(sizes) < 20:
     raise ValueError(f"power_grid needs sample sizes >= 20, got {p['power_grid']!r}")
@@ -162,7 +166,7 @@ for n in (10, 100, 1_000, 10_000, 100_000, 1_000_000):
 # `ceiling_explorer(n, ...)` draws the ε ceiling against n and marks the verdict a
 # black-box audit with n samples per side *can at best* reach, for a claim of ε = 1 on a
 # mechanism whose true ε is 2.15 (the sum mechanism with its sensitivity halved, audited
-# in §4). Called once at the notebook's n; the next cell puts it on a slider.
+# in §5). Called once at the notebook's n; the next cell puts it on a slider.
 
 # %%
 from functools import partial
@@ -237,7 +241,96 @@ show(fig)
 # direction between neighbours), so the auditor must stay quiet. With a non-monotone
 # utility (the row above it) the same missing factor doubles the privacy loss.
 #
-# ## 4 · Power against sample size
+# ## 4 · The rounding attack: when floating point swallows the noise
+#
+# Every proof in this course is about real numbers; the kit releases 64-bit floats. A
+# float near a value v can only be one of the points of a grid whose spacing is about
+# |v| · 2⁻⁵² (`np.spacing(v)`): about 1e-16 around 1, but **16 around 1e17** and 256
+# around 2e18. A claim for an outputs-only neighbour relation with no bound on |y| allows
+# datasets whose *other* targets are that large: the neighbour still moves one target by
+# at most d, exactly as the proof assumes. Then the sum query plus Gaussian noise whose sd
+# is a few units is rounded to the grid — every release of D is the *same* float, every release
+# of D′ perhaps the next one — and the noise no longer hides anything. Mironov (2012)
+# showed this kind of leak for the textbook Laplace sampler (the low bits of a float
+# release betray the input); Jin et al. (IEEE S&P 2022) for Gaussian samplers and DP-SGD.
+# The privacy loss of such a release is unbounded, although every line of the proof holds.
+#
+# The kit answers with two rules, checked when a mechanism meets a dataset (issue 10;
+# `dpgp_audit.privacy.domain`):
+#
+# 1. **a declared public domain** in every claim — here |y| ≤ B — and data outside it is
+#    refused with an error naming `y` and the bound (or clipped, when the documented
+#    contract is to clip);
+# 2. **a floating-point safety rule**: the float spacing at the largest release the domain
+#    allows (B × the query's gain, n for a sum of n targets) must be at most 10⁻⁶ of the
+#    smallest noise sd, otherwise the mechanism refuses and names the largest safe B.
+#
+# The **precision auditor** (catalogue A.7) attacks a mechanism as an adversary would. It
+# builds neighbouring pairs at huge but legal targets — at the declared bound, or at
+# 1e15–1e19 when there is none — with the exact release placed next to a rounding
+# boundary, draws a pilot of releases, and where rounding is visible next to the noise
+# (few distinct values, or a float spacing that is not negligible against the sd) hands
+# the pair to the black-box auditor, which certifies a lower bound on ε with its usual
+# guarantee. `rounding_attack` runs it on two naive releases (the planted twins
+# `planted/*-no-domain`: P.1's Gaussian sum and S18's cloaking as they were before
+# domains existed) and on their hardened versions, and counts the distinct values in a
+# pilot of releases of the attack pair.
+
+# %%
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.experiments.rounding_attack import rounding_attack
+from dpgp_audit.viz.audit_report import plot_rounding_attack
+
+# a stream of its own: the later sections draw the same numbers with or without this one
+rng_rounding = np.random.default_rng([p["seed"], 4])
+pilot = min(1_000, p["n_rounding"])
+attack = rounding_attack(rng_rounding, n=p["n_rounding"], pilot=pilot)
+print(f"{'mechanism':<30} {'domain':>8}  {'distinct/' + str(pilot):>13}  {'verdict':<12} "
+      f"{'certified eps':>13}  witness")
+for r in attack:
+    dom = "none" if r["domain"] is None else f"{r['domain']:g}"
+    distinct = "refused" if r["refused"] else min(r["distinct"])
+    print(f"{r['id']:<30} {dom:>8}  {distinct:>13}  {r['verdict']:<12} "
+          f"{r['epsilon_lb']:>13.2f}  {r['witness'] or '-'}")
+show(plot_rounding_attack(attack, pilot))
+
+# %%
+naive = [r for r in attack if r["kind"] == "naive"]
+hardened = [r for r in attack if r["kind"] == "hardened"]
+display(Markdown(
+    "**Reading the table and the figure.** With the other targets near 1e17, the naive "
+    "releases take **" + " and ".join(f"{min(r['distinct'])}" for r in naive if r["distinct"])
+    + f"** distinct value(s) in {pilot:,} draws: the noise has vanished into the float grid. "
+    "A.7 certifies ε ≥ " + " and ≥ ".join(f"**{r['epsilon_lb']:.2f}**" for r in naive)
+    + f" against the claimed {naive[0]['claimed']:g} — a `VIOLATION` with a witness pair "
+    f"(\"{naive[0]['witness']}\"), from {p['n_rounding']:,} samples per side. The hardened "
+    "releases, attacked at their declared bound |y| ≤ "
+    + " and ".join(sorted({f"{r['domain']:g}" for r in hardened})) + ", keep "
+    + " and ".join(f"{min(r['distinct']):,}" for r in hardened if r["distinct"])
+    + f" of {pilot:,} values distinct and the auditor finds "
+    + " / ".join(f"`{r['verdict']}`" for r in hardened)
+    + ". As everywhere in this lab, that is no proof of privacy: the safety rule only makes "
+    "the rounding negligible next to the noise; the proof-carrying alternative is the secure "
+    "noise of `dpgp_audit.privacy.secure_noise`."))
+
+# %% [markdown]
+# What does the hardened mechanism do with the naive attack itself — the same dataset with
+# its other targets at 1e17? It refuses before releasing anything, and says why:
+
+# %%
+hard_mech, hard_data = get("P.1/gaussian-sum").make()
+huge = Dataset(hard_data.X, np.full(hard_data.n, 1e17))
+try:
+    hard_mech.sample(huge, 1, rng_rounding)
+    raise AssertionError("the hardened mechanism released outside its declared domain")
+except ValueError as err:
+    print("refused:", err)
+sd = float(np.sqrt(np.min(np.diag(np.atleast_2d(hard_mech.cov(hard_data))))))
+print(f"noise sd {sd:.3g}; float spacing at n x 1e17 = {np.spacing(hard_data.n * 1e17):g}; "
+      f"at n x the bound {np.spacing(hard_data.n * hard_mech.claim.domain.y_bound):.3g}")
+
+# %% [markdown]
+# ## 5 · Power against sample size
 #
 # How many samples does a black-box audit need to catch a bug? Take the sum mechanism
 # with its sensitivity halved (true ε ≈ 2.15), hand the sensitivity checker's witness
@@ -305,7 +398,7 @@ from dpgp_audit.viz.widgets import sample_size_widget
 sample_size_widget(blackbox_view, n=sizes[-1], n_range=(200, 50_000))
 
 # %% [markdown]
-# ## 5 · Auditing your own mechanism
+# ## 6 · Auditing your own mechanism
 #
 # Any object with a `claim` and a vectorised `sample(data, n, rng)` can be audited.
 # Here is the README's example: the mean of targets in [−2, 2] (one change moves a
@@ -364,7 +457,7 @@ fixed = audit_mechanism(FixedNoisyMean(), my_data, rng, n=p["n_samples"])
 fixed
 
 # %% [markdown]
-# ## 6 · Common mistakes (and the planted bug that shows each)
+# ## 7 · Common mistakes (and the planted bug that shows each)
 #
 # Every planted bug is a mistake people make when they implement DP by hand. Four of them
 # are worth remembering before you write your own mechanism:

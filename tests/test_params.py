@@ -157,7 +157,7 @@ def test_schema_normalises_and_refuses_unknown_or_missing_names():
 
 def test_schema_integer_lists_and_bounds():
     base = {"epsilon": 1.0, "delta": 1e-5, "alpha": 0.05, "seed": 0, "n_samples": 100,
-            "n_power_reps": 2, "show_progress": False}
+            "n_power_reps": 2, "n_rounding": 100, "show_progress": False}
     assert check_notebook_params("05_auditing_lab", power_grid=[20, 40], **base)[
         "power_grid"] == [20, 40]
     for bad in ([19], [20.0], [True], "500"):

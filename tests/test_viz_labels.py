@@ -219,6 +219,13 @@ def _cases():
             {"id": "planted/b", "n": 2000, "auditor": "blackbox", "verdict": "VIOLATION"},
             {"id": "planted/c", "n": 2000, "auditor": "blackbox", "verdict": "NO_EVIDENCE"}]
     yield "planted_catch", lambda: ar.plot_planted_catch(rows), {}
+    attack = [{"id": "planted/x-no-domain", "domain": None, "refused": False, "distinct": [1, 1],
+               "verdict": "VIOLATION", "epsilon_lb": 5.0, "claimed": 1.0},
+              {"id": "P.1/x", "domain": 1e6, "refused": False, "distinct": [200, 200],
+               "verdict": "NO_EVIDENCE", "epsilon_lb": 0.0, "claimed": 1.0},
+              {"id": "P.1/y", "domain": 1e6, "refused": True, "distinct": None,
+               "verdict": "NO_EVIDENCE", "epsilon_lb": 0.0, "claimed": 1.0}]
+    yield "rounding_attack", lambda: ar.plot_rounding_attack(attack, 200), {}
     curve = {"sizes": [100, 1000], "rate": [0.2, 0.9], "rate_lo": [0.1, 0.8],
              "rate_hi": [0.3, 0.95], "auditor": "blackbox", "reps": 10}
     yield "power", lambda: ar.plot_power([curve], {"planner, blackbox": ([100, 1000],

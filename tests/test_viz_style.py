@@ -200,3 +200,26 @@ def test_honkela_and_dpsetconv_plots_use_the_method_colours():
         assert _colours_of(fig)["released (DP)"] == to_hex(style.method_colour("DPConvCNP"))
     finally:
         plt.close("all")
+
+
+def test_rounding_attack_plot_colours_by_verdict_on_a_log_axis_without_bars():
+    import matplotlib.pyplot as plt
+
+    from dpgp_audit.viz.audit_report import plot_rounding_attack
+
+    rows = [{"id": "planted/a-no-domain", "domain": None, "refused": False, "distinct": [1, 2],
+             "verdict": "VIOLATION", "epsilon_lb": 5.0, "claimed": 1.0},
+            {"id": "P.1/a", "domain": 1e6, "refused": False, "distinct": [300, 300],
+             "verdict": "NO_EVIDENCE", "epsilon_lb": 0.0, "claimed": 1.0}]
+    try:
+        fig = plot_rounding_attack(rows, pilot=300)
+        ax = fig.axes[0]
+        assert ax.get_xscale() == "log" and not _bars_on_log_axes(fig)
+        dots = [ln for ln in ax.lines if ln.get_marker() == "o"]
+        assert [to_hex(d.get_color()) for d in dots] == [
+            to_hex(style.verdict_colour("VIOLATION")), to_hex(style.verdict_colour("NO_EVIDENCE"))]
+        assert [d.get_xdata()[0] for d in dots] == [1, 300]  # the smaller side's count
+        with pytest.raises(ValueError, match="pilot"):
+            plot_rounding_attack(rows, pilot=0)
+    finally:
+        plt.close("all")

@@ -18,7 +18,7 @@ from dpgp_audit.viz.style import AUDITOR_COLOURS, NEUTRAL, VERDICT_COLOURS
 if TYPE_CHECKING:
     from dpgp_audit.audit.result import AuditReport
 
-__all__ = ["plot_planted_catch", "plot_power", "plot_report"]
+__all__ = ["plot_planted_catch", "plot_power", "plot_report", "plot_rounding_attack"]
 
 
 def plot_report(report: AuditReport, path: str | None = None, ax: object = None) -> object:
@@ -94,6 +94,60 @@ def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
     # outside the axes: inside, it would hide the rows at the bottom
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("Planted bugs: the cheapest auditor that caught each", fontsize=10)
+    return fig
+
+
+def plot_rounding_attack(rows: list[dict], pilot: int, ax: object = None) -> object:
+    """The rounding attack (catalogue A.7): distinct released values per mechanism.
+
+    One row per mechanism of
+    :func:`dpgp_audit.experiments.rounding_attack.rounding_attack`: a dot at the number
+    of distinct values among ``pilot`` releases of its attack pair (the smaller side and
+    coordinate), on a log axis, coloured by the precision auditor's verdict. A release
+    whose noise survives rounding has all ``pilot`` values distinct (dotted line); a
+    naive release whose noise is swallowed by the float grid sits at the left. A refused
+    attack (the mechanism rejected the out-of-domain pair) is drawn as a hollow dot at
+    the left edge.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    pilot = int(pilot)
+    if pilot < 1:
+        raise ValueError(f"pilot must be a positive integer, got {pilot!r}")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1.6))
+    else:
+        fig = ax.figure
+    y = np.arange(len(rows))
+    left = 0.5
+    for yi, r in zip(y, rows, strict=True):
+        colour = VERDICT_COLOURS.get(r["verdict"], NEUTRAL)
+        refused = r.get("refused") or r.get("distinct") is None
+        x = left if refused else max(1, min(r["distinct"]))
+        ax.plot([x], [yi], "o", ms=9, color=colour,
+                markerfacecolor="white" if refused else colour, markeredgewidth=1.5)
+        lb = r.get("epsilon_lb")
+        text = ("attack refused" if refused else f"{x:,} distinct") + f"  {r['verdict']}"
+        if lb is not None and lb > 0:
+            text += f", certified ε ≥ {lb:.2f} (claimed {r['claimed']:g})"
+        ax.text(x * 1.5, yi, text, va="center", fontsize=7, color=colour)
+    ax.axvline(pilot, color="k", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlim(left / 2, pilot * 40)
+    names = [r["id"] + ("\n(no domain)" if r["domain"] is None else f"\n(|y| ≤ {r['domain']:g})")
+             for r in rows]
+    ax.set_yticks(y, names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"distinct released values among {pilot:,} releases per side (log scale)")
+    ax.set_ylabel("mechanism (declared domain)")
+    handles = [Line2D([], [], marker="o", ls="none", color=c, label=v)
+               for v, c in VERDICT_COLOURS.items() if any(r["verdict"] == v for r in rows)]
+    handles.append(Line2D([], [], color="k", lw=0.8, ls=":",
+                          label=f"all {pilot:,} distinct (noise survives)"))
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("The rounding attack: precision auditor (A.7) on naive and hardened releases",
+                 fontsize=10)
     return fig
 
 
