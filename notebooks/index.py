@@ -39,7 +39,7 @@
 # | 3 | [02 · Smith et al. 2021](02_smith_sparse_classification.ipynb) | sparse (FITC) and non-stationary cloaking, private GP classification (Laplace, SoR), selection over 80 configurations | 60 min |
 # | 4 | [03 · Honkela](03_honkela_dp_svgp.ipynb) | DP sparse variational GPs with private inputs *and* outputs, the noise-aware posterior and its calibration, hyperparameter recovery | 60 min |
 # | 5 | [04 · Räisä et al.](04_raisa_dpconvcnp.ipynb) | GDP functional mechanism, Kronecker grid noise, the DPSetConv and DPConvCNP against DP-SVGP (neural parts need PyTorch; without it they are skipped with a note) | 45 min |
-# | 6 | [05 · The auditing lab](05_auditing_lab.ipynb) | what each auditor guarantees, why "no violation found" is not a proof, planted bugs, power against sample size, auditing your own mechanism | 45 min |
+# | 6 | [05 · The auditing lab](05_auditing_lab.ipynb) | what each auditor guarantees, why "no violation found" is not a proof, planted bugs, the rounding attack, power against sample size, auditing your own mechanism | 45 min |
 #
 # Notebooks 00 and 05 form a short course on auditing on their own (1.5 h); 01–04
 # can be taken in any order after 00. *(Instructors: to add a notebook, add a row

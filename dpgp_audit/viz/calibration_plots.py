@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from dpgp_audit.viz.style import VERDICT_COLOURS, method_colour
+from dpgp_audit.viz.style import VERDICT_COLOURS, colours_for, method_colour
 
 __all__ = [
     "calibration_explorer",
@@ -151,13 +151,14 @@ def calibration_explorer(epsilon: float, delta: float, sensitivity: float = 1.0)
     fig = Figure(figsize=(10.0, 4.0), layout="constrained")
     left, right = fig.subplots(1, 2)
     names = list(sigmas)
+    fallback = colours_for(names)  # a calibration outside the palette gets a reserve colour
     for i, m in enumerate(names):
         s = sigmas[m]
         if np.isnan(s):
             left.text(i, 0.0, "refused\n(ε > 1)", ha="center", va="bottom",
                       color=VERDICT_COLOURS["VIOLATION"])
         else:
-            left.bar(i, s, color=_METHOD_STYLE.get(m, {}).get("color", f"C{i}"))
+            left.bar(i, s, color=_METHOD_STYLE.get(m, {}).get("color", fallback[m]))
             left.text(i, s, f"{s:.3g}", ha="center", va="bottom")
     left.set_xticks(range(len(names)), names)
     left.set(xlabel="calibration", ylabel="σ",

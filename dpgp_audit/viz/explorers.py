@@ -28,7 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
-from dpgp_audit.viz.style import NEUTRAL, VERDICT_COLOURS, heatmap_limits, method_colour
+from dpgp_audit.viz.style import (
+    NEUTRAL,
+    RESERVE,
+    VERDICT_COLOURS,
+    heatmap_limits,
+    method_colour,
+)
 
 __all__ = [
     "CeilingState",
@@ -294,7 +300,8 @@ def svgp_ratio_explorer(ratio: float, *, y_bound: float, rk: float, epsilon: flo
     left.axvspan(ratio_range[0], st.threshold, color=NEUTRAL, alpha=0.15,
                  label="eq. (6) loose: c² < R_y²/(2R_k²)")
     left.plot(cs, [s.exact for s in states], color="k", lw=2, label="exact Δ")
-    left.plot(cs, [s.paper for s in states], color="#E69F00", ls="--",
+    # a bound, not a method: a reserve colour (the orange is DP-SGD SVGP's in the course)
+    left.plot(cs, [s.paper for s in states], color=RESERVE[0], ls="--",
               label="H eq. (6)")
     left.axvline(st.ratio, color=NEUTRAL, lw=1)
     left.set(xscale="log", yscale="log", xlabel="c = σ_a/σ_b", ylabel="sensitivity Δ",
