@@ -69,7 +69,8 @@ def main(argv: list[str]) -> int:
           "internal = labelled naive baseline)\n")
     print("| benchmark | case | kit | external baseline | internal baseline |")
     print("|---|---|---|---|---|")
-    for bench, case, kit, external, internal in rows:
+    for row in rows:
+        bench, case, kit, external, internal = (cell.replace("|", "\\|") for cell in row)
         print(f"| `{bench}` | {case} | {kit} | {external} | {internal} |")
     for name in silent:
         print(f"| `{name}` | (no headline row: a table, see its output above) | | | |")
