@@ -109,3 +109,26 @@ def report(name: str, measured: float, target: float, baseline: float | None,
     print(f"{name:<48} measured {measured * scale:9.3f} {unit} | target < "
           f"{target * scale:8.3f} {unit} [{'OK' if ok else 'MISSED'}]{base}")
     return ok
+
+
+HEADLINE_TAG = "@@headline"
+
+
+def headline(bench: str, case: str, kit: str, external: str, internal: str = "-") -> None:
+    """Print one machine-readable headline row; ``run_all.py`` collects them into one table.
+
+    ``external`` is the strongest external baseline (package or converged reference, with
+    its name); ``internal`` a naive baseline written inside the kit, or ``"-"``.
+    """
+    for text in (bench, case, kit, external, internal):
+        if "\t" in text or "\n" in text:
+            raise ValueError(f"headline fields must be one line without tabs, got {text!r}")
+    print("\t".join((HEADLINE_TAG, bench, case, kit, external, internal)), flush=True)
+
+
+def versus(kit: float, baseline: float) -> str:
+    """``"kit 3.2x faster"`` / ``"kit 1.4x slower"`` for two wall times of the same work."""
+    if kit <= 0 or baseline <= 0:
+        raise ValueError(f"times must be > 0, got kit={kit!r}, baseline={baseline!r}")
+    return f"kit {baseline / kit:.1f}x faster" if baseline >= kit else \
+        f"kit {kit / baseline:.1f}x slower"

@@ -118,6 +118,27 @@ def test_sparse_cloaking_release_equals_the_dense_mechanism(rng, n):
     assert np.sqrt(lev.max()) <= rel.mechanism.delta_m * (1 + 1e-6)
 
 
+def test_sparse_cloaking_takes_the_declared_domain(rng):
+    """S21.2 passes y_bound/clip to the mechanism: at large n the default domain can fail the
+    float-safety check (bench_sparse_scale.py at n = 1e6), so a user must be able to declare a
+    smaller one; an unsafe declared bound is refused naming y_bound."""
+    from dpgp_audit.methods.s21.mechanisms import sparse_cloaking
+
+    X = np.sort(rng.uniform(0, 10, 200))
+    Xs = np.linspace(0, 10, 10)
+    Z = np.linspace(0, 10, 8)[:, None]
+
+    def build(**kw):
+        return sparse_cloaking(X, Xs, EQ(1.5), 0.1, n_inducing=8, rng=rng, d=1.0, epsilon=1.0,
+                               delta=0.01, placement=lambda X_, m, g: Z, **kw)
+
+    rel = build(y_bound=5.0, clip=True)
+    assert rel.mechanism.domain.y_bound == 5.0
+    assert rel.mechanism.domain.clip
+    with pytest.raises(ValueError, match="y_bound"):
+        build(y_bound=1e300)
+
+
 def test_floor_is_reported_on_the_released_covariance(rng):
     """S18.2's numerical floor: every reported number is that of the released M."""
     from dpgp_audit.methods.s18.cloaking import CloakingMechanism

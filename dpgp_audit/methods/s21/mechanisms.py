@@ -137,8 +137,10 @@ class _NewtonStepRelease(ABC):
 
 
 def _cloak(C: np.ndarray, d: float, epsilon: float, delta: float, method: str,
-           allow_unproven: bool) -> CloakingMechanism:
-    return CloakingMechanism(C, d, epsilon, delta, method=method, allow_unproven=allow_unproven)
+           allow_unproven: bool, y_bound: float | None = None,
+           clip: bool = False) -> CloakingMechanism:
+    return CloakingMechanism(C, d, epsilon, delta, method=method, allow_unproven=allow_unproven,
+                             y_bound=y_bound, clip=clip)
 
 
 # --------------------------------------------------------------------------- S21.1
@@ -169,7 +171,8 @@ def sparse_cloaking(X: object, Xs: object, kernel: Kernel, noise_variance: float
                     n_inducing: int, rng: np.random.Generator, d: float, epsilon: float,
                     delta: float, placement: InducingPlacement = kmeans_inducing,
                     approximation: str = "fitc", method: str = "hall",
-                    allow_unproven: bool = False) -> LinearCloakingRelease:
+                    allow_unproven: bool = False, y_bound: float | None = None,
+                    clip: bool = False) -> LinearCloakingRelease:
     """S21.2: cloaking the FITC posterior mean, C = k_*M Q_MM⁻¹ K_MN (Λ + σ² I)⁻¹ (eq. 9).
 
     C is kept as its two factors (k × M and M × n, :meth:`FittedSparseGP.mean_weights_factored`)
@@ -179,6 +182,11 @@ def sparse_cloaking(X: object, Xs: object, kernel: Kernel, noise_variance: float
     The inducing inputs are ``placement(X, n_inducing, rng)`` — k-means on the
     public inputs by default. No argument carries targets, so they cannot be
     placed using y.
+
+    ``y_bound`` and ``clip`` declare the public target domain |y| <= y_bound, as for
+    :class:`~dpgp_audit.methods.s18.cloaking.CloakingMechanism`. At large n the release
+    noise is small next to the largest possible output, so the default bound can fail
+    the float-safety check; the error names the largest safe bound to declare instead.
     """
     Xa = as_inputs("X", X)
     rng = check_rng(rng)
@@ -186,7 +194,8 @@ def sparse_cloaking(X: object, Xs: object, kernel: Kernel, noise_variance: float
     fitted = SparseGP(kernel, noise_variance, Z, approximation).fit(Xa, np.zeros(Xa.shape[0]))  # type: ignore[arg-type]
     C = fitted.mean_weights_factored(Xs)  # k × M times M × n: linear in n, no k × n array
     _, var = fitted.predict(Xs)
-    return LinearCloakingRelease(Xa, _cloak(C, d, epsilon, delta, method, allow_unproven),
+    return LinearCloakingRelease(Xa, _cloak(C, d, epsilon, delta, method, allow_unproven,
+                                            y_bound, clip),
                                  post_var=var, info={"Z": Z})
 
 
