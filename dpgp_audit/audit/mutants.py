@@ -28,6 +28,7 @@ the default path and reports the mutation score per form.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -322,11 +323,13 @@ def mutants() -> list[MutantSpec]:  # noqa: PLR0915 - one flat list reads best
         return _sum(d)[0] + s1 * np.clip(rng.standard_normal((n, 1)), -3.0, 3.0)
     add("truncated-noise", "Gaussian noise clipped to +-3 sd (bounded noise)", _claim_out(),
         trunc, {"mean": _sum, "cov": _const_cov(s1**2)})
-    # 15. one noise draw broadcast over the whole batch
-    def broadcast(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        return np.repeat(_sum(d)[0] + s1 * rng.standard_normal((1, 1)), n, axis=0)
-    add("noise-broadcast", "noise of shape (1, k) broadcast over the n releases of a batch",
-        _claim_out(), broadcast, {"mean": _sum, "cov": _const_cov(s1**2)})
+    # 15. the generator seeded from the data ("reproducible releases")
+    def seeded(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        own = np.random.default_rng(zlib.crc32(d.y.tobytes()))  # the mistake
+        return _sum(d)[0] + s1 * own.standard_normal((n, 1))
+    add("seed-from-data", "noise generator seeded from a hash of the data (reproducible, "
+        "hence deterministic given D)", _claim_out(), seeded,
+        {"mean": _sum, "cov": _const_cov(s1**2)})
     # 16. add/remove sensitivity used for replace-one
     add("neighbour-mismatch", "sensitivity b (add/remove) used under replace-one (2b)",
         _claim_rows(), _gauss(_sum, lambda d: _sigma(1.0)),
