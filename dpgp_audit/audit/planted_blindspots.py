@@ -41,7 +41,7 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.norms import L2, Linf, Norm
+from dpgp_audit.norms import L2, Norm
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import (
     ApproxDP,
@@ -292,19 +292,6 @@ class NoisyMax:
         """Pure ε-DP when every answer may move by Δ at once."""
         return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q))
 
-    @property
-    def norm(self) -> Norm:
-        """The sup norm of the answer change."""
-        return Linf()
-
-    def sensitivity_bound(self) -> float:
-        """Δ."""
-        return self.delta_q
-
-    def query(self, data: Dataset) -> np.ndarray:
-        """The answer vector."""
-        return np.asarray(data.y, dtype=float)
-
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases: the index, shape ``(n, 1)``, or (index, value), shape ``(n, 2)``."""
         n = check_positive_int("n", n)
@@ -485,3 +472,83 @@ _META: dict[str, dict] = {
     "planted/histogram-edge-double-count": {"class": "structural edge (bin boundary)",
                                             "twin": "A.5/histogram"},
 }
+
+
+# --------------------------------------------------------------------------- exact losses
+def _laplace_cdf(x: np.ndarray, b: float) -> np.ndarray:
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / b),
+                    1 - 0.5 * np.exp(-np.maximum(x, 0) / b))
+
+
+def _laplace_pdf(x: np.ndarray, b: float) -> np.ndarray:
+    return np.exp(-np.abs(x) / b) / (2 * b)
+
+
+def noisy_max_log_probabilities(mech: NoisyMax, data: Dataset, grid: int = 20_001) -> np.ndarray:
+    """log P(argmax = i | D) of report-noisy-max, by quadrature over the max value.
+
+    ``P(i) = ∫ f(v − q_i) Π_{j≠i} F(v − q_j) dv`` with the Laplace density f and
+    CDF F (trapezoid rule on a grid covering ±40 noise scales).
+    """
+    q = np.asarray(data.y, dtype=float)
+    b = mech.scale_factor * mech.delta_q / mech.epsilon
+    v = np.linspace(q.min() - 40 * b, q.max() + 40 * b, grid)
+    F = _laplace_cdf(v[None, :] - q[:, None], b)
+    logF = np.log(np.maximum(F, 1e-300))
+    total = logF.sum(axis=0)
+    out = np.empty(q.size)
+    for i in range(q.size):
+        integrand = _laplace_pdf(v - q[i], b) * np.exp(total - logF[i])
+        out[i] = math.log(float(np.trapezoid(integrand, v)))
+    return out
+
+
+def svt_log_probabilities(mech: SparseVector, data: Dataset, grid: int = 8_001) -> np.ndarray:
+    """log P(output pattern | D) of SVT Alg. 5 / Alg. 6 for every pattern in {0, 1}^k.
+
+    Given the threshold noise ρ the k decisions are independent; the pattern
+    probability is integrated over ρ ~ Lap(2Δ/ε) by the trapezoid rule. (Alg. 1's
+    cut-off makes its outputs a different set; it is not needed for the bugs.)
+    """
+    if mech.variant == "alg1":
+        raise ValueError("svt_log_probabilities covers the variants without cut-off")
+    q = np.asarray(data.y, dtype=float)
+    k = q.size
+    e1 = mech.epsilon / 2
+    b_rho = mech.delta_q / e1
+    rho = np.linspace(-40 * b_rho, 40 * b_rho, grid)
+    w = _laplace_pdf(rho, b_rho)
+    thr = mech.threshold + rho
+    if mech.variant == "alg6":
+        p_up = 1 - _laplace_cdf(thr[None, :] - q[:, None], mech.delta_q / (mech.epsilon - e1))
+    else:
+        p_up = (q[:, None] >= thr[None, :]).astype(float)
+    patterns = ((np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1).astype(bool)
+    logs = np.empty(2**k)
+    lp_up = np.log(np.maximum(p_up, 1e-300))
+    lp_dn = np.log(np.maximum(1 - p_up, 1e-300))
+    for r, pat in enumerate(patterns):
+        ll = np.where(pat[:, None], lp_up, lp_dn).sum(axis=0)
+        logs[r] = math.log(max(float(np.trapezoid(w * np.exp(ll), rho)), 1e-300))
+    return logs
+
+
+def realised_epsilon(log_p0: np.ndarray, log_p1: np.ndarray, floor: float = -600.0) -> float:
+    """``max_o |log P(o|D) − log P(o|D′)|`` over outputs; ∞ when some output is possible
+    under one dataset only (log-probability at the numerical floor)."""
+    zero0, zero1 = log_p0 <= floor, log_p1 <= floor
+    if np.any(zero0 != zero1):
+        return math.inf
+    both = ~zero0
+    return float(np.max(np.abs(log_p0[both] - log_p1[both])))
+
+
+def pattern_epsilon(mech: object, pairs: list) -> float:
+    """Largest realised ε over ``pairs`` (exact up to quadrature) for NoisyMax / SVT bugs."""
+    if isinstance(mech, NoisyMax) and not mech.with_value:
+        fn = noisy_max_log_probabilities
+    elif isinstance(mech, SparseVector):
+        fn = svt_log_probabilities
+    else:
+        raise ValueError("pattern_epsilon covers NoisyMax (index only) and SparseVector")
+    return max(realised_epsilon(fn(mech, p.d0), fn(mech, p.d1)) for p in pairs)
