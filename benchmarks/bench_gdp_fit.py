@@ -7,7 +7,7 @@ import sys
 import numpy as np
 from _common import GPLikeRelease, best_of, report  # pins BLAS to one thread
 
-from dpgp_audit.audit.blackbox import audit_gdp_fit
+from dpgp_audit.audit.gdp_fit import audit_gdp_fit
 
 
 def main() -> int:

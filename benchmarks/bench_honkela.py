@@ -27,13 +27,13 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dpgp_audit.dataset import Dataset  # noqa: E402
-from dpgp_audit.gp.kernels import EQ  # noqa: E402
-from dpgp_audit.methods.dpsvgp import DPSVGPStats  # noqa: E402
-from dpgp_audit.methods.dpsvgp_experiments import (  # noqa: E402
+from dpgp_audit.experiments.honkela import (  # noqa: E402
     calibration_experiment,
     hyperparameter_recovery,
 )
-from dpgp_audit.methods.dpsvgp_posterior import pd_failure_rate, s22_paper  # noqa: E402
+from dpgp_audit.gp.kernels import EQ  # noqa: E402
+from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats  # noqa: E402
+from dpgp_audit.methods.honkela.posterior import pd_failure_rate, s22_paper  # noqa: E402
 
 
 def _s22_loop(Kzz, Sig, a, sb, s2):

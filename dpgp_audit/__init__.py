@@ -3,7 +3,10 @@
 Layers (one direction): ``privacy`` (calibration, claims, primitive noise) and
 ``gp`` (models) are pure maths; ``methods`` composes them into the papers'
 mechanisms; ``audit`` checks any mechanism through the protocols of
-:mod:`dpgp_audit.contract`; ``viz`` draws.
+:mod:`dpgp_audit.contract`. The edges import the layers and are imported by none:
+:mod:`dpgp_audit.catalogue` (catalogue ID -> mechanism), ``cli``, ``experiments``
+(notebook drivers), ``viz`` (drawing) and ``neural`` (optional PyTorch).
+``tests/test_layers.py`` checks the direction.
 """
 
 from dpgp_audit.contract import GaussianRelease, Mechanism, SensitivityQuery

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-__all__ = ["as_finite_array", "check_finite_float", "check_positive_float",
-           "check_positive_int", "check_rng"]
+__all__ = ["as_finite_array", "check_delta", "check_epsilon", "check_finite_float",
+           "check_positive_float", "check_positive_int", "check_rng"]
 
 
 def check_rng(rng: object) -> np.random.Generator:
@@ -59,3 +59,24 @@ def check_positive_float(name: str, value: object) -> float:
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be finite and > 0, got {v!r}")
     return v
+
+
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float, raising ``ValueError`` unless ``0 < epsilon < inf``."""
+    epsilon = check_finite_float(name, epsilon)
+    if epsilon <= 0:
+        raise ValueError(f"{name} must be > 0, got {epsilon!r}")
+    return epsilon
+
+
+def check_delta(delta: float, name: str = "delta", *, allow_zero: bool = False) -> float:
+    """Return ``delta`` as a float, raising ``ValueError`` unless it lies in (0, 1).
+
+    With ``allow_zero=True`` the interval is [0, 1) (pure DP).
+    """
+    delta = check_finite_float(name, delta)
+    low_ok = delta >= 0 if allow_zero else delta > 0
+    if not (low_ok and delta < 1):
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise ValueError(f"{name} must lie in {interval}, got {delta!r}")
+    return delta

@@ -11,6 +11,11 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dpgp_audit.catalogue import Entry
+    from dpgp_audit.dataset import Dataset
 
 __all__ = ["COMMANDS", "main"]
 
@@ -135,7 +140,7 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--json", action="store_true", help="print one JSON array")
 
     def run(args: argparse.Namespace) -> int:
-        from dpgp_audit.registry import entries
+        from dpgp_audit.catalogue import entries
 
         rows = []
         for e in entries(include_planted=args.planted):
@@ -151,7 +156,7 @@ def _add_list(sub: argparse.ArgumentParser) -> Runner:
                 row.update(true_epsilon=e.true_epsilon, twin=e.twin)
             rows.append(row)
         if args.json:
-            from dpgp_audit.audit.runner import jsonable
+            from dpgp_audit.audit.result import jsonable
 
             print(json.dumps(jsonable(rows)))
             return 0
@@ -173,7 +178,7 @@ AUDIT_DEFAULT_SAMPLES = 20_000
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     target = sub.add_mutually_exclusive_group(required=True)
-    target.add_argument("--mechanism", metavar="ID", help="registry ID (see `list --planted`)")
+    target.add_argument("--mechanism", metavar="ID", help="catalogue ID (see `list --planted`)")
     target.add_argument("--all", action="store_true",
                         help="every registered non-planted mechanism on its default data")
     sub.add_argument("--epsilon", type=float, help="override the mechanism's epsilon")
@@ -197,11 +202,11 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     return run
 
 
-def _audit_dataset(entry: object, name: str) -> object:
+def _audit_dataset(entry: Entry, name: str) -> Dataset:
     from dpgp_audit.datasets.default import default_dataset
 
     if name == "default":
-        return entry.default_data()  # type: ignore[attr-defined]
+        return entry.default_data()
     if name.startswith("sine:"):
         try:
             size = int(name.split(":", 1)[1])
@@ -226,8 +231,9 @@ def _plot_path(base: str, mech_id: str, many: bool) -> str:
 def _run_audit(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from dpgp_audit.audit.runner import audit_mechanism, jsonable
-    from dpgp_audit.registry import entries, get
+    from dpgp_audit.audit.result import jsonable
+    from dpgp_audit.audit.runner import audit_mechanism
+    from dpgp_audit.catalogue import entries, get
 
     if args.samples is not None and args.samples < 2:
         raise ValueError(f"--samples must be >= 2, got {args.samples}")

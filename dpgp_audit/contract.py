@@ -16,15 +16,19 @@ like the kit's.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.norms import Norm
-from dpgp_audit.privacy.claims import Claim
 
-__all__ = ["DiscreteRelease", "GaussianRelease", "Mechanism", "SensitivityQuery"]
+if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ at run time
+    from dpgp_audit.privacy.claims import Claim
+
+__all__ = ["DiscreteRelease", "Executor", "Future", "GaussianRelease", "Mechanism",
+           "SensitivityQuery"]
 
 
 @runtime_checkable
@@ -92,4 +96,25 @@ class SensitivityQuery(Protocol):
 
     def sensitivity_bound(self) -> float:
         """The sensitivity the privacy proof uses (an upper bound over all neighbours)."""
+        ...
+
+
+class Future(Protocol):
+    """The part of ``concurrent.futures.Future`` the auditors use."""
+
+    def result(self) -> Any:
+        """Block until the task is done and return its value (or raise its error)."""
+        ...
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Anything that runs ``fn(*args)`` somewhere and hands back a :class:`Future`.
+
+    ``concurrent.futures`` executors and a Dask ``distributed.Client`` qualify; the
+    sample-based auditors spread their sampling chunks over one (catalogue A.3).
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
+        """Schedule ``fn(*args)``."""
         ...

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpgp_audit.audit.blackbox import audit_blackbox, audit_gdp_fit, fit_lda, ledoit_wolf
+from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.gdp_fit import audit_gdp_fit
 from dpgp_audit.audit.planner import plan_samples
 from dpgp_audit.audit.result import Guarantee, Verdict
+from dpgp_audit.audit.scores import fit_lda, ledoit_wolf
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, GaussianDP, PureDP, outputs_only

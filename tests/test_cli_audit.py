@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from dpgp_audit.catalogue import entries
 from dpgp_audit.cli import main
-from dpgp_audit.registry import entries
 
 
 def test_A6_list_prints_every_mechanism(capsys):
@@ -132,17 +132,17 @@ def test_A6_all_audits_every_non_planted_mechanism(tmp_path, capsys):
 
 
 def test_A6_builder_rejecting_an_option_is_a_usage_error(capsys, monkeypatch):
-    from dpgp_audit import registry
-    from dpgp_audit.registry import Entry
+    from dpgp_audit import catalogue
+    from dpgp_audit.catalogue import Entry
 
     def build(data, *, epsilon):  # no delta option
         return get_entry_build(data, epsilon)
 
     def get_entry_build(data, epsilon):
-        return registry.get("A.5/laplace-vector").build(data, epsilon=epsilon)
+        return catalogue.get("A.5/laplace-vector").build(data, epsilon=epsilon)
 
-    entry = Entry("test/no-delta", "T", "test", build, registry.get("P.1/gaussian-sum")
+    entry = Entry("test/no-delta", "T", "test", build, catalogue.get("P.1/gaussian-sum")
                   .default_data, {"epsilon": 1.0})
-    monkeypatch.setitem(registry._REGISTRY, entry.id, entry)
+    monkeypatch.setitem(catalogue._table(), entry.id, entry)
     assert main(["audit", "--mechanism", "test/no-delta", "--delta", "1e-5"]) == 2
     assert "cannot build test/no-delta" in capsys.readouterr().err

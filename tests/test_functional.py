@@ -187,7 +187,7 @@ def test_p5_hall_outside_its_proof_is_violated_at_s18_setting():
     # exact profile at eps = 50 is ~1, not 0.01 (the true epsilon at delta = 0.01 is ~153).
     from dpgp_audit.dataset import Dataset
     from dpgp_audit.gp.kernels import EQ
-    from dpgp_audit.methods.primitives import FunctionalMechanism
+    from dpgp_audit.methods.toolbox.primitives import FunctionalMechanism
     from dpgp_audit.privacy.gdp import gdp_epsilon
 
     X = np.linspace(0, 10, 8)[:, None]

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import optimize
 
-from dpgp_audit.methods.dpsvgp_bounds import (
+from dpgp_audit.methods.honkela.bounds import (
     dpsvgp_sensitivity,
     min_pairwise_distance,
     paper_sensitivity_is_tight,

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, target
 from hypothesis import strategies as st
 
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.strategies import neighbouring_datasets
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ, Matern32
 from dpgp_audit.gp.svgp import titsias_qu
-from dpgp_audit.methods.dpsvgp import DPSVGPStats
-from dpgp_audit.methods.dpsvgp_bounds import dpsvgp_sensitivity, upper_dim
-from dpgp_audit.methods.dpsvgp_posterior import noise_aware_qu
+from dpgp_audit.methods.honkela.bounds import dpsvgp_sensitivity, upper_dim
+from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats
+from dpgp_audit.methods.honkela.posterior import noise_aware_qu
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import Neighbour
 from dpgp_audit.privacy.gdp import gdp_delta
@@ -152,7 +152,7 @@ def test_large_epsilon_recovers_regularised_titsias(rng):
 
 
 def test_registry_entry_builds_on_default_data(rng):
-    entry = registry.get("H.1/dp-svgp-stats")
+    entry = catalogue.get("H.1/dp-svgp-stats")
     mech, data = entry.make()
     assert mech.claim.relation.kind is Neighbour.ROWS
     assert mech.sample(data, 3, rng).shape == (3, mech.output_dim)

@@ -6,7 +6,7 @@ import matplotlib
 import numpy as np
 
 from dpgp_audit.datasets.synthetic import sinc_function
-from dpgp_audit.methods.dpsvgp_experiments import (
+from dpgp_audit.experiments.honkela import (
     calibration_experiment,
     hyperparameter_recovery,
     outputs_only_input_leak,

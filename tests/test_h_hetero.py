@@ -12,8 +12,8 @@ from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.whitebox import audit_whitebox
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.dpsvgp_bounds import dpsvgp_sensitivity, upper_vec
-from dpgp_audit.methods.dpsvgp_hetero import (
+from dpgp_audit.methods.honkela.bounds import dpsvgp_sensitivity, upper_vec
+from dpgp_audit.methods.honkela.heteroscedastic import (
     DPDirichletClassifier,
     DPHeteroscedasticStats,
     dirichlet_targets,
@@ -109,8 +109,8 @@ def _het(fn, min_nv, **kw):
 
 def test_heteroscedastic_constant_noise_matches_homoscedastic(rng):
     from dpgp_audit.gp.svgp import titsias_qu
-    from dpgp_audit.methods.dpsvgp import DPSVGPStats
-    from dpgp_audit.methods.dpsvgp_posterior import noise_aware_qu
+    from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats
+    from dpgp_audit.methods.honkela.posterior import noise_aware_qu
     s2 = 0.04
     het = _het(lambda X, y: np.full(len(y), s2), s2)
     hom = DPSVGPStats(Z=het.Z, kernel=het.kernel, y_bound=1.0, epsilon=1.0, delta=1e-5)

@@ -11,7 +11,7 @@ from scipy import stats
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.gp.svgp import predict_from_qu, sufficient_statistics, titsias_qu
-from dpgp_audit.methods.dpsvgp_posterior import (
+from dpgp_audit.methods.honkela.posterior import (
     RegularisationError,
     noise_aware_qu,
     pd_failure_rate,

@@ -15,11 +15,15 @@ from dpgp_audit.audit.result import Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.synthetic import sinc_data
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.dpsvgp_hyper import Candidate, DPHyperparameterSearch, loglik_clip_bounds
+from dpgp_audit.methods.honkela.hyperparameters import (
+    Candidate,
+    DPHyperparameterSearch,
+    loglik_clip_bounds,
+)
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
 from dpgp_audit.privacy.coinpress import coinpress_mean, coinpress_rho_schedule
 from dpgp_audit.privacy.conversions import zcdp_to_epsilon
-from dpgp_audit.privacy.selection import (
+from dpgp_audit.privacy.random_stopping import (
     liu_talwar_t0,
     random_stopping,
     random_stopping_budget,

@@ -20,7 +20,7 @@ from dpgp_audit.audit.neighbours import (
 from dpgp_audit.audit.strategies import neighbouring_datasets
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
-from dpgp_audit.methods.primitives import GaussianSumMechanism
+from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 from dpgp_audit.privacy.claims import outputs_only, whole_rows
 
 
@@ -154,8 +154,8 @@ def test_A4_strategy_with_fixed_public_inputs(data):
 def test_A1_discrete_release_pairs_ranked_by_exact_privacy_loss():
     """Finite-output mechanisms are explored by their exact pure-DP loss, not by a pilot."""
     from dpgp_audit.audit.neighbours import pair_score, rank_pairs
+    from dpgp_audit.catalogue import get
     from dpgp_audit.contract import DiscreteRelease
-    from dpgp_audit.registry import get
 
     mech, data = get("P.2/exponential").make()
     assert isinstance(mech, DiscreteRelease)

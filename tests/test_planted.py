@@ -24,8 +24,8 @@ from dpgp_audit.audit.planted import (
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.strategies import neighbouring_datasets
+from dpgp_audit.catalogue import entries, get
 from dpgp_audit.privacy.claims import whole_rows
-from dpgp_audit.registry import entries, get
 
 # (bug ID, cheapest auditor that sees it, samples per side it needs, extra arguments)
 CHEAPEST = [(k, a, n, kw) for k, (a, n, kw) in CHEAPEST_AUDITOR.items()

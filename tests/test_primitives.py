@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.primitives import (
+from dpgp_audit.methods.toolbox.primitives import (
     ExponentialThresholdMechanism,
     FunctionalMechanism,
     LaplaceSumMechanism,
@@ -34,7 +34,7 @@ def _neighbour(data: Dataset, i: int, t: float) -> Dataset:
 
 
 def test_every_primitive_is_registered():
-    ids = {e.id for e in registry.entries(paper="P")}
+    ids = {e.id for e in catalogue.entries(paper="P")}
     assert set(P_IDS) <= ids
     assert all(i.startswith("P.") for i in ids)
 
@@ -46,7 +46,7 @@ def test_every_primitive_is_registered():
 @given(seed=st.integers(0, 2**32 - 1))
 def test_sensitivity_bound_holds_on_generated_neighbours(mid, seed):
     g = np.random.default_rng(seed)
-    mech, data = registry.get(mid).make()
+    mech, data = catalogue.get(mid).make()
     y = g.uniform(-1, 1, data.n)
     d0 = Dataset(data.X, y)
     i = int(g.integers(data.n))
@@ -65,7 +65,7 @@ def test_claimed_delta_covers_exact_gaussian_profile(mid):
     # White-box: the exact profile of N(m0, S) vs N(m1, S) is the mu-GDP profile with
     # mu = ||S^{-1/2}(m0 - m1)||; the claim's delta at its epsilon must be at least it,
     # for the worst single-target change of size d.
-    mech, data = registry.get(mid).make()
+    mech, data = catalogue.get(mid).make()
     norm = Mahalanobis(np.atleast_2d(mech.cov(data)))
     d = mech.claim.relation.d
     m0 = np.ravel(mech.mean(data))
@@ -76,7 +76,7 @@ def test_claimed_delta_covers_exact_gaussian_profile(mid):
 
 @pytest.mark.parametrize("mid", P_IDS)
 def test_bad_targets_rejected(mid):
-    mech, data = registry.get(mid).make()
+    mech, data = catalogue.get(mid).make()
     with pytest.raises(ValueError, match="non-finite"):
         Dataset(data.X, np.where(np.arange(data.n) == 0, np.nan, data.y))
     wrong = Dataset(data.X[:-1], data.y[:-1])
@@ -111,7 +111,7 @@ def test_p2_laplace_exact_epsilon_equals_claim():
 
 
 def test_p2_laplace_whole_rows():
-    mech, data = registry.get("P.2/laplace-sum-rows").make()
+    mech, data = catalogue.get("P.2/laplace-sum-rows").make()
     assert mech.claim.relation.kind is Neighbour.ROWS and mech.claim.relation.d == 1.0
     assert mech.sensitivity_bound() == 2.0 and mech.scale == 2.0
     # the extreme substitution y_i: -1 -> +1 moves the sum by exactly 2 = the bound
@@ -174,7 +174,7 @@ def test_p2_exponential_neighbour_ratio_at_most_e_epsilon(y, i, t, eps):
 
 def test_p2_exponential_sampling_chi_square(rng):
     data = default_dataset()
-    mech, _ = registry.get("P.2/exponential").make(data)
+    mech, _ = catalogue.get("P.2/exponential").make(data)
     n = 100_000
     idx = mech.sample(data, n, rng)
     assert idx.shape == (n,)
@@ -200,14 +200,14 @@ def test_p2_exponential_bad_input():
 def test_p4_cloak_covariance_gives_sensitivity_d():
     # M = C C^T with C of full column rank: c_i^T M^+ c_i = 1 (leverages of the
     # row space), so the Mahalanobis sensitivity is exactly d although M is singular.
-    mech, data = registry.get("P.4/multivariate-gaussian").make(d=0.7)
+    mech, data = catalogue.get("P.4/multivariate-gaussian").make(d=0.7)
     assert np.linalg.matrix_rank(mech.M) == data.n < mech.M.shape[0]
     assert mech.sensitivity_bound() == pytest.approx(0.7, rel=1e-9)
     np.testing.assert_allclose(mech.factor @ mech.factor.T, mech.M, atol=1e-12)
 
 
 def test_p4_identity_covariance_is_l2_sensitivity():
-    mech, _ = registry.get("P.4/multivariate-gaussian").make(covariance="identity")
+    mech, _ = catalogue.get("P.4/multivariate-gaussian").make(covariance="identity")
     assert mech.sensitivity_bound() == pytest.approx(np.max(np.linalg.norm(mech.C, axis=0)),
                                                      rel=1e-12)
 
@@ -220,7 +220,7 @@ def test_p4_singular_M_missing_a_direction_is_refused():
 
 
 def test_p4_sampling_moments(rng):
-    mech, data = registry.get("P.4/multivariate-gaussian").make(k=8, covariance="identity")
+    mech, data = catalogue.get("P.4/multivariate-gaussian").make(k=8, covariance="identity")
     x = mech.sample(data, 40_000, rng)
     np.testing.assert_allclose(np.cov(x.T), mech.cov(data), atol=0.05 * mech.sigma**2)
     np.testing.assert_allclose(x.mean(axis=0), mech.mean(data), atol=6 * mech.sigma / 200)
@@ -264,36 +264,36 @@ def test_p5_rkhs_sensitivity_matches_naive_oracle(s2):
 def test_p5_mean_is_gp_posterior_mean_sklearn_oracle():
     sk = pytest.importorskip("sklearn.gaussian_process")
     data = default_dataset()
-    mech, _ = registry.get("P.5/functional").make(data)
+    mech, _ = catalogue.get("P.5/functional").make(data)
     gpr = sk.GaussianProcessRegressor(kernel=sk.kernels.RBF(1.0), alpha=0.1, optimizer=None,
                                       normalize_y=False).fit(data.X, data.y)
     np.testing.assert_allclose(mech.mean(data), gpr.predict(mech.grid), rtol=1e-8, atol=1e-10)
 
 
 def test_p5_gdp_claim_and_mu():
-    mech, data = registry.get("P.5/functional").make(epsilon=0.5, delta=1e-3)
+    mech, data = catalogue.get("P.5/functional").make(epsilon=0.5, delta=1e-3)
     assert gdp_delta(0.5, mech.mu) == pytest.approx(1e-3, rel=1e-8)
     assert "mu" in mech.claim.note
 
 
 def test_p5_hall_calibration_range_and_ordering():
     data = default_dataset()
-    hall, _ = registry.get("P.5/functional").make(data, epsilon=0.5, method="hall")
-    gdp, _ = registry.get("P.5/functional").make(data, epsilon=0.5, method="gdp")
+    hall, _ = catalogue.get("P.5/functional").make(data, epsilon=0.5, method="hall")
+    gdp, _ = catalogue.get("P.5/functional").make(data, epsilon=0.5, method="gdp")
     assert gdp.scale < hall.scale
     with pytest.raises(CalibrationRangeError):
-        registry.get("P.5/functional").make(data, epsilon=2.0, method="hall")
+        catalogue.get("P.5/functional").make(data, epsilon=2.0, method="hall")
 
 
 def test_p5_sampling_covariance_is_scaled_gram(rng):
-    mech, data = registry.get("P.5/functional").make(k=6)
+    mech, data = catalogue.get("P.5/functional").make(k=6)
     x = mech.sample(data, 40_000, rng)
     K = mech.kernel(mech.grid, mech.grid)
     np.testing.assert_allclose(np.cov(x.T), mech.scale**2 * K, atol=0.05 * mech.scale**2)
 
 
 def test_p5_refuses_other_inputs():
-    mech, data = registry.get("P.5/functional").make()
+    mech, data = catalogue.get("P.5/functional").make()
     moved = Dataset(data.X + 0.1, data.y)
     with pytest.raises(ValueError, match="public inputs"):
         mech.sample(moved, 3, np.random.default_rng(0))

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.audit.blackbox import audit_blackbox
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.whitebox import audit_whitebox
@@ -28,7 +28,7 @@ def _pairs(data, d):
 @pytest.mark.parametrize("mid", ["P.1/gaussian-sum", "P.4/multivariate-gaussian",
                                  "P.5/functional"])
 def test_whitebox_finds_no_violation(mid):
-    mech, data = registry.get(mid).make()
+    mech, data = catalogue.get(mid).make()
     res = audit_whitebox(mech, _pairs(data, mech.claim.relation.d))
     assert res.verdict is Verdict.NO_EVIDENCE
     assert res.estimate <= mech.claim.epsilon * (1 + 1e-9)
@@ -37,7 +37,7 @@ def test_whitebox_finds_no_violation(mid):
 def test_whitebox_multivariate_is_tight():
     # The cloak-shaped M makes every column equally exposed: the exact epsilon at the
     # claimed delta equals the claim (analytic calibration is the smallest sigma).
-    mech, data = registry.get("P.4/multivariate-gaussian").make()
+    mech, data = catalogue.get("P.4/multivariate-gaussian").make()
     res = audit_whitebox(mech, _pairs(data, 1.0))
     assert res.estimate == pytest.approx(mech.claim.epsilon, rel=1e-6)
 
@@ -45,7 +45,7 @@ def test_whitebox_multivariate_is_tight():
 def test_whitebox_flags_hall_functional_at_s18_epsilon():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnprovenCalibrationWarning)
-        mech, data = registry.get("P.5/functional").make(epsilon=50.0, delta=0.01,
+        mech, data = catalogue.get("P.5/functional").make(epsilon=50.0, delta=0.01,
                                                           method="hall", allow_unproven=True)
     res = audit_whitebox(mech, _pairs(data, 1.0))
     assert res.verdict is Verdict.VIOLATION
@@ -53,7 +53,7 @@ def test_whitebox_flags_hall_functional_at_s18_epsilon():
 
 @pytest.mark.parametrize("mid", ["P.2/laplace-sum", "P.2/exponential"])
 def test_blackbox_finds_no_violation(mid):
-    mech, data = registry.get(mid).make()
+    mech, data = catalogue.get(mid).make()
     worst = max(_pairs(data, 1.0), key=lambda p: float(np.max(np.abs(
         mech.query(p[0]) - mech.query(p[1])))))
     res = audit_blackbox(mech, worst[0], worst[1], n=100_000, rng=np.random.default_rng(5),
@@ -63,7 +63,7 @@ def test_blackbox_finds_no_violation(mid):
 
 
 def test_blackbox_laplace_whole_rows_extreme_pair():
-    mech, data = registry.get("P.2/laplace-sum-rows").make()
+    mech, data = catalogue.get("P.2/laplace-sum-rows").make()
     d0 = data.with_row(0, data.X[0], -1.0)
     d1 = data.with_row(0, data.X[0] + 4.0, 1.0)
     res = audit_blackbox(mech, d0, d1, n=100_000, rng=np.random.default_rng(6), alpha=1e-3)

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.methods.dpsetconv import DPSetConv, noise_scales
+from dpgp_audit.methods.raisa.dpsetconv import DPSetConv, noise_scales
 from dpgp_audit.neural.tasks import gaussian_nll, oracle_nll, oracle_predict, sample_tasks
 
 
 def test_r4_core_does_not_import_torch():
-    code = ("import sys, dpgp_audit, dpgp_audit.registry as r, dpgp_audit.neural, "
+    code = ("import sys, dpgp_audit, dpgp_audit.catalogue as r, dpgp_audit.neural, "
             "dpgp_audit.neural.tasks; r.entries(); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dpgp_audit.catalogue import get
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.grid import Grid
-from dpgp_audit.methods.dpsetconv import DPSetConv, noise_scales
+from dpgp_audit.methods.raisa.dpsetconv import DPSetConv, noise_scales
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.claims import GaussianDP, Neighbour
 from dpgp_audit.privacy.gdp import gdp_mu
-from dpgp_audit.registry import get
 
 
 def _mech(**kw) -> DPSetConv:

@@ -13,9 +13,9 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.synthetic import gp_draw
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.regression import ExactGP
-from dpgp_audit.methods import dpsgd_svgp as dpsvgp
-from dpgp_audit.methods.dpsgd_svgp import (
-    DPSVGP,
+from dpgp_audit.methods.raisa import dpsgd_svgp as dpsvgp
+from dpgp_audit.methods.raisa.dpsgd_svgp import (
+    DPSGDSVGP,
     calibrate_dpsgd_noise,
     dpsgd_epsilon,
     privatise_gradient_sum,
@@ -131,7 +131,7 @@ def _data(rng, n=120):
 def test_r5_nonprivate_optimiser_approaches_exact_gp(rng):
     data = _data(rng)
     Z = np.linspace(-2.2, 2.2, 20)[:, None]
-    model = DPSVGP(EQ(0.6, 1.0), Z, 1.0, 1e-3, steps=1500, batch_size=60, learning_rate=0.03,
+    model = DPSGDSVGP(EQ(0.6, 1.0), Z, 1.0, 1e-3, steps=1500, batch_size=60, learning_rate=0.03,
                    clip_norm=1e6, diag_covariance=False)
     fit = model.fit(data, rng, _noise_multiplier=0.0)
     Xs = np.linspace(-1.8, 1.8, 25)[:, None]
@@ -145,7 +145,7 @@ def test_r5_nonprivate_optimiser_approaches_exact_gp(rng):
 def test_r5_private_fit_claim_and_validation(rng):
     data = _data(rng, n=60)
     Z = np.linspace(-2.2, 2.2, 8)[:, None]
-    model = DPSVGP(EQ(0.6, 1.0), Z, 2.0, 1e-3, steps=20, batch_size=20)
+    model = DPSGDSVGP(EQ(0.6, 1.0), Z, 2.0, 1e-3, steps=20, batch_size=20)
     fit = model.fit(data, rng)
     assert fit.claim.epsilon == 2.0 and fit.claim.relation.kind is Neighbour.ROWS
     assert dpsgd_epsilon(fit.noise_multiplier, 60, 20, 20, 1e-3) <= 2.0
@@ -154,13 +154,13 @@ def test_r5_private_fit_claim_and_validation(rng):
     with pytest.raises(ValueError, match="dimension"):
         model.fit(Dataset(np.zeros((5, 2)), np.zeros(5)), rng)
     with pytest.raises(ValueError, match="epsilon"):
-        DPSVGP(EQ(), Z, 0.0, 1e-3)
+        DPSGDSVGP(EQ(), Z, 0.0, 1e-3)
     with pytest.raises(TypeError, match="Generator"):
         model.fit(data, None)
 
 
 def test_r5_experiment_helpers_numpy_only(rng):
-    from dpgp_audit.neural.experiments import dpsvgp_predict, nll_vs_n
+    from dpgp_audit.experiments.raisa import dpsvgp_predict, nll_vs_n
 
     curves = nll_vs_n("eq", [5, 20], 2, rng, dpsvgp_kwargs={"steps": 5}, n_target=8)
     assert set(curves) == {"oracle", "DP-SVGP"}
@@ -172,7 +172,7 @@ def test_r5_experiment_helpers_numpy_only(rng):
 
 def test_r5_kung_splits_are_scaled(rng):
     from dpgp_audit.datasets.kung import DataUnavailableError
-    from dpgp_audit.neural.experiments import kung_tasks
+    from dpgp_audit.experiments.raisa import kung_tasks
 
     try:
         splits = kung_tasks("height", 300, 2, rng)

@@ -4,7 +4,7 @@ White-box at the claim for the Gaussian releases (H.5), black-box with a
 categorical / automatic score for the discrete (H.4) and non-Gaussian (H.3,
 R.5) ones, plus oracle checks of the contract wrappers: the vectorised
 CoinPress sampler against the sequential :func:`coinpress_mean`, and the R.5
-sampler against :meth:`DPSVGP.fit` (same calibration, same stream).
+sampler against :meth:`DPSGDSVGP.fit` (same calibration, same stream).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.audit.blackbox import audit_blackbox
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.result import Verdict
@@ -29,10 +29,10 @@ NEW = ("H.3/coinpress", "H.4/hyperparameter-search", "H.5/dirichlet-classifier",
 
 
 def test_new_ids_are_registered_with_epsilon_delta_defaults():
-    ids = {e.id for e in registry.entries()}
+    ids = {e.id for e in catalogue.entries()}
     for mech_id in NEW:
         assert mech_id in ids
-        entry = registry.get(mech_id)
+        entry = catalogue.get(mech_id)
         assert {"epsilon", "delta"} <= set(entry.defaults)
         mech, data = entry.make()
         assert mech.claim.relation.kind is Neighbour.ROWS
@@ -43,7 +43,7 @@ def test_new_ids_are_registered_with_epsilon_delta_defaults():
 
 
 def test_h3_vectorised_sample_equals_sequential_coinpress(rng):
-    mech, data = registry.get("H.3/coinpress").make()
+    mech, data = catalogue.get("H.3/coinpress").make()
     y = np.concatenate([data.y, [3.0, -7.0]])  # values outside the prior get clipped
     from dpgp_audit.dataset import Dataset
 
@@ -57,7 +57,7 @@ def test_h3_vectorised_sample_equals_sequential_coinpress(rng):
 
 
 def test_h3_claim_is_eq19_zcdp():
-    mech, _ = registry.get("H.3/coinpress").make(epsilon=2.0, delta=1e-6)
+    mech, _ = catalogue.get("H.3/coinpress").make(epsilon=2.0, delta=1e-6)
     assert isinstance(mech.claim, ZCDP)
     assert math.isclose(zcdp_to_epsilon(mech.claim.rho, 1e-6), 2.0, rel_tol=1e-10)
     with pytest.raises(ValueError, match="radius"):
@@ -65,7 +65,7 @@ def test_h3_claim_is_eq19_zcdp():
 
 
 def test_h3_blackbox_at_claim_and_catches_an_overstated_claim(rng):
-    mech, data = registry.get("H.3/coinpress").make()
+    mech, data = catalogue.get("H.3/coinpress").make()
     d0 = data.with_row(0, data.X[0], 1.0)
     d1 = data.with_row(0, data.X[0], -1.0)
     res = audit_blackbox(mech, d0, d1, n=4000, rng=rng)
@@ -80,7 +80,7 @@ def test_h3_blackbox_at_claim_and_catches_an_overstated_claim(rng):
 
 
 def test_h4_blackbox_categorical_at_claim(rng):
-    mech, data = registry.get("H.4/hyperparameter-search").make()
+    mech, data = catalogue.get("H.4/hyperparameter-search").make()
     # move a validation target (the last rows validate) from +b to -b
     d0 = data.with_row(data.n - 1, data.X[-1], 1.0)
     d1 = data.with_row(data.n - 1, data.X[-1], -1.0)
@@ -95,7 +95,7 @@ def test_h4_blackbox_categorical_at_claim(rng):
 
 @pytest.mark.parametrize("mech_id", ["H.5/heteroscedastic-stats", "H.5/dirichlet-classifier"])
 def test_h5_whitebox_at_claim_over_generated_pairs(mech_id, rng):
-    mech, data = registry.get(mech_id).make()
+    mech, data = catalogue.get(mech_id).make()
     pairs = []
     for p in neighbour_pairs(data, mech.claim.relation, rng):
         try:
@@ -113,8 +113,11 @@ def test_h5_whitebox_at_claim_over_generated_pairs(mech_id, rng):
 def test_h5_refuses_noise_below_declared_floor():
     # claim the noise variances are >= 1.0 while the rule gives 0.1 + 0.2|y|:
     # statistics() refuses rather than release with a too-small sensitivity
-    mech, data = registry.get("H.5/heteroscedastic-stats").make(base_noise=0.1)
-    from dpgp_audit.methods.dpsvgp_hetero import AffineNoiseVariance, DPHeteroscedasticStats
+    mech, data = catalogue.get("H.5/heteroscedastic-stats").make(base_noise=0.1)
+    from dpgp_audit.methods.honkela.heteroscedastic import (
+        AffineNoiseVariance,
+        DPHeteroscedasticStats,
+    )
 
     wrong = DPHeteroscedasticStats(Z=mech.Z, kernel=mech.kernel, y_bound=1.0, epsilon=1.0,
                                    delta=1e-5, noise_var_fn=AffineNoiseVariance(0.1, 0.2),
@@ -129,16 +132,16 @@ pytest.importorskip("dp_accounting")
 
 
 def test_r5_sample_is_fit_with_its_own_calibration():
-    mech, data = registry.get("R.5/dpsgd-svgp").make()
+    mech, data = catalogue.get("R.5/dpsgd-svgp").make()
     rows = mech.sample(data, 1, np.random.default_rng(5))
     fit = mech.model.fit(data, np.random.default_rng(5))  # calibrates without the generator
     assert fit.noise_multiplier == mech.noise_multiplier(data.n)
     np.testing.assert_array_equal(rows[0], mech.unpack(fit))
-    assert "dp-accounting" in mech.claim.note and "RDP" in registry.get("R.5/dpsgd-svgp").title
+    assert "dp-accounting" in mech.claim.note and "RDP" in catalogue.get("R.5/dpsgd-svgp").title
 
 
 def test_r5_blackbox_at_claim_and_catches_missing_noise(rng):
-    mech, data = registry.get("R.5/dpsgd-svgp").make(batch_size=20)
+    mech, data = catalogue.get("R.5/dpsgd-svgp").make(batch_size=20)
     d0 = data.with_row(0, data.X[0], 1.0)
     d1 = data.with_row(0, data.X[0], -1.0)
     res = audit_blackbox(mech, d0, d1, n=100, rng=rng)
@@ -160,7 +163,7 @@ def test_r5_blackbox_at_claim_and_catches_missing_noise(rng):
 
 @pytest.mark.parametrize("mech_id", NEW)
 def test_make_audit_settings_give_no_evidence(mech_id):
-    entry = registry.get(mech_id)
+    entry = catalogue.get(mech_id)
     mech, data = entry.make()
     n = entry.audit_samples or 2000
     report = audit_mechanism(mech, data, np.random.default_rng(20261122), n=n,

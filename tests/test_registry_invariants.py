@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.contract import GaussianRelease, Mechanism, SensitivityQuery
 from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP, Neighbour
 
-ALL = registry.entries(include_planted=True)
+ALL = catalogue.entries(include_planted=True)
 CORRECT = [e for e in ALL if not e.planted]
 IDS = [e.id for e in ALL]
 

@@ -7,15 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from dpgp_audit.audit.lab import audit_planted_suite, detection_rate
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.result import NO_PROOF, Verdict
 from dpgp_audit.audit.runner import audit_mechanism
+from dpgp_audit.catalogue import get
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
-from dpgp_audit.methods.primitives import GaussianSumMechanism
+from dpgp_audit.experiments.auditing_lab import audit_planted_suite, detection_rate
+from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
-from dpgp_audit.registry import get
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from scipy import stats
 
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.datasets.default import default_dataset
-from dpgp_audit.methods.primitives import GaussianSumMechanism
+from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 
 
 class _SamplesOnly:

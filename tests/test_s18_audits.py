@@ -8,20 +8,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.sensitivity import check_sensitivity
 from dpgp_audit.audit.whitebox import audit_whitebox
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.cloaking import CloakingGP
-from dpgp_audit.methods.selection import (
+from dpgp_audit.methods.s18.cloaking import CloakingGP
+from dpgp_audit.methods.s18.hyperparameter_selection import (
     HyperparameterSelection,
     default_configs,
     s18_sse_sensitivity,
 )
-from dpgp_audit.methods.standard import StandardDPGP
+from dpgp_audit.methods.s18.standard import StandardDPGP
 
 
 def _data(seed, n):
@@ -51,7 +51,7 @@ def test_whitebox_s18_1_and_s18_2_at_claim(seed, n, k, ls):
                                       "S18.2/cloaking-analytic", "S18.3/binning-laplace",
                                       "S18.3/binning-gaussian", "S18.4/selection"])
 def test_sensitivity_checker_confirms_bounds(entry_id, rng):
-    mech, data = registry.get(entry_id).make()
+    mech, data = catalogue.get(entry_id).make()
     res = check_sensitivity(mech, data, rng, budget=150)
     assert res.verdict is Verdict.NO_EVIDENCE, res.summary()
     assert res.estimate <= res.claimed * (1 + 1e-9)
@@ -60,11 +60,11 @@ def test_sensitivity_checker_confirms_bounds(entry_id, rng):
 @pytest.mark.parametrize("entry_id", ["planted/s18-delta-no-sqrt",
                                       "planted/s18-pinv-drops-direction", "planted/s18-supnorm"])
 def test_planted_flagged_by_whitebox(entry_id, rng):
-    entry = registry.get(entry_id)
+    entry = catalogue.get(entry_id)
     mech, data = entry.make()
     res = audit_whitebox(mech, neighbour_pairs(data, mech.claim.relation, rng))
     assert res.verdict is Verdict.VIOLATION, res.summary()
-    twin, tdata = registry.get(entry.twin).make()
+    twin, tdata = catalogue.get(entry.twin).make()
     tres = audit_whitebox(twin, neighbour_pairs(tdata, twin.claim.relation, rng))
     assert tres.verdict is not Verdict.VIOLATION
     if entry_id.endswith("pinv-drops-direction"):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.integral_kernel import IntegralEQ
-from dpgp_audit.methods.binning import (
+from dpgp_audit.methods.s18.binning import (
     GaussianBinning,
     LaplaceBinning,
     bin_index,

@@ -7,8 +7,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.s18_experiments import (
+from dpgp_audit.experiments.s18 import (
     cloaking_rmse,
     journey_standin,
     mean_ci,
@@ -16,6 +15,7 @@ from dpgp_audit.methods.s18_experiments import (
     spatial_standin,
     table1_comparison,
 )
+from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.viz.s18 import plot_dp_fit, plot_selection_heatmap, plot_spatial_noise
 
 

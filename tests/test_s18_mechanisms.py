@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.cloaking import solve_cloaking_paper
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.regression import ExactGP
-from dpgp_audit.methods.cloaking import CloakingGP, CloakingMechanism
-from dpgp_audit.methods.standard import StandardDPGP, b_bound, rkhs_sensitivity
+from dpgp_audit.methods.s18.cloaking import CloakingGP, CloakingMechanism
+from dpgp_audit.methods.s18.standard import StandardDPGP, b_bound, rkhs_sensitivity
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import CalibrationRangeError
 from dpgp_audit.privacy.gdp import gdp_delta
@@ -207,7 +207,7 @@ def test_paper_solver_mechanism_is_private_when_converged(rng):
     assert mech.sensitivity_bound() == pytest.approx(fast.sensitivity_bound(), rel=1e-3)
 
 
-@pytest.mark.parametrize("entry", registry.entries(include_planted=True, paper="S18"),
+@pytest.mark.parametrize("entry", catalogue.entries(include_planted=True, paper="S18"),
                          ids=lambda e: e.id)
 def test_registry_whitebox(entry):
     mech, data = entry.make()

@@ -12,7 +12,7 @@ from sklearn.gaussian_process.kernels import RBF
 
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.selection import (
+from dpgp_audit.methods.s18.hyperparameter_selection import (
     GPConfig,
     HyperparameterSelection,
     clipped_sse_sensitivity,

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.varah import is_strictly_diagonally_dominant, varah_bound
-from dpgp_audit.methods.standard import inverse_inf_norm
+from dpgp_audit.methods.s18.standard import inverse_inf_norm
 
 
 @settings(max_examples=60, deadline=None)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from dpgp_audit.dataset import Dataset
+from dpgp_audit.experiments import s21 as ex
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods import s21_experiments as ex
-from dpgp_audit.methods.s21 import default_regression_data, sparse_cloaking
+from dpgp_audit.methods.s21.mechanisms import default_regression_data, sparse_cloaking
 
 
 def _kung_like(rng, n=40):

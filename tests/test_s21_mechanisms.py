@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.audit.blackbox import audit_blackbox
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.result import Verdict
@@ -19,14 +19,14 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.laplace import LaplaceClassifier
 from dpgp_audit.gp.sparse import SparseGP
-from dpgp_audit.methods.cloaking import CloakingGP
-from dpgp_audit.methods.cv_utility import (
+from dpgp_audit.methods.s18.cloaking import CloakingGP
+from dpgp_audit.methods.s21.cv_utility import (
     cv_sse,
     kfold_test_sets,
     polynomial_cloaking_matrix,
     prepare_folds,
 )
-from dpgp_audit.methods.s21 import (
+from dpgp_audit.methods.s21.mechanisms import (
     LaplaceCloakingClassifier,
     SoRCloakingClassifier,
     TwoStepLaplaceClassifier,
@@ -35,7 +35,7 @@ from dpgp_audit.methods.s21 import (
     nonstationary_cloaking,
     sparse_cloaking,
 )
-from dpgp_audit.methods.s21_selection import CVSelection, cloaking_noise_variance
+from dpgp_audit.methods.s21.private_selection import CVSelection, cloaking_noise_variance
 from dpgp_audit.privacy.claims import Neighbour
 
 GAUSSIAN_IDS = ["S21.1/nonstationary-cloaking", "S21.2/sparse-cloaking",
@@ -44,7 +44,7 @@ GAUSSIAN_IDS = ["S21.1/nonstationary-cloaking", "S21.2/sparse-cloaking",
 
 @pytest.fixture(scope="module")
 def built():
-    return {i: registry.get(i).make() for i in GAUSSIAN_IDS + ["S21.5/selection",
+    return {i: catalogue.get(i).make() for i in GAUSSIAN_IDS + ["S21.5/selection",
                                                               "planted/s21-unclipped-sse"]}
 
 
@@ -197,7 +197,7 @@ def test_s21_5_blackbox_audit_of_selection_at_claim(built, rng):
 
 def test_s21_5_planted_unclipped_sse_is_flagged_by_blackbox(built, rng):
     mech, data = built["planted/s21-unclipped-sse"]
-    assert registry.get("planted/s21-unclipped-sse").twin == "S21.5/selection"
+    assert catalogue.get("planted/s21-unclipped-sse").twin == "S21.5/selection"
     np.testing.assert_allclose(mech.probabilities(data), [0.5, 0.5], atol=1e-6)
     d1 = data.with_target(0, data.y[0] + 1.0)
     res = audit_blackbox(mech, data, d1, n=20_000, rng=rng, score="categorical")

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.cv_utility import (
+from dpgp_audit.methods.s21.cv_utility import (
     clipped_square_sensitivity,
     config_sensitivity,
     cv_sse,
@@ -165,7 +165,7 @@ def test_kfold_and_prepare_folds_validation():
 
 def test_s21_5_cross_checks_with_s18_selection(rng):
     """Same folds, GP configs, no noise: S21's clipped SSE equals S18's; its bound is tighter."""
-    from dpgp_audit.methods.selection import (
+    from dpgp_audit.methods.s18.hyperparameter_selection import (
         GPConfig,
         clipped_sse_sensitivity,
         fold_cloaking_matrices,

@@ -14,7 +14,7 @@ from dpgp_audit.audit.sensitivity import check_sensitivity, witness_pair
 from dpgp_audit.audit.strategies import neighbouring_datasets
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
-from dpgp_audit.methods.primitives import GaussianSumMechanism
+from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 from dpgp_audit.norms import L1, L2, Mahalanobis
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only, whole_rows
 

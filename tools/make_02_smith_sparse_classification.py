@@ -87,8 +87,8 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.kung import DataUnavailableError, kung_dataset
 from dpgp_audit.datasets.synthetic import stripes_2d, stripes_grid
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods import s21_experiments as ex
-from dpgp_audit.methods.s21 import LaplaceCloakingClassifier
+from dpgp_audit.experiments import s21 as ex
+from dpgp_audit.methods.s21.mechanisms import LaplaceCloakingClassifier
 from dpgp_audit.viz import s21 as vz
 
 if not (0 < epsilon and 0 < delta < 1):
@@ -138,14 +138,14 @@ C1 = [[−1, 2], [−3, 4]]. We compute the SSEs *exactly* (the expected DP nois
 """)
 
 code("""
-from dpgp_audit.methods.cv_utility import (
+from dpgp_audit.methods.s21.cv_utility import (
     config_sensitivity,
     cv_sse,
     kfold_test_sets,
     polynomial_cloaking_matrix,
     prepare_folds,
 )
-from dpgp_audit.methods.s21_selection import cloaking_noise_variance
+from dpgp_audit.methods.s21.private_selection import cloaking_noise_variance
 from dpgp_audit.privacy.mechanisms import exponential_probabilities
 
 x_toy, y_toy = np.array([0.0, 1.0, 2.0, 4.0]), np.array([0.0, 0.5, 1.0, 2.0])
@@ -378,15 +378,15 @@ on adversarial label flips, and the black-box auditor catches the planted unclip
 """)
 
 code("""
-from dpgp_audit import registry
+from dpgp_audit import catalogue
 from dpgp_audit.audit.blackbox import audit_blackbox
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.whitebox import audit_whitebox
 
-mech3, data3 = registry.get("S21.3/laplace-classification").make()
+mech3, data3 = catalogue.get("S21.3/laplace-classification").make()
 pairs = neighbour_pairs(data3, mech3.claim.relation, rng, y_bound=1.0, n_random=0)
 print("S21.3 white-box:", audit_whitebox(mech3, pairs).verdict.value)
-planted, pdata = registry.get("planted/s21-unclipped-sse").make()
+planted, pdata = catalogue.get("planted/s21-unclipped-sse").make()
 res = audit_blackbox(planted, pdata, pdata.with_target(0, pdata.y[0] + 1.0), n=20_000, rng=rng,
                      score="categorical")
 print(f"planted/s21-unclipped-sse black-box: {res.verdict.value}, certified epsilon >= "

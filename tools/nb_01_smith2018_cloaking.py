@@ -70,7 +70,7 @@ The Howell census is loaded from the pinned public file (or a local mirror set b
 with the same shape is used and every number below refers to it. Heights are clipped to a public
 centre ± 50 cm, so one person can move a target by at most d = 100 cm (S18 fn. 2)."""),
     code("""from dpgp_audit.dataset import Dataset
-from dpgp_audit.methods.s18_experiments import KUNG_CENTRE_CM
+from dpgp_audit.experiments.s18 import KUNG_CENTRE_CM
 
 try:
     from dpgp_audit.datasets.kung import load_kung
@@ -97,7 +97,7 @@ unproven. Beside it: the exact RKHS sensitivity of the same change."""),
     code("""import warnings
 
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.standard import StandardDPGP
+from dpgp_audit.methods.s18.standard import StandardDPGP
 
 sd_y = float(np.std(height))  # the paper's normalisation (a statistic of y: NOT private)
 grid = np.linspace(-10, 120, p["n_test"])
@@ -139,7 +139,7 @@ moves it by ±d·c_i. Cloaking picks the Gaussian noise N(0, M) of least log-det
 hides every ±d·c_i: M = Σ λ_i c_i c_iᵀ with max_i c_iᵀM⁻¹c_i ≤ 1. The kit solves this convex
 problem (a D-optimal design in disguise) with a certified optimality gap; the paper's gradient
 method is also available (`solver="paper"`). Noise lives only in span{c_i}."""),
-    code("""from dpgp_audit.methods.cloaking import CloakingGP
+    code("""from dpgp_audit.methods.s18.cloaking import CloakingGP
 
 cloak = CloakingGP(kern_cm, p["noise"] ** 2, kung_data.X, grid, p["d"], p["epsilon"], p["delta"],
                    method="hall")
@@ -170,7 +170,7 @@ for s in (1.0, 4.0):
 
 Random 80/20 splits (public randomness); the held-out ages are the cloaking test inputs. Paper:
 6.8 cm without DP and 12.2 cm with (1, 0.01)-DP (its split is not stated)."""),
-    code("""from dpgp_audit.methods.s18_experiments import cloaking_rmse
+    code("""from dpgp_audit.experiments.s18 import cloaking_rmse
 
 res = cloaking_rmse(kung_data, kern_cm, p["noise"] ** 2, d=p["d"], epsilon=p["epsilon"],
                     delta=p["delta"], n_repeats=p["n_repeats"], test_fraction=0.2, rng=rng,
@@ -183,7 +183,7 @@ The paper's London house prices are not shipped by any package registry; this is
 stand-in (clustered locations in a 100 km square, prices in k£ thresholded to [100, 500], so
 d = 400). Circles: DP predictions on a grid (area = price), transparent where the DP noise sd is
 ≥ 40% of d."""),
-    code("""from dpgp_audit.methods.s18_experiments import spatial_standin
+    code("""from dpgp_audit.experiments.s18 import spatial_standin
 from dpgp_audit.viz.s18 import plot_spatial_noise
 
 sp = spatial_standin(p["n_spatial"], rng)
@@ -205,7 +205,7 @@ integral binning over bin counts (Laplace noise, S18 §4), at no DP and ε ∈ {
 (cloaking uses the analytic Gaussian calibration; δ as above). Mean RMSE ± 95% interval over
 folds. With few training points the DP noise dominates more than in the paper's 4 900-journey
 folds."""),
-    code("""from dpgp_audit.methods.s18_experiments import journey_standin, table1_comparison
+    code("""from dpgp_audit.experiments.s18 import journey_standin, table1_comparison
 
 jd = journey_standin(p["n_table"], rng)
 eps_list = [None, 1.0, 0.5, 0.2]
@@ -225,7 +225,7 @@ u = −(K-fold CV SSE, errors clipped to ±4d). We add to each configuration's S
 SSE of its cloaking noise (a public constant), so stronger regression privacy favours longer
 lengthscales (S18-supp Fig. 4). The sensitivity used is the corrected clipped-SSE bound (see the
 audit section for why the paper's bound fails)."""),
-    code("""from dpgp_audit.methods.s18_experiments import selection_heatmap
+    code("""from dpgp_audit.experiments.s18 import selection_heatmap
 from dpgp_audit.viz.s18 import plot_selection_heatmap
 
 lengthscales = [3.0, 9.0, 27.0, 81.0]
@@ -257,7 +257,7 @@ print(f"best lengthscale (no private selection): {rmse_by_l.min():.1f} cm; expec
 * **sensitivity** (search for a neighbour pair whose query change exceeds the claimed bound).
 
 "No evidence" is not a proof of privacy; a violation is a definitive counterexample."""),
-    code("""from dpgp_audit import registry
+    code("""from dpgp_audit import catalogue
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.sensitivity import check_sensitivity
 from dpgp_audit.audit.whitebox import audit_whitebox
@@ -265,7 +265,7 @@ from dpgp_audit.audit.whitebox import audit_whitebox
 for mid in ["S18.1/standard", "S18.1/standard-rkhs", "S18.2/cloaking", "S18.3/binning-laplace",
             "S18.3/binning-gaussian", "S18.4/selection", "planted/s18-delta-no-sqrt",
             "planted/s18-pinv-drops-direction", "planted/s18-supnorm"]:
-    mech, data0 = registry.get(mid).make()
+    mech, data0 = catalogue.get(mid).make()
     print(f"--- {mid}: {mech.claim.describe()}")
     if hasattr(mech, "cov"):
         print("   ", audit_whitebox(mech, neighbour_pairs(data0, mech.claim.relation, rng)).summary())
@@ -280,7 +280,7 @@ checks pass — each bug is in a place only the white-box auditor looks.
 **The paper's SSE sensitivity.** S18-supp bounds a training fold's SSE change by
 d² max_j ‖c_jk‖², the change of ‖δ‖² alone; but ‖e + δ‖² − ‖e‖² = 2eᵀδ + ‖δ‖², and the cross
 term dominates when the errors are not small. The sensitivity checker finds a counterexample:"""),
-    code("""from dpgp_audit.methods.selection import (
+    code("""from dpgp_audit.methods.s18.hyperparameter_selection import (
     HyperparameterSelection,
     default_configs,
     s18_sse_sensitivity,
@@ -298,7 +298,7 @@ print("valid bound :", check_sensitivity(valid_sel, alt, rng, budget=150).summar
 For a strictly diagonally dominant J, ‖J⁻¹‖∞ ≤ max_i 1/(|J_ii| − Σ_{j≠i}|J_ij|): a bound on the
 standard DP-GP sensitivity that does not depend on where the inputs are."""),
     code("""from dpgp_audit.gp.varah import is_strictly_diagonally_dominant, varah_bound
-from dpgp_audit.methods.standard import inverse_inf_norm
+from dpgp_audit.methods.s18.standard import inverse_inf_norm
 
 xs5 = np.array([[0.0], [3.0], [6.0], [9.0], [12.0]])
 J = EQ(lengthscale=1.5)(xs5) + 0.5 * np.eye(5)

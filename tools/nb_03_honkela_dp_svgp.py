@@ -87,8 +87,8 @@ CELLS = [
     """),
     code("""
     from dpgp_audit.gp.kernels import EQ
-    from dpgp_audit.methods.dpsvgp import DPSVGPStats, radial_profile
-    from dpgp_audit.methods.dpsvgp_bounds import dpsvgp_sensitivity, rk_bound
+    from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats, radial_profile
+    from dpgp_audit.methods.honkela.bounds import dpsvgp_sensitivity, rk_bound
 
     Z = np.linspace(-3, 3, n_inducing)[:, None]
     kern = EQ(lengthscale=1.0)
@@ -128,7 +128,7 @@ CELLS = [
     clipped to $|y| \le 1.5$ (recorded in the claim).
     """),
     code("""
-    from dpgp_audit.methods.dpsvgp_experiments import sinc_fits
+    from dpgp_audit.experiments.honkela import sinc_fits
     from dpgp_audit.viz import honkela as hviz
 
     data1, fits = sinc_fits(list(epsilons), rng, n=n_points, n_inducing=n_inducing,
@@ -155,7 +155,7 @@ CELLS = [
     How often does λ fail? In the worst case ($K_{ZZ} + \sigma^{-2}B \to 0$):
     """),
     code("""
-    from dpgp_audit.methods.dpsvgp_posterior import RegularisationError, pd_failure_rate
+    from dpgp_audit.methods.honkela.posterior import RegularisationError, pd_failure_rate
 
     for d in (1, 2, 3, 5, 9, 15):
         rate = pd_failure_rate(d, n_pd_trials, rng)
@@ -182,7 +182,7 @@ CELLS = [
     distribution, for DP-GP and for the naive posterior without $S_2$.
     """),
     code("""
-    from dpgp_audit.methods.dpsvgp_experiments import calibration_experiment
+    from dpgp_audit.experiments.honkela import calibration_experiment
 
     cal = calibration_experiment(rng, n_repeats=n_repeats_calibration, delta=delta)
     mean_cov, _ = cal.mean_and_se()
@@ -229,8 +229,8 @@ CELLS = [
     random stopping keeps the best and stops with probability γ. The budget split:
     """),
     code("""
-    from dpgp_audit.methods.dpsvgp_experiments import hyperparameter_recovery
-    from dpgp_audit.privacy.selection import random_stopping_budget
+    from dpgp_audit.experiments.honkela import hyperparameter_recovery
+    from dpgp_audit.privacy.random_stopping import random_stopping_budget
 
     print(random_stopping_budget(hyper_epsilons[0], delta, hyper_gamma))
     sig_grid, ell_grid = (0.1 / 3, 0.1, 0.3), (1 / 3, 1.0, 3.0)
@@ -250,7 +250,7 @@ CELLS = [
     bound on $\sigma_i^2$, which bounds nothing — see `dpsvgp_hetero`).
     """),
     code("""
-    from dpgp_audit.methods.dpsvgp_hetero import DPDirichletClassifier
+    from dpgp_audit.methods.honkela.heteroscedastic import DPDirichletClassifier
     from dpgp_audit.viz.honkela import plot_classification
 
     xc = rng.uniform(-4, 4, 3000)
@@ -274,7 +274,7 @@ CELLS = [
     release on the same neighbouring pair stays inside its (ε, δ) claim.
     """),
     code("""
-    from dpgp_audit.methods.dpsvgp_experiments import outputs_only_input_leak
+    from dpgp_audit.experiments.honkela import outputs_only_input_leak
 
     leak = outputs_only_input_leak(rng, epsilon=1.0, delta=1e-5)
     print(f"outputs-only: max change of published variance = {leak.variance_change:.3f} "

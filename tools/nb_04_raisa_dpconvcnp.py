@@ -148,7 +148,7 @@ CELLS = [
     """),
     code("""
     from dpgp_audit.datasets.synthetic import sawtooth
-    from dpgp_audit.methods.dpsetconv import DPSetConv
+    from dpgp_audit.methods.raisa.dpsetconv import DPSetConv
     from dpgp_audit.viz.dpconvcnp_plots import plot_dpsetconv_release
 
     context = sawtooth(150, rng, period=0.8, noise_std=0.1, x_range=(-1.0, 1.0))
@@ -206,7 +206,7 @@ CELLS = [
     """),
     code("""
     from dpgp_audit.gp.kernels import EQ
-    from dpgp_audit.neural.experiments import nll_vs_n
+    from dpgp_audit.experiments.raisa import nll_vs_n
     from dpgp_audit.viz.dpconvcnp_plots import plot_nll_curves
 
     model_eq = model_matern = None
@@ -241,7 +241,7 @@ CELLS = [
     An example task: the three predictors on one EQ-GP context set with 95 % intervals.
     """),
     code("""
-    from dpgp_audit.neural.experiments import dpsvgp_predict
+    from dpgp_audit.experiments.raisa import dpsvgp_predict
     from dpgp_audit.neural.tasks import oracle_predict, sample_tasks
     from dpgp_audit.viz.dpconvcnp_plots import plot_predictive
 
@@ -295,7 +295,7 @@ CELLS = [
     """),
     code("""
     from dpgp_audit.datasets.kung import DataUnavailableError
-    from dpgp_audit.neural.experiments import kung_sim_to_real, kung_tasks
+    from dpgp_audit.experiments.raisa import kung_sim_to_real, kung_tasks
     from dpgp_audit.privacy.gdp import gdp_mu
 
     for target in ("height", "weight"):
@@ -329,7 +329,7 @@ CELLS = [
     by DP-SGD on every new dataset.
     """),
     code("""
-    from dpgp_audit.neural.experiments import deployment_times
+    from dpgp_audit.experiments.raisa import deployment_times
     from dpgp_audit.viz.dpconvcnp_plots import plot_deployment_times
 
     times = deployment_times(300, rng, model=model_matern, epsilon=p["epsilon"],

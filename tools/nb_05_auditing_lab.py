@@ -90,7 +90,7 @@ CELLS = [
     """),
     code("""
     from dpgp_audit.audit.runner import audit_mechanism
-    from dpgp_audit.registry import get
+    from dpgp_audit.catalogue import get
 
     mech, data = get("P.1/gaussian-sum").make(epsilon=p["epsilon"], delta=p["delta"])
     report = audit_mechanism(mech, data, rng, n=p["n_samples"], alpha=p["alpha"],
@@ -165,7 +165,7 @@ CELLS = [
     n can see a violation at ε = 20: the events involved have probability around e⁻²⁰.
     """),
     code("""
-    from dpgp_audit.audit.lab import audit_planted_suite
+    from dpgp_audit.experiments.auditing_lab import audit_planted_suite
     from dpgp_audit.viz.audit_report import plot_planted_catch
 
     rows = audit_planted_suite(rng, progress=p["show_progress"])
@@ -193,7 +193,7 @@ CELLS = [
     bound and for the GDP fit.
     """),
     code("""
-    from dpgp_audit.audit.lab import detection_rate
+    from dpgp_audit.experiments.auditing_lab import detection_rate
     from dpgp_audit.audit.planner import power_at
     from dpgp_audit.audit.sensitivity import check_sensitivity, witness_pair
     from dpgp_audit.privacy.gdp import gdp_mu

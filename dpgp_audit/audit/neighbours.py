@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.contract import DiscreteRelease, GaussianRelease, SensitivityQuery
+from dpgp_audit.contract import DiscreteRelease, GaussianRelease, Mechanism, SensitivityQuery
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
@@ -286,7 +286,7 @@ def _rows_pairs(data: Dataset, rows: Sequence[int], b: float, rng: np.random.Gen
     return out
 
 
-def pair_score(mechanism: object, pair: NeighbourPair) -> float:
+def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
     """A cheap, sample-free measure of how distinguishable a pair is (exploration only).
 
     * :class:`GaussianRelease` with equal covariances: the white-box μ,
@@ -319,7 +319,7 @@ def pair_score(mechanism: object, pair: NeighbourPair) -> float:
     return math.nan
 
 
-def _pilot_score(mechanism: object, pair: NeighbourPair, n: int,
+def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
                  rng: np.random.Generator) -> float:
     """Standardised mean difference from a small pilot sample (black-box exploration)."""
     a = np.asarray(mechanism.sample(pair.d0, n, rng), dtype=float).reshape(n, -1)
@@ -331,7 +331,7 @@ def _pilot_score(mechanism: object, pair: NeighbourPair, n: int,
     return float(np.max(z)) if z.size else 0.0
 
 
-def rank_pairs(mechanism: object, pairs: Sequence[NeighbourPair], rng: np.random.Generator,
+def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.random.Generator,
                *, top: int = 3, pilot_n: int = 200) -> list[tuple[NeighbourPair, float]]:
     """Exploratory phase: score every pair cheaply and return the ``top`` most distinguishable.
 

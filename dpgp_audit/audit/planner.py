@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from dpgp_audit._validation import check_delta, check_epsilon
 from dpgp_audit.privacy import gdp
-from dpgp_audit.privacy.claims import check_delta, check_epsilon
 
 __all__ = ["SamplePlan", "plan_samples", "power_at"]
 

@@ -1,7 +1,8 @@
 """Planted bugs: deliberately broken mechanisms and their correct twins (catalogue A.5).
 
 An auditor is only trustworthy if it catches bugs we know are there and stays
-quiet on mechanisms we know are correct. This module registers
+quiet on mechanisms we know are correct. This module defines (and
+:mod:`dpgp_audit.catalogue` registers)
 
 * **planted bugs**, IDs ``planted/<name>``, each with its true ε at the claimed δ
   (``Entry.true_epsilon``) and the ID of its correct twin (``Entry.twin``);
@@ -36,6 +37,7 @@ planted/data-dependent-hyperparams   amplitude fitted on y     ∞            wh
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,7 +45,6 @@ from scipy import linalg
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
-from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.norms import L1, L2, Linf, Mahalanobis, Norm
 from dpgp_audit.privacy.calibrate import (
     analytic_gaussian_sigma,
@@ -58,7 +59,6 @@ from dpgp_audit.privacy.claims import (
     whole_rows,
 )
 from dpgp_audit.privacy.gdp import gdp_epsilon
-from dpgp_audit.registry import Entry, register
 
 __all__ = [
     "CHEAPEST_AUDITOR",
@@ -67,9 +67,11 @@ __all__ = [
     "FixedNoiseMechanism",
     "LaplaceLinearMechanism",
     "LinearGaussianMechanism",
+    "build_exponential",
     "eq_kernel",
     "exp_realised_epsilon",
     "gaussian_true_epsilon",
+    "linear_gaussian_true_epsilon",
     "smoother_weights",
 ]
 
@@ -628,7 +630,8 @@ def exp_default_data(k: int = 10, per_candidate: int = 2) -> Dataset:
     return Dataset(x[:, None], y, name="exp-votes")
 
 
-def _build_exp(utility: str, factor: float):
+def build_exponential(utility: str, factor: float) -> Callable[..., ExponentialSelection]:
+    """A build function for :class:`ExponentialSelection` with ``utility`` and ``factor``."""
     def build(data: Dataset, *, epsilon: float = 1.0, delta: float = 0.0,
               k: int = 10) -> ExponentialSelection:
         return ExponentialSelection(epsilon=epsilon, k=k, utility=utility, factor=factor)
@@ -649,7 +652,7 @@ def exp_no_half_worst_epsilon(epsilon: float, k: int, n: int) -> float:
 
 
 # --------------------------------------------------------------------------------------
-# Registration
+# Which auditor catches which bug (the table itself is in dpgp_audit.catalogue)
 # --------------------------------------------------------------------------------------
 
 #: For each planted bug: the cheapest auditor that can see it, the samples per side it
@@ -679,13 +682,12 @@ CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
     "planted/exp-no-half-monotone": ("blackbox", 5_000, {}),
 }
 
-_D = {"epsilon": 1.0, "delta": 1e-5}
+def linear_gaussian_true_epsilon(mech: LinearGaussianMechanism, delta: float) -> float:
+    """Exact ε(δ) of a planted linear-Gaussian bug: worst Mahalanobis shift over columns.
 
-
-def _true_eps_gaussian(build, data: Dataset | None = None, **kw: float) -> float:
-    """Exact ε(δ) of a registered linear-Gaussian bug: worst Mahalanobis shift over columns."""
-    data = default_dataset() if data is None else data
-    mech = build(data, **kw)
+    μ = max_i ‖Σ^{-1/2} d w_i‖ over the columns w_i of the smoother weights (the sum
+    query when there are none), then ε(δ) of μ-GDP (Dong et al. 2022, Cor. 2.13).
+    """
     rel = mech.claim.relation
     step = rel.max_target_change
     norm = Mahalanobis(mech.noise_cov)
@@ -693,64 +695,4 @@ def _true_eps_gaussian(build, data: Dataset | None = None, **kw: float) -> float
         mu = norm(np.array([step]))
     else:
         mu = max(norm(step * mech.weights[:, i]) for i in range(mech.weights.shape[1]))
-    return gaussian_true_epsilon(mu, kw.get("delta", 1e-5))
-
-
-def _register_all() -> None:
-    reg = [
-        Entry("A.5/gaussian-sum-rows", "A.5", "Control: Gaussian sum under whole-row replacement",
-              build_sum_rows, default_dataset, dict(_D)),
-        Entry("A.5/gp-smoother-iso", "A.5", "Control: GP posterior mean + iid Gaussian noise",
-              build_gp_iso, default_dataset, dict(_D)),
-        Entry("A.5/gp-smoother-prior", "A.5",
-              "Control: GP posterior mean + prior-shaped noise (Mahalanobis sensitivity)",
-              build_gp_prior, default_dataset, dict(_D)),
-        Entry("A.5/laplace-vector", "A.5", "Control: 16-dim Laplace, L1 calibration",
-              build_laplace_l1, default_dataset, {"epsilon": 1.0}),
-        Entry("A.5/exp-mech", "A.5", "Control: exponential mechanism with the factor 2",
-              _build_exp("vote", 2.0), exp_default_data, {"epsilon": 1.0}),
-    ]
-    planted = [
-        ("sensitivity-x2", "Gaussian sum, sensitivity halved",
-         lambda data, **kw: build_sensitivity_underestimated(data, factor=2.0, **kw),
-         default_dataset, dict(_D), None, "P.1/gaussian-sum"),
-        ("sensitivity-x1.25", "Gaussian sum, sensitivity / 1.25",
-         lambda data, **kw: build_sensitivity_underestimated(data, factor=1.25, **kw),
-         default_dataset, dict(_D), None, "P.1/gaussian-sum"),
-        ("neighbour-mismatch", "Gaussian sum, add/remove sensitivity under replace-one",
-         build_neighbour_mismatch, default_dataset, dict(_D), None, "A.5/gaussian-sum-rows"),
-        ("std-as-variance", "Gaussian sum, noise variance set to sigma",
-         build_std_as_variance, default_dataset, dict(_D), None, "P.1/gaussian-sum"),
-        ("classical-large-eps", "Classical Gaussian calibration at epsilon = 20",
-         build_classical_large_eps, default_dataset, {"epsilon": 20.0, "delta": 1e-5}, None,
-         "P.1/gaussian-sum"),
-        ("hall-large-eps", "GP release, Hall calibration at epsilon = 20",
-         build_hall_large_eps, default_dataset, {"epsilon": 20.0, "delta": 1e-5}, None,
-         "A.5/gp-smoother-prior"),
-        ("gp-sup-norm", "GP release, sup-norm sensitivity for an L2 proof",
-         build_gp_sup_norm, default_dataset, dict(_D), None, "A.5/gp-smoother-iso"),
-        ("fixed-seed", "Gaussian sum, noise from a fixed seed",
-         build_fixed_seed, default_dataset, dict(_D), math.inf, "P.1/gaussian-sum"),
-        ("singular-noise", "GP release, rank-truncated noise covariance",
-         build_singular_noise, default_dataset, dict(_D), math.inf, "A.5/gp-smoother-prior"),
-        ("data-dependent-hyperparams", "GP release, noise amplitude fitted on private y",
-         build_data_dependent, default_dataset, dict(_D), math.inf, "A.5/gp-smoother-prior"),
-        ("laplace-l2", "16-dim Laplace calibrated with the L2 sensitivity",
-         build_laplace_l2, default_dataset, {"epsilon": 1.0}, 4.0, "A.5/laplace-vector"),
-        ("exp-no-half", "Exponential mechanism without the factor 2 (vote utility)",
-         _build_exp("vote", 1.0), exp_default_data, {"epsilon": 1.0},
-         exp_no_half_worst_epsilon(1.0, 10, exp_default_data().n), "A.5/exp-mech"),
-        ("exp-no-half-monotone",
-         "Negative control: no factor 2, but a monotone utility (still epsilon-DP)",
-         _build_exp("monotone", 1.0), exp_default_data, {"epsilon": 1.0}, 1.0, "A.5/exp-mech"),
-    ]
-    for e in reg:
-        register(e)
-    for name, title, build, data_fn, defaults, true_eps, twin in planted:
-        if true_eps is None:
-            true_eps = _true_eps_gaussian(build, **defaults)
-        register(Entry(f"planted/{name}", "A.5", title, build, data_fn, defaults,
-                       true_epsilon=float(true_eps), twin=twin))
-
-
-_register_all()
+    return gaussian_true_epsilon(mu, delta)

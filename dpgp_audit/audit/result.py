@@ -1,19 +1,32 @@
 """What an auditor returns, with the guarantee each number carries (catalogue A.2–A.6).
 
-Every auditor returns an :class:`AuditResult`. Its ``guarantee`` field says what
+Every auditor returns an :class:`AuditResult`; :func:`~dpgp_audit.audit.runner.audit_mechanism`
+gathers them in an :class:`AuditReport`. Its ``guarantee`` field says what
 kind of statement the estimate is — an exact value, a lower bound that holds with
 confidence 1 − α without assumptions, or one that holds only under a stated
 model assumption — so that reports never present "no violation found" as proof
 of privacy.
+
+Rendering lives in ``viz/``. The two ``plot`` methods here import it lazily, inside the
+method: the one documented exception to "audit/ never imports viz/"
+(``tests/test_layers.py`` lists it).
 """
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-__all__ = ["AuditResult", "Guarantee", "Verdict"]
+import numpy as np
+
+if TYPE_CHECKING:
+    from dpgp_audit.audit.neighbours import NeighbourPair
+    from dpgp_audit.privacy.claims import Claim
+
+__all__ = ["AuditReport", "AuditResult", "Guarantee", "Verdict", "jsonable"]
 
 NO_PROOF = ("An auditor that finds no violation has not proved the mechanism private: "
             "it only failed to find evidence against the claim with the tests it ran.")
@@ -100,7 +113,7 @@ class AuditResult:
         return (f"{self.auditor:<14} {self.verdict.value:<12} {self.quantity} "
                 f"{self.estimate:.4g} vs claimed {self.claimed:.4g}{a}  [{self.guarantee.value}]")
 
-    def plot(self, ax: object | None = None, claim: object | None = None,
+    def plot(self, ax: object | None = None, claim: Claim | None = None,
              **kwargs: object) -> object:
         """Trade-off plot over the claimed curve (:func:`dpgp_audit.viz.tradeoff.plot_tradeoff`)."""
         from dpgp_audit.viz.tradeoff import plot_tradeoff
@@ -115,3 +128,173 @@ class AuditResult:
                 f"{self.verdict.value}</b></span> — {self.quantity} {self.estimate:.4g} "
                 f"vs claimed {self.claimed:.4g}<br><small>{self.guarantee.value}</small>"
                 f"{note}</div>")
+
+
+def jsonable(obj: object) -> object:
+    """Recursively convert to JSON-safe values (non-finite floats become strings)."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, bool | np.bool_):
+        return bool(obj)
+    if isinstance(obj, int | np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        v = float(obj)
+        return v if math.isfinite(v) else str(v)
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(getattr(obj, "value", None), str):  # enums
+        return obj.value
+    return str(obj)
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Everything one :func:`audit_mechanism` call found.
+
+    Attributes
+    ----------
+    mechanism
+        Name of the audited mechanism (registry ID or class name).
+    claim
+        The claim audited, as a dictionary.
+    inputs
+        The inputs that determine the result: n, α, auditors, dataset size, seed (if known).
+    results
+        One :class:`AuditResult` per auditor run.
+    skipped
+        Auditor name → why it was not run.
+    witness
+        The neighbour pair of the first violation (sensitivity counterexample,
+        then white-box, then black-box), or the most distinguishable pair examined.
+    timings
+        Seconds per phase.
+    """
+
+    mechanism: str
+    claim: dict
+    inputs: dict
+    results: tuple[AuditResult, ...]
+    skipped: dict = field(default_factory=dict)
+    witness: NeighbourPair | None = None
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> Verdict:
+        """VIOLATION if any auditor found one; NO_EVIDENCE if any could have; else INCONCLUSIVE."""
+        verdicts = {r.verdict for r in self.results}
+        if Verdict.VIOLATION in verdicts:
+            return Verdict.VIOLATION
+        if Verdict.NO_EVIDENCE in verdicts:
+            return Verdict.NO_EVIDENCE
+        return Verdict.INCONCLUSIVE
+
+    @property
+    def violation(self) -> bool:
+        """True when some auditor refuted the claim."""
+        return self.verdict is Verdict.VIOLATION
+
+    def result(self, auditor: str) -> AuditResult | None:
+        """The result of one auditor, or ``None`` if it did not run."""
+        for r in self.results:
+            if r.auditor == auditor:
+                return r
+        return None
+
+    def as_dict(self) -> dict:
+        """JSON-ready report: inputs, every estimate with its guarantee, witness, timings."""
+        return jsonable({
+            "mechanism": self.mechanism,
+            "claim": self.claim,
+            "verdict": self.verdict.value,
+            "inputs": self.inputs,
+            "results": [r.as_dict() for r in self.results],
+            "skipped": self.skipped,
+            "witness": None if self.witness is None else self.witness.as_dict(),
+            "timings": self.timings,
+            "note": NO_PROOF,
+        })  # type: ignore[return-value]
+
+    def table(self) -> str:
+        """Plain-text verdict table."""
+        lines = [f"Audit of {self.mechanism}: {self.verdict.value}",
+                 f"  claim: {self.claim.get('describe', self.claim)}"]
+        header = f"  {'auditor':<12} {'verdict':<13} {'quantity':<11} {'estimate':>10} " \
+                 f"{'claimed':>10}  guarantee"
+        lines += [header, "  " + "-" * (len(header) + 20)]
+        for r in self.results:
+            lines.append(f"  {r.auditor:<12} {r.verdict.value:<13} {r.quantity:<11} "
+                         f"{_fmt(r.estimate):>10} {_fmt(r.claimed):>10}  {r.guarantee.value}")
+            extra = _extra_line(r)
+            if extra:
+                lines.append(f"  {'':<12} {extra}")
+        for name, why in self.skipped.items():
+            lines.append(f"  {name:<12} {'SKIPPED':<13} {why}")
+        if self.witness is not None:
+            lines.append(f"  witness pair: {self.witness.label}")
+        lines.append(f"  time: {self.timings.get('total', 0.0):.2f} s")
+        if not self.violation:
+            lines.append(f"  Note: {NO_PROOF}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def _repr_html_(self) -> str:
+        colour = {"VIOLATION": "#c0392b", "NO_EVIDENCE": "#27ae60", "INCONCLUSIVE": "#7f8c8d"}
+        rows = "".join(
+            f"<tr><td>{html.escape(r.auditor)}</td><td style='color:{colour[r.verdict.value]}'>"
+            f"<b>{r.verdict.value}</b></td><td>{r.quantity}</td><td>{_fmt(r.estimate)}</td>"
+            f"<td>{_fmt(r.claimed)}</td><td><small>{html.escape(r.guarantee.value)}</small></td>"
+            "</tr>" for r in self.results)
+        rows += "".join(f"<tr><td>{html.escape(k)}</td><td colspan=5><i>skipped: "
+                        f"{html.escape(v)}</i></td></tr>" for k, v in self.skipped.items())
+        v = self.verdict.value
+        note = "" if self.violation else f"<p><small>{html.escape(NO_PROOF)}</small></p>"
+        wit = ("" if self.witness is None else
+               f"<p>Witness pair: <code>{html.escape(self.witness.label)}</code></p>")
+        return (f"<div><p><b>Audit of {html.escape(self.mechanism)}</b>: "
+                f"<span style='color:{colour[v]}'><b>{v}</b></span><br>"
+                f"<small>{html.escape(str(self.claim.get('describe', '')))}</small></p>"
+                "<table><tr><th>auditor</th><th>verdict</th><th>quantity</th><th>estimate</th>"
+                f"<th>claimed</th><th>guarantee</th></tr>{rows}</table>{wit}{note}</div>")
+
+    def plot(self, path: str | None = None, ax: object = None) -> object:
+        """Empirical trade-off points with confidence boxes over the claimed curve.
+
+        Returns the matplotlib figure; writes a PNG when ``path`` is given.
+        """
+        from dpgp_audit.viz.audit_report import plot_report
+
+        return plot_report(self, path=path, ax=ax)
+
+
+def _fmt(v: float) -> str:
+    if isinstance(v, float) and math.isnan(v):
+        return "n/a"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.4g}"
+
+
+def _extra_line(r: AuditResult) -> str:
+    d = r.details
+    if r.auditor == "blackbox":
+        ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
+        return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "
+                f"{ceiling}; "
+                f"pairs confirmed: {d.get('pairs_confirmed', 1)} (Bonferroni)")
+    if r.auditor == "sensitivity":
+        loc, glob = (_fmt(float(d.get(k, math.nan))) for k in ("local_sensitivity",
+                                                               "global_searched"))
+        return f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
+    if r.auditor == "whitebox" and "mu" in d:
+        return f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs"
+    if r.auditor == "gdp-fit":
+        implied = _fmt(d.get("implied_epsilon", math.nan))
+        return f"implied eps (Gaussian trade-off assumed): {implied}"
+    return ""

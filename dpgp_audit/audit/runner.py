@@ -18,211 +18,40 @@ covariances is statistical), so the report's overall verdict has family-wise
 error at most α. Auditors that need an interface the mechanism lacks are
 skipped with the reason recorded.
 
-The :class:`AuditReport` is frozen; ``as_dict()`` is the JSON report,
-``table()`` the text verdict table, ``_repr_html_`` its notebook view and
+The :class:`~dpgp_audit.audit.result.AuditReport` is frozen; ``as_dict()`` is the
+JSON report, ``table()`` the text verdict table, ``_repr_html_`` its notebook view and
 ``plot()`` the trade-off figure.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import html
-import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.neighbours import NeighbourPair, neighbour_pairs, rank_pairs
-from dpgp_audit.audit.result import NO_PROOF, AuditResult, Verdict
-from dpgp_audit.contract import GaussianRelease, SensitivityQuery
+from dpgp_audit.audit.result import AuditReport, AuditResult, Verdict
+from dpgp_audit.contract import Executor, GaussianRelease, Mechanism, SensitivityQuery
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.claims import Claim
 
-__all__ = ["AUDITORS", "AuditReport", "audit_mechanism", "jsonable"]
+__all__ = ["AUDITORS", "audit_mechanism"]
 
 AUDITORS: tuple[str, ...] = ("sensitivity", "whitebox", "blackbox", "gdp-fit")
 _STATISTICAL = ("whitebox", "blackbox", "gdp-fit")
 
 
-def jsonable(obj: object) -> object:
-    """Recursively convert to JSON-safe values (non-finite floats become strings)."""
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
-    if isinstance(obj, bool | np.bool_):
-        return bool(obj)
-    if isinstance(obj, int | np.integer):
-        return int(obj)
-    if isinstance(obj, float | np.floating):
-        v = float(obj)
-        return v if math.isfinite(v) else str(v)
-    if obj is None or isinstance(obj, str):
-        return obj
-    if isinstance(getattr(obj, "value", None), str):  # enums
-        return obj.value
-    return str(obj)
-
-
-@dataclass(frozen=True)
-class AuditReport:
-    """Everything one :func:`audit_mechanism` call found.
-
-    Attributes
-    ----------
-    mechanism
-        Name of the audited mechanism (registry ID or class name).
-    claim
-        The claim audited, as a dictionary.
-    inputs
-        The inputs that determine the result: n, α, auditors, dataset size, seed (if known).
-    results
-        One :class:`AuditResult` per auditor run.
-    skipped
-        Auditor name → why it was not run.
-    witness
-        The neighbour pair of the first violation (sensitivity counterexample,
-        then white-box, then black-box), or the most distinguishable pair examined.
-    timings
-        Seconds per phase.
-    """
-
-    mechanism: str
-    claim: dict
-    inputs: dict
-    results: tuple[AuditResult, ...]
-    skipped: dict = field(default_factory=dict)
-    witness: NeighbourPair | None = None
-    timings: dict = field(default_factory=dict)
-
-    @property
-    def verdict(self) -> Verdict:
-        """VIOLATION if any auditor found one; NO_EVIDENCE if any could have; else INCONCLUSIVE."""
-        verdicts = {r.verdict for r in self.results}
-        if Verdict.VIOLATION in verdicts:
-            return Verdict.VIOLATION
-        if Verdict.NO_EVIDENCE in verdicts:
-            return Verdict.NO_EVIDENCE
-        return Verdict.INCONCLUSIVE
-
-    @property
-    def violation(self) -> bool:
-        """True when some auditor refuted the claim."""
-        return self.verdict is Verdict.VIOLATION
-
-    def result(self, auditor: str) -> AuditResult | None:
-        """The result of one auditor, or ``None`` if it did not run."""
-        for r in self.results:
-            if r.auditor == auditor:
-                return r
-        return None
-
-    def as_dict(self) -> dict:
-        """JSON-ready report: inputs, every estimate with its guarantee, witness, timings."""
-        return jsonable({
-            "mechanism": self.mechanism,
-            "claim": self.claim,
-            "verdict": self.verdict.value,
-            "inputs": self.inputs,
-            "results": [r.as_dict() for r in self.results],
-            "skipped": self.skipped,
-            "witness": None if self.witness is None else self.witness.as_dict(),
-            "timings": self.timings,
-            "note": NO_PROOF,
-        })  # type: ignore[return-value]
-
-    def table(self) -> str:
-        """Plain-text verdict table."""
-        lines = [f"Audit of {self.mechanism}: {self.verdict.value}",
-                 f"  claim: {self.claim.get('describe', self.claim)}"]
-        header = f"  {'auditor':<12} {'verdict':<13} {'quantity':<11} {'estimate':>10} " \
-                 f"{'claimed':>10}  guarantee"
-        lines += [header, "  " + "-" * (len(header) + 20)]
-        for r in self.results:
-            lines.append(f"  {r.auditor:<12} {r.verdict.value:<13} {r.quantity:<11} "
-                         f"{_fmt(r.estimate):>10} {_fmt(r.claimed):>10}  {r.guarantee.value}")
-            extra = _extra_line(r)
-            if extra:
-                lines.append(f"  {'':<12} {extra}")
-        for name, why in self.skipped.items():
-            lines.append(f"  {name:<12} {'SKIPPED':<13} {why}")
-        if self.witness is not None:
-            lines.append(f"  witness pair: {self.witness.label}")
-        lines.append(f"  time: {self.timings.get('total', 0.0):.2f} s")
-        if not self.violation:
-            lines.append(f"  Note: {NO_PROOF}")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.table()
-
-    def _repr_html_(self) -> str:
-        colour = {"VIOLATION": "#c0392b", "NO_EVIDENCE": "#27ae60", "INCONCLUSIVE": "#7f8c8d"}
-        rows = "".join(
-            f"<tr><td>{html.escape(r.auditor)}</td><td style='color:{colour[r.verdict.value]}'>"
-            f"<b>{r.verdict.value}</b></td><td>{r.quantity}</td><td>{_fmt(r.estimate)}</td>"
-            f"<td>{_fmt(r.claimed)}</td><td><small>{html.escape(r.guarantee.value)}</small></td>"
-            "</tr>" for r in self.results)
-        rows += "".join(f"<tr><td>{html.escape(k)}</td><td colspan=5><i>skipped: "
-                        f"{html.escape(v)}</i></td></tr>" for k, v in self.skipped.items())
-        v = self.verdict.value
-        note = "" if self.violation else f"<p><small>{html.escape(NO_PROOF)}</small></p>"
-        wit = ("" if self.witness is None else
-               f"<p>Witness pair: <code>{html.escape(self.witness.label)}</code></p>")
-        return (f"<div><p><b>Audit of {html.escape(self.mechanism)}</b>: "
-                f"<span style='color:{colour[v]}'><b>{v}</b></span><br>"
-                f"<small>{html.escape(str(self.claim.get('describe', '')))}</small></p>"
-                "<table><tr><th>auditor</th><th>verdict</th><th>quantity</th><th>estimate</th>"
-                f"<th>claimed</th><th>guarantee</th></tr>{rows}</table>{wit}{note}</div>")
-
-    def plot(self, path: str | None = None, ax: object = None) -> object:
-        """Empirical trade-off points with confidence boxes over the claimed curve.
-
-        Returns the matplotlib figure; writes a PNG when ``path`` is given.
-        """
-        from dpgp_audit.viz.audit_report import plot_report
-
-        return plot_report(self, path=path, ax=ax)
-
-
-def _fmt(v: float) -> str:
-    if isinstance(v, float) and math.isnan(v):
-        return "n/a"
-    if isinstance(v, float) and math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.4g}"
-
-
-def _extra_line(r: AuditResult) -> str:
-    d = r.details
-    if r.auditor == "blackbox":
-        ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
-        return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "
-                f"{ceiling}; "
-                f"pairs confirmed: {d.get('pairs_confirmed', 1)} (Bonferroni)")
-    if r.auditor == "sensitivity":
-        loc, glob = (_fmt(float(d.get(k, math.nan))) for k in ("local_sensitivity",
-                                                               "global_searched"))
-        return f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
-    if r.auditor == "whitebox" and "mu" in d:
-        return f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs"
-    if r.auditor == "gdp-fit":
-        implied = _fmt(d.get("implied_epsilon", math.nan))
-        return f"implied eps (Gaussian trade-off assumed): {implied}"
-    return ""
-
-
-def _claim_dict(claim: object) -> dict:
+def _claim_dict(claim: Claim) -> dict:
     out = claim.as_dict() if hasattr(claim, "as_dict") else {"repr": repr(claim)}
     if hasattr(claim, "describe"):
         out["describe"] = claim.describe()
     return out
 
 
-def _usable(mechanism: object, pairs: Sequence[NeighbourPair], attr: str) -> list[NeighbourPair]:
+def _usable(mechanism: Mechanism, pairs: Sequence[NeighbourPair], attr: str) -> list[NeighbourPair]:
     """Pairs on which the mechanism's ``attr`` (``mean``/``query``) accepts both datasets."""
     out = []
     fn = getattr(mechanism, attr)
@@ -236,12 +65,12 @@ def _usable(mechanism: object, pairs: Sequence[NeighbourPair], attr: str) -> lis
     return out
 
 
-def audit_mechanism(mechanism: object, data: object, rng: np.random.Generator, *,
+def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generator, *,
                     auditors: Sequence[str] = ("whitebox", "blackbox", "sensitivity"),
-                    n: int = 20_000, alpha: float = 0.05, claim: object | None = None,
+                    n: int = 20_000, alpha: float = 0.05, claim: Claim | None = None,
                     progress: bool = False, pairs: Sequence[NeighbourPair] | None = None,
                     n_pairs: int = 2, budget: int = 300, score: str = "auto",
-                    executor: object | None = None, fit_fraction: float | None = None,
+                    executor: Executor | None = None, fit_fraction: float | None = None,
                     y_bound: float | None = None, name: str | None = None,
                     seed: int | None = None, n_mc: int = 20_000) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
@@ -401,19 +230,19 @@ def _witness_from(res: AuditResult, pairs: Sequence[NeighbourPair]) -> Neighbour
     return None
 
 
-def _blackbox(step: str, mechanism: object, pairs: list[NeighbourPair], claim: object, *,
+def _blackbox(step: str, mechanism: Mechanism, pairs: list[NeighbourPair], claim: Claim, *,
               n: int, alpha: float, rng_explore: np.random.Generator,
-              rng: np.random.Generator, n_pairs: int, score: str, executor: object | None,
+              rng: np.random.Generator, n_pairs: int, score: str, executor: Executor | None,
               fit_fraction: float | None) -> AuditResult | str:
     """Exploration (rank pairs) then confirmation on fresh samples, Bonferroni over pairs."""
-    from dpgp_audit.audit import blackbox
+    from dpgp_audit.audit import blackbox, gdp_fit
 
     top = rank_pairs(mechanism, pairs, rng_explore, top=n_pairs if step == "blackbox" else 1,
                      pilot_n=min(200, max(20, n // 10)))
     if not top:
         return "no generated pair is accepted by the mechanism"
     m = len(top)
-    fn = blackbox.audit_blackbox if step == "blackbox" else blackbox.audit_gdp_fit
+    fn = blackbox.audit_blackbox if step == "blackbox" else gdp_fit.audit_gdp_fit
     rows = []
     best: AuditResult | None = None
     for (pair, s), child in zip(top, rng.spawn(m), strict=True):

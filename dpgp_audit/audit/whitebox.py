@@ -33,12 +33,13 @@ import numpy as np
 from scipy import linalg
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import cp_lower, cp_upper
 from dpgp_audit.contract import GaussianRelease
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy import gdp
-from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP
+from dpgp_audit.privacy.claims import ZCDP, ApproxDP, Claim, GaussianDP
 from dpgp_audit.privacy.conversions import zcdp_to_epsilon
 
 __all__ = [
@@ -411,7 +412,7 @@ def unequal_gaussian_profile(m0: np.ndarray, cov0: np.ndarray, m1: np.ndarray,
 
 
 # --------------------------------------------------------------------------- audit
-def _pair_datasets(pair: object) -> tuple[Dataset, Dataset, str]:
+def _pair_datasets(pair: NeighbourPair | tuple[Dataset, Dataset]) -> tuple[Dataset, Dataset, str]:
     if hasattr(pair, "d0") and hasattr(pair, "d1"):
         return pair.d0, pair.d1, str(getattr(pair, "label", ""))
     d0, d1 = pair  # type: ignore[misc]
@@ -443,7 +444,7 @@ class _FactorCache:
         return self.last_factor
 
 
-def _claim_target(claim: object, delta: float | None) -> tuple[str, float, float | None]:
+def _claim_target(claim: Claim, delta: float | None) -> tuple[str, float, float | None]:
     """(quantity, claimed value, δ) describing what the exact profile is compared with."""
     if isinstance(claim, GaussianDP):
         return "mu", claim.mu, None
@@ -455,7 +456,7 @@ def _claim_target(claim: object, delta: float | None) -> tuple[str, float, float
 
 
 def audit_whitebox(mechanism: GaussianRelease, pairs: Iterable[object], *,
-                   claim: object | None = None, rng: np.random.Generator | None = None,
+                   claim: Claim | None = None, rng: np.random.Generator | None = None,
                    alpha: float = 0.05, delta: float | None = None, n_mc: int = 200_000,
                    rtol: float = 1e-10) -> AuditResult:
     """A.2: exact worst-case privacy of a Gaussian release over neighbour pairs.

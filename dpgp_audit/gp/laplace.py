@@ -8,7 +8,7 @@ One Newton step towards the posterior mode (R&W eq. 3.18; S21 eq. 10) is
 
 with π = σ(f̂) and W = diag(π(1 − π)) (the *positive* Hessian of the negative
 log likelihood). Only ``C y`` depends on the labels, so a step is a linear
-release: S21 cloaks it (methods/s21.py). A label flip moves y_i by 2, so the
+release: S21 cloaks it (methods/s21/mechanisms.py). A label flip moves y_i by 2, so the
 data sensitivity is d = 2.
 
 Numerically, ``(K⁻¹ + W)⁻¹ = K − K W^½ B⁻¹ W^½ K`` with ``B = I + W^½ K W^½``

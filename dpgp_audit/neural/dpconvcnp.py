@@ -3,7 +3,7 @@
 Architecture (sized for a CPU):
 
 1. **DPSetConv encoder** — the same mathematics as the numpy
-   :class:`~dpgp_audit.methods.dpsetconv.DPSetConv` (R Alg. 3): clip targets to
+   :class:`~dpgp_audit.methods.raisa.dpsetconv.DPSetConv` (R Alg. 3): clip targets to
    ``[−C, C]``, density and signal channels on a public 1-D grid with an RBF of
    lengthscale λ, plus independent GP noise ``σ_d g_d`` and ``σ_s g_s`` whose
    scales come from μ and the split t (R eq. 12). The noise square root is the
@@ -36,7 +36,7 @@ from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
 from dpgp_audit.gp.grid import Grid, KroneckerGridSampler
-from dpgp_audit.methods.dpsetconv import rbf_factors
+from dpgp_audit.methods.raisa.dpsetconv import rbf_factors
 
 __all__ = [
     "CHECKPOINT_DIR",

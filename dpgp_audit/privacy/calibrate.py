@@ -31,8 +31,7 @@ from typing import Literal
 import numpy as np
 from scipy import optimize
 
-from dpgp_audit._validation import check_positive_float
-from dpgp_audit.privacy.claims import check_delta, check_epsilon
+from dpgp_audit._validation import check_delta, check_epsilon, check_positive_float
 from dpgp_audit.privacy.gdp import gdp_mu, log_phi_minus_scaled_phi
 
 __all__ = [

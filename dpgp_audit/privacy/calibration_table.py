@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from dpgp_audit._validation import check_delta
 from dpgp_audit.privacy.calibrate import (
     CALIBRATION_METHODS,
     CalibrationRangeError,
@@ -22,7 +23,6 @@ from dpgp_audit.privacy.calibrate import (
     calibrate_gaussian,
     check_sensitivity,
 )
-from dpgp_audit.privacy.claims import check_delta
 from dpgp_audit.privacy.gdp import gdp_delta, gdp_epsilon
 
 __all__ = ["calibration_sigmas", "privacy_profile", "true_epsilon", "true_epsilons"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 
-from dpgp_audit._validation import check_finite_float
+from dpgp_audit._validation import check_delta, check_epsilon, check_finite_float
 
 __all__ = [
     "ApproxDP",
@@ -29,32 +29,9 @@ __all__ = [
     "NeighbourRelation",
     "PureDP",
     "ZCDP",
-    "check_delta",
-    "check_epsilon",
     "outputs_only",
     "whole_rows",
 ]
-
-
-def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float, raising ``ValueError`` unless ``0 < epsilon < inf``."""
-    epsilon = check_finite_float(name, epsilon)
-    if epsilon <= 0:
-        raise ValueError(f"{name} must be > 0, got {epsilon!r}")
-    return epsilon
-
-
-def check_delta(delta: float, name: str = "delta", *, allow_zero: bool = False) -> float:
-    """Return ``delta`` as a float, raising ``ValueError`` unless it lies in (0, 1).
-
-    With ``allow_zero=True`` the interval is [0, 1) (pure DP).
-    """
-    delta = check_finite_float(name, delta)
-    low_ok = delta >= 0 if allow_zero else delta > 0
-    if not (low_ok and delta < 1):
-        interval = "[0, 1)" if allow_zero else "(0, 1)"
-        raise ValueError(f"{name} must lie in {interval}, got {delta!r}")
-    return delta
 
 
 class Neighbour(StrEnum):

@@ -220,20 +220,3 @@ def _build_coinpress(data: Dataset, *, epsilon: float, delta: float, centre: flo
                      radius: float = 1.0) -> CoinPressMean:
     """Registry factory: the CoinPress mean of the targets in the prior [c − r, c + r]."""
     return CoinPressMean.from_epsilon_delta(centre, radius, epsilon, delta)
-
-
-def _register() -> None:
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(
-        id="H.3/coinpress",
-        paper="H",
-        title="CoinPress mean of clipped targets (12 steps), rho-zCDP from (eps, delta)",
-        build=_build_coinpress,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 1e-5, "centre": 0.0, "radius": 1.0},
-    ))
-
-
-_register()

@@ -24,16 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgp_audit._validation import check_positive_float
-from dpgp_audit.privacy.claims import (
-    ZCDP,
-    ApproxDP,
-    GaussianDP,
-    NeighbourRelation,
-    PureDP,
-    check_delta,
-    check_epsilon,
-)
+from dpgp_audit._validation import check_delta, check_epsilon, check_positive_float
+from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP, NeighbourRelation, PureDP
 from dpgp_audit.privacy.gdp import gdp_compose
 
 __all__ = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from dpgp_audit.privacy.claims import check_delta, check_epsilon
+from dpgp_audit._validation import check_delta, check_epsilon
 
 __all__ = [
     "gaussian_rdp",

@@ -38,6 +38,8 @@ import numpy as np
 
 from dpgp_audit._validation import (
     as_finite_array,
+    check_delta,
+    check_epsilon,
     check_positive_float,
     check_positive_int,
     check_rng,
@@ -47,7 +49,6 @@ from dpgp_audit.privacy.calibrate import (
     calibrate_gaussian,
     check_sensitivity,
 )
-from dpgp_audit.privacy.claims import check_delta, check_epsilon
 from dpgp_audit.privacy.conversions import rdp_gaussian_sigma
 from dpgp_audit.privacy.multivariate import covariance_factor
 

@@ -29,9 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array
+from dpgp_audit._validation import as_finite_array, check_delta
 from dpgp_audit.privacy.calibrate import check_sensitivity
-from dpgp_audit.privacy.claims import check_delta
 from dpgp_audit.privacy.conversions import rdp_gaussian_sigma
 from dpgp_audit.privacy.functional import functional_mechanism_scale
 

@@ -19,8 +19,7 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import optimize, special
 
-from dpgp_audit._validation import check_positive_float
-from dpgp_audit.privacy.claims import check_delta, check_epsilon
+from dpgp_audit._validation import check_delta, check_epsilon, check_positive_float
 
 __all__ = [
     "gdp_compose",

@@ -22,11 +22,11 @@ from scipy import special
 
 from dpgp_audit._validation import (
     as_finite_array,
+    check_epsilon,
     check_positive_float,
     check_positive_int,
     check_rng,
 )
-from dpgp_audit.privacy.claims import check_epsilon
 
 __all__ = [
     "exponential_log_probabilities",

@@ -1,6 +1,6 @@
 """Plots of audit reports and of experiments on the auditors (catalogue A.5, A.6).
 
-:func:`plot_report` draws an :class:`~dpgp_audit.audit.runner.AuditReport` with
+:func:`plot_report` draws an :class:`~dpgp_audit.audit.result.AuditReport` with
 :func:`dpgp_audit.viz.tradeoff.plot_tradeoff`: the empirical (FPR, FNR) points of
 the black-box tests with their Clopper–Pearson boxes over the claimed trade-off
 curve, the white-box auditor's exact curve, in the linear view and in the log ROC
@@ -9,12 +9,17 @@ view (where violations at small δ become visible).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from dpgp_audit.audit.result import AuditReport
 
 __all__ = ["plot_planted_catch", "plot_power", "plot_report"]
 
 
-def plot_report(report: object, path: str | None = None, ax: object = None) -> object:
+def plot_report(report: AuditReport, path: str | None = None, ax: object = None) -> object:
     """Draw one report (linear and log views); save a PNG when ``path`` is given.
 
     With ``ax`` given, only the linear view is drawn on it. Returns the figure.
@@ -86,7 +91,7 @@ def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
 def plot_power(curves: list[dict], predicted: dict | None = None, ax: object = None) -> object:
     """Detection rate against samples per side, with Clopper–Pearson bars.
 
-    ``curves`` are :func:`~dpgp_audit.audit.lab.detection_rate` results;
+    ``curves`` are :func:`~dpgp_audit.experiments.auditing_lab.detection_rate` results;
     ``predicted`` maps a label to ``(sizes, power)`` from the sample-size planner.
     """
     import matplotlib.pyplot as plt

@@ -1,6 +1,6 @@
 """Plots for paper H (DP sparse variational GP): Figs. 1–3, classification, input-leak contrast.
 
-Each function takes the plain results of :mod:`dpgp_audit.methods.dpsvgp_experiments`
+Each function takes the plain results of :mod:`dpgp_audit.experiments.honkela`
 and returns the matplotlib figure; nothing here computes privacy.
 """
 

@@ -19,6 +19,7 @@ from dpgp_audit.audit.result import AuditResult
 from dpgp_audit.privacy.claims import (
     ZCDP,
     ApproxDP,
+    Claim,
     GaussianDP,
     NeighbourRelation,
     PureDP,
@@ -44,7 +45,7 @@ def claim_from_dict(d: dict) -> object:
     return ApproxDP(epsilon=d["epsilon"], delta=d["delta"], **common)
 
 
-def claimed_tradeoff(claim: object, alpha: np.ndarray,
+def claimed_tradeoff(claim: Claim, alpha: np.ndarray,
                      delta: float = _DEFAULT_DELTA) -> tuple[np.ndarray, str]:
     """The smallest type-II error the claim allows at each type-I error ``alpha``, and a label."""
     alpha = np.asarray(alpha, dtype=float)
@@ -60,7 +61,7 @@ def claimed_tradeoff(claim: object, alpha: np.ndarray,
     raise TypeError(f"unsupported claim type {type(claim).__name__}")
 
 
-def plot_tradeoff(results: AuditResult | Iterable[AuditResult], claim: object | None = None,
+def plot_tradeoff(results: AuditResult | Iterable[AuditResult], claim: Claim | None = None,
                   ax: object | None = None, *, log: bool = False) -> object:
     """Plot empirical trade-off points with CP boxes over the claimed trade-off curve.
 

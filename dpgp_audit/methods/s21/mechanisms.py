@@ -2,7 +2,7 @@
 
 Every mechanism here is "a public linear map C, then cloaking": the map comes
 from a different model, the privacy step is always
-:class:`dpgp_audit.methods.cloaking.CloakingMechanism` (one cloaking solver in
+:class:`dpgp_audit.methods.s18.cloaking.CloakingMechanism` (one cloaking solver in
 the kit). Inputs are public (outputs-only relation); each mechanism is built
 from ``X`` alone and refuses a dataset with other inputs.
 
@@ -35,7 +35,7 @@ from dpgp_audit.gp.kernels import EQ, Kernel, as_inputs
 from dpgp_audit.gp.laplace import LaplaceClassifier, SoRClassifier, check_labels
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.gp.sparse import SparseGP
-from dpgp_audit.methods.cloaking import CloakedRelease, CloakingMechanism
+from dpgp_audit.methods.s18.cloaking import CloakedRelease, CloakingMechanism
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.claims import ApproxDP
 from dpgp_audit.privacy.composition import basic_composition, split_budget
@@ -63,7 +63,7 @@ class LinearCloakingRelease(CloakedRelease):
     """A cloaked linear release ``offset + C y + σ z`` on fixed public inputs ``X``.
 
     Implements Mechanism, GaussianRelease and SensitivityQuery by delegating to
-    :class:`CloakingMechanism` (:class:`~dpgp_audit.methods.cloaking.CloakedRelease`:
+    :class:`CloakingMechanism` (:class:`~dpgp_audit.methods.s18.cloaking.CloakedRelease`:
     the public-input check); adds the label check for classifiers. ``post_var``
     holds the public model variance at the outputs (for plots), when the model has one.
     """
@@ -367,36 +367,3 @@ def _build_sor(data: Dataset, *, epsilon: float, delta: float, lengthscale: floa
                n_inducing: int = 6, inducing_seed: int) -> SoRCloakingClassifier:
     return SoRCloakingClassifier(EQ(lengthscale), data.X, n_inducing,
                                  np.random.default_rng(inducing_seed), epsilon, delta)
-
-
-def _register() -> None:
-    from dpgp_audit.registry import Entry, register
-
-    common = {"epsilon": 1.0, "delta": 0.01}
-    register(Entry(
-        id="S21.1/nonstationary-cloaking", paper="S21",
-        title="Cloaking with a Gibbs kernel, lengthscale from the KDE of public X (S21 §3.1)",
-        build=_build_nonstationary, default_data=default_regression_data,
-        defaults={**common, "d": 1.0}))
-    register(Entry(
-        id="S21.2/sparse-cloaking", paper="S21",
-        title="Cloaking the FITC mean, inducing inputs by k-means on X (S21 eq. 9)",
-        build=_build_sparse, default_data=default_regression_data,
-        defaults={**common, "d": 1.0, "inducing_seed": 0}))
-    register(Entry(
-        id="S21.3/laplace-classification", paper="S21",
-        title="DP GP classification: one cloaked Laplace Newton step, d = 2 (S21 §4)",
-        build=_build_laplace, default_data=default_classification_data, defaults=common))
-    register(Entry(
-        id="S21.3/laplace-classification-two-step", paper="S21",
-        title="DP GP classification: two cloaked Newton steps, budget split (S21 §6.5)",
-        build=_build_two_step, default_data=_small_classification_data, defaults=common,
-        audit_samples=200))  # step 2 re-solves the cloaking problem per draw (~10 ms)
-    register(Entry(
-        id="S21.4/sor-classification", paper="S21",
-        title="DP sparse GP classification, Subset of Regressors, k-means inducing (S21 §4.1)",
-        build=_build_sor, default_data=default_classification_data,
-        defaults={**common, "inducing_seed": 0}))
-
-
-_register()

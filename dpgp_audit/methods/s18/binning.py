@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.integral_kernel import IntegralEQ, points_as_boxes
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
-from dpgp_audit.privacy.claims import ApproxDP, PureDP, check_epsilon, outputs_only
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only
 from dpgp_audit.privacy.mechanisms import laplace_noise
 
 __all__ = [
@@ -284,20 +284,3 @@ def _build_gaussian(data: Dataset, *, epsilon: float, delta: float, d: float = 1
                     n_bins: int = 5) -> GaussianBinning:
     lo, hi = data.X.min(axis=0), data.X.max(axis=0)
     return GaussianBinning(data.X, tuple(make_edges(lo, hi, n_bins)), d, epsilon, delta=delta)
-
-
-def _register() -> None:
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(id="S18.3/binning-laplace", paper="S18",
-                   title="DP bin means, Laplace noise d/(n_b eps) (S18 §4)",
-                   build=_build_laplace, default_data=default_dataset,
-                   defaults={"epsilon": 1.0, "d": 1.0}))
-    register(Entry(id="S18.3/binning-gaussian", paper="S18",
-                   title="DP bin means, Gaussian noise calibrated to d/n_b",
-                   build=_build_gaussian, default_data=default_dataset,
-                   defaults={"epsilon": 1.0, "delta": 1e-5, "d": 1.0}))
-
-
-_register()

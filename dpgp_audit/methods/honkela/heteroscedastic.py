@@ -29,28 +29,27 @@ prints σ̃² = log(1/α_1 + 1) — the index should be i (per entry).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
-from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.kernels import EQ, Kernel
 from dpgp_audit.gp.svgp import QU, predict_from_qu, sufficient_statistics
-from dpgp_audit.methods.dpsvgp import DPSVGPStats, radial_profile, stationary_kernel_bound
-from dpgp_audit.methods.dpsvgp_bounds import (
+from dpgp_audit.methods.honkela.bounds import (
     dpsvgp_sensitivity,
     rk_bound,
     upper_dim,
     upper_unvec,
     upper_vec,
 )
-from dpgp_audit.methods.dpsvgp_posterior import DPQU, Correction, noise_aware_qu
+from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats, radial_profile, stationary_kernel_bound
+from dpgp_audit.methods.honkela.posterior import DPQU, Correction, noise_aware_qu
 from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
-from dpgp_audit.registry import Entry, register
 
 __all__ = [
     "AffineNoiseVariance",
@@ -80,7 +79,7 @@ class DPHeteroscedasticStats(DPSVGPStats):
     ``noise_var=1`` (H eq. 38); :meth:`fit` does so.
     """
 
-    noise_var_fn: object = None
+    noise_var_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
     min_noise_var: float = 1.0
 
     def __post_init__(self) -> None:
@@ -333,24 +332,3 @@ def default_label_dataset(n: int = 20) -> Dataset:
     x = np.linspace(0.0, 10.0, n)
     return Dataset(x[:, None], np.digitize(x, [10.0 / 3.0, 20.0 / 3.0]).astype(float),
                    name="default-3-class")
-
-
-register(Entry(
-    id="H.5/heteroscedastic-stats",
-    paper="H",
-    title="Heteroscedastic DP-SVGP statistics (App. D, sensitivity / min noise), whole rows",
-    build=_build_hetero,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 5,
-              "lengthscale": 2.0, "base_noise": 0.1, "noise_slope": 0.2},
-))
-
-register(Entry(
-    id="H.5/dirichlet-classifier",
-    paper="H",
-    title="DP Dirichlet GP classification: C class statistics, sqrt(C) sensitivity, whole rows",
-    build=_build_dirichlet,
-    default_data=default_label_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "n_classes": 3, "n_inducing": 5,
-              "lengthscale": 2.0},
-))

@@ -1,6 +1,6 @@
 """Private hyperparameter learning for DP-SVGP (catalogue H.3, H.4; H §4, Alg. 2).
 
-Each draw of the Liu–Talwar loop (:func:`~dpgp_audit.privacy.selection.random_stopping`)
+Each draw of the Liu–Talwar loop (:func:`~dpgp_audit.privacy.random_stopping.random_stopping`)
 picks a candidate θ_i = (kernel, σ), runs DP-GP inference on the training set at
 (ε, δ) (H Alg. 1), evaluates the per-point validation log-likelihoods of H eq.
 (18), clips them to [C − R, C + R] (H App. B, eqs. 30–33) and releases their mean
@@ -27,19 +27,18 @@ from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import EQ, Kernel
 from dpgp_audit.gp.svgp import gaussian_log_density
-from dpgp_audit.methods.dpsvgp import DPSVGPStats
-from dpgp_audit.methods.dpsvgp_bounds import upper_dim, upper_unvec
-from dpgp_audit.methods.dpsvgp_posterior import RegularisationError, noise_aware_qu
+from dpgp_audit.methods.honkela.bounds import upper_dim, upper_unvec
+from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats
+from dpgp_audit.methods.honkela.posterior import RegularisationError, noise_aware_qu
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
 from dpgp_audit.privacy.coinpress import coinpress_mean
 from dpgp_audit.privacy.conversions import zcdp_from_epsilon_delta
-from dpgp_audit.privacy.selection import (
+from dpgp_audit.privacy.random_stopping import (
     RandomStoppingBudget,
     SelectionResult,
     random_stopping,
     random_stopping_budget,
 )
-from dpgp_audit.registry import Entry, register
 
 __all__ = ["Candidate", "DPHyperparameterSearch", "loglik_clip_bounds"]
 
@@ -221,15 +220,3 @@ def _build_search(data: Dataset, *, epsilon: float, delta: float, gamma: float =
     return DPHyperparameterSearch(Z=np.linspace(domain[0], domain[1], n_inducing)[:, None],
                                   candidates=cands, y_bound=y_bound, epsilon_tot=epsilon,
                                   delta_tot=delta, gamma=gamma, n_train=data.n - n_valid)
-
-
-register(Entry(
-    id="H.4/hyperparameter-search",
-    paper="H",
-    title="DP hyperparameter search (Alg. 2): Liu-Talwar random stopping over 4 candidates, "
-          "released index",
-    build=_build_search,
-    default_data=default_search_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "gamma": 0.5, "n_valid": 5},
-    audit_samples=100,
-))

@@ -27,10 +27,10 @@ from dpgp_audit.datasets.synthetic import gp_draw, sinc_data
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.gp.svgp import QU
-from dpgp_audit.methods.dpsvgp import DPSVGPStats
-from dpgp_audit.methods.dpsvgp_bounds import upper_dim, upper_unvec
-from dpgp_audit.methods.dpsvgp_hyper import Candidate, DPHyperparameterSearch
-from dpgp_audit.methods.dpsvgp_posterior import noise_aware_qu
+from dpgp_audit.methods.honkela.bounds import upper_dim, upper_unvec
+from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats
+from dpgp_audit.methods.honkela.hyperparameters import Candidate, DPHyperparameterSearch
+from dpgp_audit.methods.honkela.posterior import noise_aware_qu
 from dpgp_audit.privacy.calibrate import calibrate_gaussian
 from dpgp_audit.privacy.gdp import gdp_epsilon
 

@@ -34,7 +34,6 @@ from scipy import linalg
 from dpgp_audit._validation import (
     as_finite_array,
     check_positive_float,
-    check_positive_int,
     check_rng,
 )
 from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
@@ -47,6 +46,7 @@ from dpgp_audit.gp.cloaking import (
 )
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.regression import ExactGP
+from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
@@ -57,7 +57,7 @@ DeltaRule = Literal["mahalanobis", "paper-calcdelta"]
 
 
 @dataclass(frozen=True, eq=False)
-class CloakingMechanism:
+class CloakingMechanism(LinearGaussianRelease):
     """The cloaking mechanism on a fixed linear map ``C`` (k × n): release C y + σ z, z ~ N(0, M).
 
     Parameters
@@ -204,27 +204,27 @@ class CloakingMechanism:
         """Noise-free release ``Q Qᵀ C y`` (C y projected on span{c_i})."""
         return self._Q @ (self._Q.T @ (self.C @ self._targets(data)))
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean."""
-        return self.query(data)
+    # mean = query, cov = σ² M and sample: LinearGaussianRelease
+    @property
+    def noise_scale(self) -> float:
+        """σ."""
+        return self.sigma
 
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance σ² M."""
-        return self.sigma**2 * np.array(self.M)
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """F = Q L_R with F Fᵀ = M."""
+        return self._factor
 
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, k)."""
-        n = check_positive_int("n", n)
-        rng = check_rng(rng)
-        m = self.query(data)
-        z = rng.standard_normal((n, self._factor.shape[1]))
-        return m + self.sigma * (z @ self._factor.T)
+    def noise_shape(self) -> np.ndarray:
+        """M (as released, floor included)."""
+        return self.M
 
 
 class CloakedRelease:
     """Mechanism, GaussianRelease and SensitivityQuery by delegation to a cloaking mechanism.
 
-    Shared base of :class:`CloakingGP` and :class:`dpgp_audit.methods.s21.LinearCloakingRelease`:
+    Shared base of :class:`CloakingGP` and
+    :class:`dpgp_audit.methods.s21.mechanisms.LinearCloakingRelease`:
     a subclass holds the fixed public inputs ``X`` and a :class:`CloakingMechanism`
     ``mechanism``, and may set a public ``offset`` added to every release and refine
     :meth:`_check`. The outputs-only relation fixes X, so a dataset with other inputs is
@@ -335,33 +335,8 @@ def _build_cloaking(data: Dataset, *, epsilon: float, delta: float, d: float = 1
                     lengthscale: float = 1.5, noise_variance: float = 0.1,
                     method: str = "hall", Xs: np.ndarray | None = None) -> CloakingGP:
     from dpgp_audit.gp.kernels import EQ
-    from dpgp_audit.methods.standard import default_test_inputs
+    from dpgp_audit.methods.s18.standard import default_test_inputs
 
     Xs = default_test_inputs() if Xs is None else Xs
     return CloakingGP(EQ(lengthscale=lengthscale, variance=1.0), noise_variance, data.X, Xs, d,
                       epsilon, delta, method=method)
-
-
-def _register() -> None:
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(
-        id="S18.2/cloaking",
-        paper="S18",
-        title="Cloaking: posterior mean + N(0, M), M = sum lambda_i c_i c_i^T (S18 §3)",
-        build=_build_cloaking,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 0.01, "d": 1.0},
-    ))
-    register(Entry(
-        id="S18.2/cloaking-analytic",
-        paper="S18",
-        title="Cloaking with the analytic Gaussian calibration (any epsilon)",
-        build=_build_cloaking,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 0.01, "d": 1.0, "method": "analytic"},
-    ))
-
-
-_register()

@@ -21,14 +21,14 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.integral_kernel import IntegralEQ
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.regression import ExactGP
-from dpgp_audit.methods.binning import (
+from dpgp_audit.methods.s18.binning import (
     LaplaceBinning,
     integral_binning_predict,
     make_edges,
     simple_binning_predict,
 )
-from dpgp_audit.methods.cloaking import CloakingMechanism
-from dpgp_audit.methods.selection import GPConfig, HyperparameterSelection
+from dpgp_audit.methods.s18.cloaking import CloakingMechanism
+from dpgp_audit.methods.s18.hyperparameter_selection import GPConfig, HyperparameterSelection
 
 __all__ = [
     "KUNG_CENTRE_CM",

@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.privacy.claims import check_delta, check_epsilon
+from dpgp_audit._validation import check_delta, check_epsilon, check_positive_int, check_rng
 
 __all__ = [
     "RandomStoppingBudget",

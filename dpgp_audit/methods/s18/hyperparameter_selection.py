@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.regression import ExactGP
 from dpgp_audit.norms import Linf
-from dpgp_audit.privacy.claims import PureDP, check_epsilon, outputs_only
+from dpgp_audit.privacy.claims import PureDP, outputs_only
 from dpgp_audit.privacy.mechanisms import exponential_mechanism, exponential_probabilities
 
 __all__ = [
@@ -249,16 +249,3 @@ def default_configs() -> tuple[GPConfig, ...]:
 def _build_selection(data: Dataset, *, epsilon: float, d: float = 1.0, n_folds: int = 4,
                      **_: object) -> HyperparameterSelection:
     return HyperparameterSelection(data.X, default_configs(), d, epsilon, n_folds=n_folds)
-
-
-def _register() -> None:
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(id="S18.4/selection", paper="S18",
-                   title="Exponential-mechanism hyperparameter selection on -SSE of K-fold CV "
-                         "(valid clipped-SSE sensitivity)",
-                   build=_build_selection, default_data=default_selection_data,
-                   defaults={"epsilon": 1.0, "d": 1.0}))
-
-
-_register()

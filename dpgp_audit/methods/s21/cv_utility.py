@@ -36,14 +36,14 @@ Two readings of the paper are kept for comparison and **neither is valid**:
 tests/test_s21_mechanisms.py shows the sensitivity checker finding neighbours
 that exceed both paper rules and never the valid one.
 
-Relation to S18.4 (:mod:`dpgp_audit.methods.selection`): the S18-supp selection
+Relation to S18.4 (:mod:`dpgp_audit.methods.s18.hyperparameter_selection`): the S18-supp selection
 clips the noise-free errors and adds the expected DP noise as a constant offset;
 its valid bound sums the κ − 1 largest per-fold maxima of
 Σ_i min(8d²|c_ijk|, 64d²) plus 8d². S21 Alg. 1 here clips the *noisy* error (exact
 expectation), works for any linear model (the §5.1 polynomials) and uses the
 same perturbed row in every fold with the exact per-point supremum g, which is
 never larger (tests compare both). The paper formula "text" is S18's
-:func:`~dpgp_audit.methods.selection.s18_sse_sensitivity`.
+:func:`~dpgp_audit.methods.s18.hyperparameter_selection.s18_sse_sensitivity`.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def config_sensitivity(model: CVModel, d: float, rule: SensitivityRule = "valid"
         raise ValueError(f"rule must be one of {_RULES}, got {rule!r}")
     d = float(d)
     if rule == "text":  # the same formula as S18-supp's: one place for it
-        from dpgp_audit.methods.selection import s18_sse_sensitivity
+        from dpgp_audit.methods.s18.hyperparameter_selection import s18_sse_sensitivity
 
         return s18_sse_sensitivity([f.C for f in model.folds], d, 4.0 * d)
     if rule == "algorithm":  # Alg. 1 lines 12–13: α sorted ascending, first κ − 1 summed

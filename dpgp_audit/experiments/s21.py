@@ -21,15 +21,15 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.inducing import kmeans_inducing
 from dpgp_audit.gp.kernels import EQ, Kernel
 from dpgp_audit.gp.laplace import LaplaceClassifier, SoRClassifier
-from dpgp_audit.methods.cloaking import CloakingGP
-from dpgp_audit.methods.s21 import (
+from dpgp_audit.methods.s18.cloaking import CloakingGP
+from dpgp_audit.methods.s21.mechanisms import (
     LaplaceCloakingClassifier,
     SoRCloakingClassifier,
     TwoStepLaplaceClassifier,
     nonstationary_cloaking,
     sparse_cloaking,
 )
-from dpgp_audit.methods.s21_selection import CVSelection, gp_grid
+from dpgp_audit.methods.s21.private_selection import CVSelection, gp_grid
 
 __all__ = [
     "KungSetup",

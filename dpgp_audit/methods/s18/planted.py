@@ -22,17 +22,15 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.cloaking import CloakingSolution
 from dpgp_audit.gp.kernels import EQ
-from dpgp_audit.methods.cloaking import CloakingGP, CloakingMechanism
-from dpgp_audit.methods.standard import StandardDPGP, default_test_inputs
+from dpgp_audit.methods.s18.cloaking import CloakingGP, CloakingMechanism
+from dpgp_audit.methods.s18.standard import StandardDPGP, default_test_inputs
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
 from dpgp_audit.privacy.gdp import gdp_epsilon
 from dpgp_audit.privacy.multivariate import covariance_factor
-from dpgp_audit.registry import Entry, register
 
 __all__ = ["PinvCloaking", "build_delta_no_sqrt", "build_pinv_drops", "build_supnorm"]
 
@@ -140,33 +138,13 @@ def build_supnorm(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0
                         method="analytic")
 
 
-def exact_gaussian_epsilon(mech: object, data: Dataset, d: float, delta: float) -> float:
+def exact_gaussian_epsilon(mech: CloakingMechanism | StandardDPGP | PinvCloaking, data: Dataset,
+                           d: float, delta: float) -> float:
     """True ε at ``delta`` of a Gaussian release whose mean moves by d·(column j of C).
 
     Uses the exact GDP profile: μ = max_j ‖cov^{-1/2} d c_j‖ (∞ outside the range).
     """
-    C = mech.C  # type: ignore[attr-defined]
-    norm = Mahalanobis(mech.cov(data))  # type: ignore[attr-defined]
+    C = mech.C
+    norm = Mahalanobis(mech.cov(data))
     mu = max(norm(d * C[:, j]) for j in range(C.shape[1]))
     return float("inf") if not np.isfinite(mu) else gdp_epsilon(delta, mu)
-
-
-def _register() -> None:
-    defaults = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
-    data = default_dataset()
-    for pid, twin, title, build in (
-        ("planted/s18-delta-no-sqrt", "S18.2/cloaking",
-         "Cloaking with Alg. 1 CalcDelta (no sqrt) on an unconverged optimiser",
-         build_delta_no_sqrt),
-        ("planted/s18-pinv-drops-direction", "S18.2/cloaking",
-         "Cloaking whose truncated pseudo-inverse drops a noise direction", build_pinv_drops),
-        ("planted/s18-supnorm", "S18.1/standard",
-         "Standard DP-GP calibrated to the sup-norm instead of the RKHS norm", build_supnorm),
-    ):
-        true_eps = exact_gaussian_epsilon(build(data, **defaults), data, 1.0, 0.01)
-        register(Entry(id=pid, paper="S18", title=title, build=build,
-                       default_data=default_dataset, defaults=dict(defaults),
-                       true_epsilon=true_eps, twin=twin))
-
-
-_register()

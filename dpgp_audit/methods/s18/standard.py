@@ -34,12 +34,11 @@ import numpy as np
 from dpgp_audit._validation import (
     as_finite_array,
     check_positive_float,
-    check_positive_int,
-    check_rng,
 )
 from dpgp_audit.dataset import Dataset, check_public_inputs, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
+from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
@@ -118,7 +117,7 @@ def supnorm_sensitivity(C: np.ndarray, d: float) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class StandardDPGP:
+class StandardDPGP(LinearGaussianRelease):
     """S18.1: posterior mean at public test points ``Xs`` plus c·G, G ~ GP(0, k).
 
     Parameters
@@ -248,21 +247,20 @@ class StandardDPGP:
         """Noise-free posterior mean at ``Xs`` (k,)."""
         return self.C @ self._targets(data)
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box mean: the posterior mean at ``Xs``."""
-        return self.query(data)
+    # mean = query, cov = c² k(Xs, Xs) (plus the jitter) and sample: LinearGaussianRelease
+    @property
+    def noise_scale(self) -> float:
+        """c, the multiplier of the GP sample path."""
+        return self.scale
 
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box covariance: c² k(Xs, Xs) (plus the jitter)."""
-        return self.scale**2 * np.array(self.Kss)
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """F with F Fᵀ = k(Xs, Xs) + jitter."""
+        return self._factor
 
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` DP releases at ``Xs``, shape (n, k)."""
-        n = check_positive_int("n", n)
-        rng = check_rng(rng)
-        m = self.query(data)
-        z = rng.standard_normal((n, self._factor.shape[1]))
-        return m + self.scale * (z @ self._factor.T)
+    def noise_shape(self) -> np.ndarray:
+        """k(Xs, Xs) plus the jitter."""
+        return self.Kss
 
     def predict(self, data: Dataset, rng: np.random.Generator,
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -286,29 +284,3 @@ def _build_standard(data: Dataset, *, epsilon: float, delta: float, d: float = 1
     return StandardDPGP(EQ(lengthscale=lengthscale, variance=1.0), noise_variance, data.X, Xs,
                         d, epsilon, delta, sensitivity=sensitivity,  # type: ignore[arg-type]
                         method=method)
-
-
-def _register() -> None:
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(
-        id="S18.1/standard",
-        paper="S18",
-        title="Standard DP-GP: functional mechanism on the posterior mean, d*b(K^-1) (S18 §2)",
-        build=_build_standard,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 0.01, "d": 1.0},
-    ))
-    register(Entry(
-        id="S18.1/standard-rkhs",
-        paper="S18",
-        title="Standard DP-GP with the exact RKHS sensitivity, GDP calibration",
-        build=_build_standard,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 0.01, "d": 1.0, "sensitivity": "rkhs",
-                  "method": "gdp"},
-    ))
-
-
-_register()

@@ -35,15 +35,21 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    as_finite_array,
+    check_delta,
+    check_epsilon,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import psd_cholesky
-from dpgp_audit.privacy.claims import ApproxDP, check_delta, check_epsilon, whole_rows
+from dpgp_audit.privacy.claims import ApproxDP, whole_rows
 
 __all__ = [
     "DPSGDSVGPRelease",
-    "DPSVGP",
+    "DPSGDSVGP",
     "FittedDPSVGP",
     "calibrate_dpsgd_noise",
     "dpsgd_epsilon",
@@ -220,7 +226,7 @@ class FittedDPSVGP:
 
 
 @dataclass(frozen=True, eq=False)
-class DPSVGP:
+class DPSGDSVGP:
     """R.5: DP-SGD training of a whitened SVGP with public kernel and inducing inputs.
 
     Parameters
@@ -348,13 +354,13 @@ and one calibration costs about a second, while an audit trains thousands of mod
 class DPSGDSVGPRelease:
     """R.5 as a :class:`~dpgp_audit.contract.Mechanism`: the parameters DP-SGD releases.
 
-    One release is the trained ``(m, free(L), log σ²)`` of :meth:`DPSVGP.fit`
+    One release is the trained ``(m, free(L), log σ²)`` of :meth:`DPSGDSVGP.fit`
     (everything else is public). :meth:`sample` trains ``n`` models
     independently on the same generator; the noise multiplier is calibrated once
     per dataset size (the same calibration ``fit`` performs) and reused.
     """
 
-    model: DPSVGP
+    model: DPSGDSVGP
 
     @property
     def claim(self) -> ApproxDP:
@@ -418,28 +424,8 @@ def _build_dpsgd_svgp(data: Dataset, *, epsilon: float, delta: float, y_bound: f
 
     Z = np.linspace(domain[0], domain[1], n_inducing)[:, None]
     if data.dim != 1:
-        raise ValueError("the registry factory places Z on a 1-D grid; build DPSVGP with "
+        raise ValueError("the registry factory places Z on a 1-D grid; build DPSGDSVGP with "
                          "public inducing inputs for multi-dimensional data")
-    return DPSGDSVGPRelease(DPSVGP(EQ(lengthscale=lengthscale), Z, epsilon, delta,
+    return DPSGDSVGPRelease(DPSGDSVGP(EQ(lengthscale=lengthscale), Z, epsilon, delta,
                                    clip_norm=clip_norm, batch_size=batch_size, steps=steps,
                                    learning_rate=learning_rate, y_bound=y_bound))
-
-
-def _register() -> None:
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(
-        id="R.5/dpsgd-svgp",
-        paper="R",
-        title="DP-SGD SVGP (tiny: 5 steps, batches of 10), released variational parameters; "
-              "claim from dp-accounting's RDP accountant",
-        build=_build_dpsgd_svgp,
-        default_data=default_dataset,
-        defaults={"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 4, "steps": 5,
-                  "batch_size": 10},
-        audit_samples=100,
-    ))
-
-
-_register()

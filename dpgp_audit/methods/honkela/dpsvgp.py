@@ -15,7 +15,7 @@ Privacy-relevant choices (all recorded in the claim's note):
 * the inducing inputs Z must be public (fixed before seeing the data);
 * targets must satisfy |y| ≤ R_y (``y_bound``; ``clip=True`` clips explicitly);
 * R_k bounds ‖k(Z, x)‖₂ for every input x, from H eq. (4), (7) or (8)
-  (:func:`~dpgp_audit.methods.dpsvgp_bounds.rk_bound`), using the kernel's
+  (:func:`~dpgp_audit.methods.honkela.bounds.rk_bound`), using the kernel's
   variance as the bound σ_f² on |k| and its radial profile;
 * the sensitivity is the exact worst case by default; ``sensitivity_formula=
   "paper"`` uses H eq. (6) as printed (larger or equal, so also private).
@@ -31,10 +31,9 @@ import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
-from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.kernels import EQ, Kernel, Stationary
 from dpgp_audit.gp.svgp import QU, predict_from_qu, sufficient_statistics
-from dpgp_audit.methods.dpsvgp_bounds import (
+from dpgp_audit.methods.honkela.bounds import (
     dpsvgp_sensitivity,
     paper_sensitivity_is_tight,
     rk_bound,
@@ -42,11 +41,10 @@ from dpgp_audit.methods.dpsvgp_bounds import (
     upper_unvec,
     upper_vec,
 )
-from dpgp_audit.methods.dpsvgp_posterior import DPQU, Correction, noise_aware_qu
+from dpgp_audit.methods.honkela.posterior import DPQU, Correction, noise_aware_qu
 from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
-from dpgp_audit.registry import Entry, register
 
 __all__ = ["DPSVGPStats", "NoisyStats", "radial_profile", "stationary_kernel_bound"]
 
@@ -295,14 +293,3 @@ def _build_dpsvgp(data: Dataset, *, epsilon: float, delta: float, y_bound: float
     return DPSVGPStats(Z=Z, kernel=EQ(lengthscale=lengthscale), y_bound=y_bound,
                        epsilon=epsilon, delta=delta, ratio=ratio, rk_method=rk_method,
                        sensitivity_formula=sensitivity_formula)  # type: ignore[arg-type]
-
-
-register(Entry(
-    id="H.1/dp-svgp-stats",
-    paper="H",
-    title="DP-SVGP statistics [K_ZX y; upper(K_ZX K_XZ)], analytic Gaussian, whole rows",
-    build=_build_dpsvgp,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 5,
-              "lengthscale": 2.0},
-))

@@ -46,15 +46,19 @@ from typing import Literal
 import numpy as np
 from scipy import linalg
 
-from dpgp_audit._validation import check_positive_float, check_positive_int, check_rng
+from dpgp_audit._validation import (
+    check_delta,
+    check_epsilon,
+    check_positive_float,
+    check_positive_int,
+    check_rng,
+)
 from dpgp_audit.dataset import Dataset, clip_targets
-from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.grid import Grid, KroneckerGridSampler
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.norms import Mahalanobis
-from dpgp_audit.privacy.claims import GaussianDP, check_delta, check_epsilon, whole_rows
+from dpgp_audit.privacy.claims import GaussianDP, whole_rows
 from dpgp_audit.privacy.gdp import gdp_mu
-from dpgp_audit.registry import Entry, register
 
 __all__ = [
     "ChannelQuery",
@@ -323,13 +327,3 @@ def _build_dpsetconv(data: Dataset, *, epsilon: float, delta: float, clip_bound:
     grid = Grid.from_window([window[0]] * data.dim, [window[1]] * data.dim, points_per_unit)
     return DPSetConv.from_budget(grid, epsilon=epsilon, delta=delta, lengthscale=lengthscale,
                                  clip_bound=clip_bound, t=t)
-
-
-register(Entry(
-    id="R.2/dpsetconv",
-    paper="R",
-    title="DPSetConv: clipped SetConv + GP functional-mechanism noise on a grid (mu-GDP)",
-    build=_build_dpsetconv,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-3, "clip_bound": 1.0, "t": 0.5, "lengthscale": 1.0},
-))

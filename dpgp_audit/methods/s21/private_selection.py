@@ -1,6 +1,6 @@
 """S21.5: private hyperparameter selection by S21 Alg. 1 (exponential mechanism on CV SSE).
 
-For every configuration θ, :mod:`dpgp_audit.methods.cv_utility` gives the
+For every configuration θ, :mod:`dpgp_audit.methods.s21.cv_utility` gives the
 κ-fold cross-validated SSE of the *cloaked* predictions (errors clipped to ±4d,
 the expected DP noise of each fold's cloaking release included) and its
 sensitivity Δ(θ). The mechanism releases one configuration index with
@@ -10,12 +10,12 @@ sensitivity Δ(θ). The mechanism releases one configuration index with
 optionally after dropping configurations whose Δ(θ) exceeds a public threshold
 (S21 §5: Δ(θ) depends on the inputs only, so dropping spends no privacy).
 
-The DP-noise variances come from :class:`~dpgp_audit.methods.cloaking.CloakingMechanism`
+The DP-noise variances come from :class:`~dpgp_audit.methods.s18.cloaking.CloakingMechanism`
 on each fold's C (Alg. 1 line 7), i.e. exactly the noise the regression
 release with (ε_reg, δ_reg) would add. Selection is pure ε-DP; the later
 regression release spends its own budget (S21 §6.7 uses ε = 1 + 1).
 
-It extends S18.4's :class:`~dpgp_audit.methods.selection.HyperparameterSelection`
+It extends S18.4's :class:`~dpgp_audit.methods.s18.hyperparameter_selection.HyperparameterSelection`
 (which clips noise-free errors and adds the DP noise as a constant) with the
 S21 ingredients: the noise inside the clip, any linear model per configuration,
 the per-row (same j in every fold) sensitivity, and threshold dropping; both
@@ -39,8 +39,8 @@ import numpy as np
 from dpgp_audit._validation import check_positive_float, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, check_public_inputs
 from dpgp_audit.gp.kernels import EQ, as_inputs
-from dpgp_audit.methods.cloaking import CloakingMechanism
-from dpgp_audit.methods.cv_utility import (
+from dpgp_audit.methods.s18.cloaking import CloakingMechanism
+from dpgp_audit.methods.s21.cv_utility import (
     CloakingMap,
     CVModel,
     SensitivityRule,
@@ -252,21 +252,3 @@ def _build_unclipped(data: Dataset, *, epsilon: float, d: float = 1.0, folds: in
                      ) -> CVSelection:
     return CVSelection(data.X, tuple(_default_configs()), d, epsilon, folds=folds,
                        unclipped_utility=True)
-
-
-def _register() -> None:
-    from dpgp_audit.registry import Entry, register
-
-    register(Entry(
-        id="S21.5/selection", paper="S21",
-        title="Hyperparameter selection: exponential mechanism on clipped CV SSE (S21 Alg. 1)",
-        build=_build_selection, default_data=default_selection_data,
-        defaults={"epsilon": 1.0, "d": 1.0}))
-    register(Entry(
-        id="planted/s21-unclipped-sse", paper="S21",
-        title="BUG: sensitivity from clipped errors, utility from the unclipped SSE",
-        build=_build_unclipped, default_data=planted_selection_data,
-        defaults={"epsilon": 1.0, "d": 1.0}, true_epsilon=math.inf, twin="S21.5/selection"))
-
-
-_register()

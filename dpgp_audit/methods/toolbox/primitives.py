@@ -24,21 +24,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import as_finite_array, check_positive_int, check_rng
+from dpgp_audit._validation import as_finite_array, check_epsilon, check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
-from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.gp.linalg import cho_solve_lower, psd_cholesky
 from dpgp_audit.gp.regression import ExactGP
+from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import L1, L2, RKHS, Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
-from dpgp_audit.privacy.claims import (
-    ApproxDP,
-    PureDP,
-    check_epsilon,
-    outputs_only,
-    whole_rows,
-)
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
 from dpgp_audit.privacy.functional import (
     GPPathSampler,
     functional_mechanism_calibration,
@@ -49,14 +43,12 @@ from dpgp_audit.privacy.mechanisms import (
     exponential_mechanism,
     laplace_noise,
     laplace_scale,
-    multivariate_gaussian_noise,
 )
 from dpgp_audit.privacy.multivariate import (
     covariance_factor,
     linear_query_changes,
     mahalanobis_sensitivity,
 )
-from dpgp_audit.registry import Entry, register
 
 __all__ = [
     "ExponentialThresholdMechanism",
@@ -68,7 +60,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class GaussianSumMechanism:
+class GaussianSumMechanism(LinearGaussianRelease):
     """P.1: release Σ_i y_i + N(0, σ²) under outputs-only neighbours (|y_i − y_i'| ≤ d).
 
     The L2 sensitivity of the sum is ``d``; σ comes from :func:`calibrate_gaussian`.
@@ -112,34 +104,20 @@ class GaussianSumMechanism:
             y, _ = clip_targets(y, self.y_bound, clip=self.clip)
         return np.array([float(np.sum(y))])
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box: the mean of the Gaussian release."""
-        return self.query(data)
+    @property
+    def noise_scale(self) -> float:
+        """σ: the release is N(Σ y_i, σ²) (mean/cov/sample from :class:`LinearGaussianRelease`)."""
+        return self.calibration.sigma
 
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box: the noise covariance σ² (1 × 1)."""
-        return np.array([[self.calibration.sigma**2]])
-
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, 1)."""
-        n = check_positive_int("n", n)
-        rng = check_rng(rng)
-        return self.query(data) + self.calibration.sigma * rng.standard_normal((n, 1))
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """The 1 × 1 identity."""
+        return np.ones((1, 1))
 
 
 def _build_gaussian_sum(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                         method: str = "analytic") -> GaussianSumMechanism:
     return GaussianSumMechanism(d=d, epsilon=epsilon, delta=delta, method=method)
-
-
-register(Entry(
-    id="P.1/gaussian-sum",
-    paper="P",
-    title="Analytic Gaussian mechanism on the sum of targets",
-    build=_build_gaussian_sum,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "d": 1.0},
-))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -239,25 +217,6 @@ def _build_laplace_sum(data: Dataset, *, epsilon: float, d: float = 1.0,
                                relation=relation)
 
 
-register(Entry(
-    id="P.2/laplace-sum",
-    paper="P",
-    title="Laplace mechanism on the sum of targets (pure epsilon, L1)",
-    build=_build_laplace_sum,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "d": 1.0},
-))
-
-register(Entry(
-    id="P.2/laplace-sum-rows",
-    paper="P",
-    title="Laplace mechanism on the sum of targets, whole-row neighbours (|y| <= 1)",
-    build=_build_laplace_sum,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "y_bound": 1.0, "relation": "rows"},
-))
-
-
 # ----------------------------------------------------------------------------- P.2 exponential
 
 
@@ -352,21 +311,11 @@ def _build_exponential(data: Dataset, *, epsilon: float, d: float = 1.0,
                                          y_bound=y_bound, clip=clip)
 
 
-register(Entry(
-    id="P.2/exponential",
-    paper="P",
-    title="Exponential mechanism choosing a threshold near the median of the targets",
-    build=_build_exponential,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "d": 1.0},
-))
-
-
 # ----------------------------------------------------------------------------- P.4 multivariate
 
 
 @dataclass(frozen=True, eq=False)
-class MultivariateGaussianMechanism:
+class MultivariateGaussianMechanism(LinearGaussianRelease):
     """P.4: release q = C y + σ Z, Z ~ N(0, M), under outputs-only neighbours (Hall Prop. 3).
 
     The change of q between neighbours is t·c_i with |t| ≤ d, so the Mahalanobis
@@ -444,19 +393,19 @@ class MultivariateGaussianMechanism:
             raise ValueError(f"data has {y.size} targets but C has {self.C.shape[1]} columns")
         return self.C @ y
 
-    def mean(self, data: Dataset) -> np.ndarray:
-        """White-box: the release's mean C y."""
-        return self.query(data)
+    @property
+    def noise_scale(self) -> float:
+        """σ: the release is N(C y, σ² M) (mean/cov/sample from :class:`LinearGaussianRelease`)."""
+        return self.sigma
 
-    def cov(self, data: Dataset) -> np.ndarray:
-        """White-box: σ² M."""
-        return self.sigma**2 * np.array(self.M)
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """F with F Fᵀ = M (computed once)."""
+        return self.factor
 
-    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, k)."""
-        n = check_positive_int("n", n)
-        rng = check_rng(rng)
-        return self.query(data) + self.sigma * multivariate_gaussian_noise(self.factor, n, rng)
+    def noise_shape(self) -> np.ndarray:
+        """M."""
+        return self.M
 
 
 def _default_grid(data: Dataset, k: int) -> np.ndarray:
@@ -487,16 +436,6 @@ def _build_multivariate(data: Dataset, *, epsilon: float, delta: float, d: float
         raise ValueError(f"covariance must be 'cloak' or 'identity', got {covariance!r}")
     return MultivariateGaussianMechanism(C=C, epsilon=epsilon, delta=delta, d=d, M=M,
                                          method=method, allow_unproven=allow_unproven)
-
-
-register(Entry(
-    id="P.4/multivariate-gaussian",
-    paper="P",
-    title="Multivariate Gaussian mechanism on GP mean weights C y, noise N(0, sigma^2 C C^T)",
-    build=_build_multivariate,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "d": 1.0},
-))
 
 
 # ----------------------------------------------------------------------------- P.5 functional
@@ -629,13 +568,3 @@ def _build_functional(data: Dataset, *, epsilon: float, delta: float, d: float =
                                kernel=EQ(lengthscale=lengthscale), epsilon=epsilon, delta=delta,
                                d=d, method=method, noise_variance=noise_variance,
                                allow_unproven=allow_unproven)
-
-
-register(Entry(
-    id="P.5/functional",
-    paper="P",
-    title="Functional mechanism: GP posterior mean at grid points + GP path noise (GDP)",
-    build=_build_functional,
-    default_data=default_dataset,
-    defaults={"epsilon": 1.0, "delta": 1e-5, "d": 1.0},
-))

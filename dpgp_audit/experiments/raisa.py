@@ -22,7 +22,7 @@ import numpy as np
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.gp.kernels import Kernel, Matern32
-from dpgp_audit.methods.dpsgd_svgp import DPSVGP, calibrate_dpsgd_noise
+from dpgp_audit.methods.raisa.dpsgd_svgp import DPSGDSVGP, calibrate_dpsgd_noise
 from dpgp_audit.neural.tasks import TaskBatch, gaussian_nll, oracle_nll, sample_tasks
 from dpgp_audit.privacy.gdp import gdp_mu
 
@@ -65,7 +65,7 @@ def dpsvgp_predict(xc: np.ndarray, yc: np.ndarray, xt: np.ndarray, epsilon: floa
     n = int(np.size(xc))
     B = min(batch_size, n)
     Z = np.linspace(-1.1, 1.1, n_inducing)[:, None]
-    model = DPSVGP(kernel, Z, epsilon, delta, steps=steps, batch_size=B,
+    model = DPSGDSVGP(kernel, Z, epsilon, delta, steps=steps, batch_size=B,
                    learning_rate=learning_rate, clip_norm=clip_norm)
     z = _cached_noise(float(epsilon), float(delta), n, B, int(steps))
     fit = model.fit(Dataset(np.asarray(xc)[:, None], np.asarray(yc)), rng, _noise_multiplier=z)

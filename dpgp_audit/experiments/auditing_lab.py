@@ -21,7 +21,8 @@ from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.planted import CHEAPEST_AUDITOR
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.stats import cp_lower, cp_upper
-from dpgp_audit.registry import get
+from dpgp_audit.catalogue import get
+from dpgp_audit.contract import Mechanism
 
 __all__ = ["audit_planted_suite", "detection_rate"]
 
@@ -89,7 +90,7 @@ def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None =
     return rows
 
 
-def detection_rate(mechanism: object, pair: NeighbourPair, sizes: Sequence[int], reps: int,
+def detection_rate(mechanism: Mechanism, pair: NeighbourPair, sizes: Sequence[int], reps: int,
                    rng: np.random.Generator, *, auditor: str = "blackbox", alpha: float = 0.05,
                    confidence: float = 0.95, progress: bool = False) -> dict:
     """Empirical power: the share of ``reps`` independent audits of ``pair`` that flag a violation.
@@ -118,12 +119,12 @@ def detection_rate(mechanism: object, pair: NeighbourPair, sizes: Sequence[int],
     dict
         ``sizes``, ``rate``, ``rate_lo``, ``rate_hi``, ``hits``, ``reps``, ``auditor``.
     """
-    from dpgp_audit.audit import blackbox
+    from dpgp_audit.audit import blackbox, gdp_fit
 
     rng = check_rng(rng)
     reps = check_positive_int("reps", reps)
     sizes = [check_positive_int("sizes[i]", int(s)) for s in sizes]
-    fn = {"blackbox": blackbox.audit_blackbox, "gdp-fit": blackbox.audit_gdp_fit}.get(auditor)
+    fn = {"blackbox": blackbox.audit_blackbox, "gdp-fit": gdp_fit.audit_gdp_fit}.get(auditor)
     if fn is None:
         raise ValueError(f"auditor must be 'blackbox' or 'gdp-fit', got {auditor!r}")
     hits = []

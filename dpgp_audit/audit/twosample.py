@@ -1,0 +1,105 @@
+"""Threshold tests between two samples of scores (catalogue A.3).
+
+The candidate thresholds, the tail counts at each, the empirical trade-off points
+(for plots) and the constants shared by :mod:`~dpgp_audit.audit.blackbox` and
+:mod:`~dpgp_audit.audit.gdp_fit`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpgp_audit.audit.stats import (
+    cp_lower,
+    cp_upper,
+)
+from dpgp_audit.dataset import Dataset
+
+__all__ = [
+    "DEFAULT_DELTA",
+    "FIT_LEVEL",
+    "NO_PROOF_NOTE",
+    "SMOOTH_WIDTH",
+    "smooth",
+    "tail_counts",
+    "tail_rates",
+    "threshold_grid",
+    "tradeoff_points",
+    "witness_dict",
+]
+
+
+DEFAULT_DELTA = 1e-5
+
+
+FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose thresholds
+
+
+SMOOTH_WIDTH = 9  # width of the running mean applied to predicted bounds before the argmax
+
+
+NO_PROOF_NOTE = ("No violation found is not a proof of privacy: only the tests listed were run, "
+                 "and the epsilon ceiling at this n bounds what they could show.")
+
+
+def threshold_grid(s0: np.ndarray, s1: np.ndarray, c_min: float, size: int = 120) -> np.ndarray:
+    """Candidate thresholds: pooled-score quantiles at tail masses from c_min to ½, both tails."""
+    pooled = np.concatenate([s0, s1])
+    uniq = np.unique(pooled)
+    if uniq.size <= 2 * size:
+        # discrete scores: every gap between distinct values, plus the ends
+        mids = (uniq[:-1] + uniq[1:]) / 2 if uniq.size > 1 else uniq
+        return np.unique(np.concatenate([[uniq[0] - 1.0], mids, [uniq[-1] + 1.0]]))
+    masses = np.geomspace(max(c_min, 1.0 / pooled.size), 0.5, size)
+    q = np.concatenate([masses, 1.0 - masses])
+    return np.unique(np.quantile(pooled, q, method="inverted_cdf"))
+
+
+def smooth(values: np.ndarray, width: int) -> np.ndarray:
+    """Running mean over ``width`` neighbouring grid points (edges use what exists).
+
+    The predicted bound on the fitting split is noisy from threshold to threshold;
+    maximising the raw curve picks noise, maximising a locally averaged one picks
+    a region that is good on average.
+    """
+    if width <= 1 or values.size < 3:
+        return values
+    kernel = np.ones(width)
+    num = np.convolve(values, kernel, mode="same")
+    den = np.convolve(np.ones_like(values), kernel, mode="same")
+    return num / den
+
+
+def tail_counts(s: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """#{s > t} and #{s < t} for each threshold t, ``s`` sorted."""
+    above = s.size - np.searchsorted(s, t, side="right")
+    below = np.searchsorted(s, t, side="left")
+    return above, below
+
+
+def tail_rates(counts: dict[str, np.ndarray], tail: str) -> tuple[np.ndarray, np.ndarray]:
+    """The (D, D') tail counts of ``tail`` (``'upper'`` or ``'lower'``)."""
+    key = "above" if tail == "upper" else "below"
+    return counts[f"{key}0"], counts[f"{key}1"]
+
+
+def tradeoff_points(counts: dict[str, np.ndarray], grid: np.ndarray, n: int, alpha: float,
+                     max_points: int = 40) -> dict:
+    """Empirical (FPR, FNR) of the upper-tail tests with two-sided CP boxes (for plots)."""
+    k0, k1 = counts["above0"], counts["above1"]
+    idx = np.unique(np.linspace(0, grid.size - 1, min(max_points, grid.size)).astype(int))
+    fp, fn_ = k0[idx], n - k1[idx]
+    a = alpha / 2
+    return {"fpr": (fp / n).tolist(), "fnr": (fn_ / n).tolist(),
+            "fpr_lo": np.atleast_1d(cp_lower(fp, n, a)).tolist(),
+            "fpr_hi": np.atleast_1d(cp_upper(fp, n, a)).tolist(),
+            "fnr_lo": np.atleast_1d(cp_lower(fn_, n, a)).tolist(),
+            "fnr_hi": np.atleast_1d(cp_upper(fn_, n, a)).tolist(),
+            "box_level": 1 - alpha, "n": n, "threshold": grid[idx].tolist(),
+            "note": "display only: boxes are per point, not simultaneous"}
+
+
+def witness_dict(d0: Dataset, d1: Dataset) -> dict:
+    """The neighbouring pair as JSON-ready lists."""
+    return {"d0": {"X": d0.X.tolist(), "y": d0.y.tolist()},
+            "d1": {"X": d1.X.tolist(), "y": d1.y.tolist()}}

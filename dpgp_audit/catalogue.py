@@ -1,0 +1,338 @@
+"""The catalogue: every auditable mechanism of the kit, keyed by catalogue ID.
+
+This module is an *edge* (like :mod:`dpgp_audit.cli`): it imports the mechanism
+modules and holds the one table that maps a catalogue ID (``../shared/CATALOGUE.md``)
+to its build function, default data, default arguments and, for planted bugs (A.5),
+the true ε and the correct twin. Nothing below the edge imports it; the CLI, the
+experiments, the notebooks and the test suite enumerate mechanisms here.
+
+The table is built on the first call to :func:`entries` or :func:`get`, so that
+``import dpgp_audit.catalogue`` stays cheap. Planted-bug mechanisms (catalogue A.5)
+have IDs starting ``planted/`` and are excluded unless asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dpgp_audit.contract import Mechanism
+from dpgp_audit.dataset import Dataset
+
+__all__ = ["Entry", "entries", "get"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalogued mechanism.
+
+    Attributes
+    ----------
+    id
+        Catalogue ID, e.g. ``"P.1/gaussian-sum"`` or ``"planted/std-as-variance"``.
+    paper
+        Short name of the source (``"P"`` for the toolbox, ``"S18"``, ``"H"``, …).
+    title
+        One line for listings.
+    build
+        ``build(data, epsilon=…, delta=…) -> Mechanism``: the mechanism for the
+        public parts of ``data`` (e.g. its inputs under the outputs-only relation).
+    default_data
+        A small dataset needing no network, for ``make audit`` and quick tests.
+    defaults
+        Default keyword arguments for ``build`` (e.g. ``{"epsilon": 1.0, "delta": 1e-5}``).
+    true_epsilon
+        For planted bugs: the mechanism's true ε at the default δ (``inf`` for
+        unbounded loss), for tests and the auditing lab.
+    twin
+        For planted bugs: the ID of the correct mechanism it breaks.
+    audit_samples
+        Black-box samples per side for ``make audit`` (``None``: the CLI default).
+        Lower it for mechanisms whose sampling is slow, so ``--all`` stays fast.
+    """
+
+    id: str
+    paper: str
+    title: str
+    build: Callable[..., Mechanism]
+    default_data: Callable[[], Dataset]
+    defaults: dict = field(default_factory=dict)
+    true_epsilon: float | None = None
+    twin: str | None = None
+    audit_samples: int | None = None
+
+    @property
+    def planted(self) -> bool:
+        """True for deliberately broken mechanisms (A.5)."""
+        return self.id.startswith("planted/")
+
+    def make(self, data: Dataset | None = None, **overrides: object) -> tuple[Mechanism, Dataset]:
+        """Build the mechanism on ``data`` (default: ``default_data()``) with overrides."""
+        data = self.default_data() if data is None else data
+        kwargs = {**self.defaults, **{k: v for k, v in overrides.items() if v is not None}}
+        return self.build(data, **kwargs), data
+
+
+# --------------------------------------------------------------------------- the table
+def _toolbox() -> list[Entry]:
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.methods.toolbox import primitives as p
+
+    return [
+        Entry("P.1/gaussian-sum", "P", "Analytic Gaussian mechanism on the sum of targets",
+              p._build_gaussian_sum, default_dataset, {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}),
+        Entry("P.2/laplace-sum", "P", "Laplace mechanism on the sum of targets (pure epsilon, L1)",
+              p._build_laplace_sum, default_dataset, {"epsilon": 1.0, "d": 1.0}),
+        Entry("P.2/laplace-sum-rows", "P",
+              "Laplace mechanism on the sum of targets, whole-row neighbours (|y| <= 1)",
+              p._build_laplace_sum, default_dataset,
+              {"epsilon": 1.0, "y_bound": 1.0, "relation": "rows"}),
+        Entry("P.2/exponential", "P",
+              "Exponential mechanism choosing a threshold near the median of the targets",
+              p._build_exponential, default_dataset, {"epsilon": 1.0, "d": 1.0}),
+        Entry("P.4/multivariate-gaussian", "P",
+              "Multivariate Gaussian mechanism on GP mean weights C y, noise N(0, sigma^2 C C^T)",
+              p._build_multivariate, default_dataset, {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}),
+        Entry("P.5/functional", "P",
+              "Functional mechanism: GP posterior mean at grid points + GP path noise (GDP)",
+              p._build_functional, default_dataset, {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}),
+    ]
+
+
+def _s18() -> list[Entry]:
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.methods.s18 import (
+        binning,
+        cloaking,
+        hyperparameter_selection,
+        planted,
+        standard,
+    )
+
+    s18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
+    out = [
+        Entry("S18.1/standard", "S18",
+              "Standard DP-GP: functional mechanism on the posterior mean, d*b(K^-1) (S18 §2)",
+              standard._build_standard, default_dataset, dict(s18)),
+        Entry("S18.1/standard-rkhs", "S18",
+              "Standard DP-GP with the exact RKHS sensitivity, GDP calibration",
+              standard._build_standard, default_dataset,
+              {**s18, "sensitivity": "rkhs", "method": "gdp"}),
+        Entry("S18.2/cloaking", "S18",
+              "Cloaking: posterior mean + N(0, M), M = sum lambda_i c_i c_i^T (S18 §3)",
+              cloaking._build_cloaking, default_dataset, dict(s18)),
+        Entry("S18.2/cloaking-analytic", "S18",
+              "Cloaking with the analytic Gaussian calibration (any epsilon)",
+              cloaking._build_cloaking, default_dataset, {**s18, "method": "analytic"}),
+        Entry("S18.3/binning-laplace", "S18", "DP bin means, Laplace noise d/(n_b eps) (S18 §4)",
+              binning._build_laplace, default_dataset, {"epsilon": 1.0, "d": 1.0}),
+        Entry("S18.3/binning-gaussian", "S18", "DP bin means, Gaussian noise calibrated to d/n_b",
+              binning._build_gaussian, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}),
+        Entry("S18.4/selection", "S18",
+              "Exponential-mechanism hyperparameter selection on -SSE of K-fold CV "
+              "(valid clipped-SSE sensitivity)",
+              hyperparameter_selection._build_selection,
+              hyperparameter_selection.default_selection_data, {"epsilon": 1.0, "d": 1.0}),
+    ]
+    data = default_dataset()
+    for pid, twin, title, build in (
+        ("planted/s18-delta-no-sqrt", "S18.2/cloaking",
+         "Cloaking with Alg. 1 CalcDelta (no sqrt) on an unconverged optimiser",
+         planted.build_delta_no_sqrt),
+        ("planted/s18-pinv-drops-direction", "S18.2/cloaking",
+         "Cloaking whose truncated pseudo-inverse drops a noise direction",
+         planted.build_pinv_drops),
+        ("planted/s18-supnorm", "S18.1/standard",
+         "Standard DP-GP calibrated to the sup-norm instead of the RKHS norm",
+         planted.build_supnorm),
+    ):
+        true_eps = planted.exact_gaussian_epsilon(build(data, **s18), data, 1.0, 0.01)
+        out.append(Entry(pid, "S18", title, build, default_dataset, dict(s18),
+                         true_epsilon=true_eps, twin=twin))
+    return out
+
+
+def _s21() -> list[Entry]:
+    from dpgp_audit.methods.s21 import mechanisms as m
+    from dpgp_audit.methods.s21 import private_selection as sel
+
+    common = {"epsilon": 1.0, "delta": 0.01}
+    return [
+        Entry("S21.1/nonstationary-cloaking", "S21",
+              "Cloaking with a Gibbs kernel, lengthscale from the KDE of public X (S21 §3.1)",
+              m._build_nonstationary, m.default_regression_data, {**common, "d": 1.0}),
+        Entry("S21.2/sparse-cloaking", "S21",
+              "Cloaking the FITC mean, inducing inputs by k-means on X (S21 eq. 9)",
+              m._build_sparse, m.default_regression_data,
+              {**common, "d": 1.0, "inducing_seed": 0}),
+        Entry("S21.3/laplace-classification", "S21",
+              "DP GP classification: one cloaked Laplace Newton step, d = 2 (S21 §4)",
+              m._build_laplace, m.default_classification_data, dict(common)),
+        # step 2 re-solves the cloaking problem per draw (~10 ms): fewer audit samples
+        Entry("S21.3/laplace-classification-two-step", "S21",
+              "DP GP classification: two cloaked Newton steps, budget split (S21 §6.5)",
+              m._build_two_step, m._small_classification_data, dict(common), audit_samples=200),
+        Entry("S21.4/sor-classification", "S21",
+              "DP sparse GP classification, Subset of Regressors, k-means inducing (S21 §4.1)",
+              m._build_sor, m.default_classification_data, {**common, "inducing_seed": 0}),
+        Entry("S21.5/selection", "S21",
+              "Hyperparameter selection: exponential mechanism on clipped CV SSE (S21 Alg. 1)",
+              sel._build_selection, sel.default_selection_data, {"epsilon": 1.0, "d": 1.0}),
+        Entry("planted/s21-unclipped-sse", "S21",
+              "BUG: sensitivity from clipped errors, utility from the unclipped SSE",
+              sel._build_unclipped, sel.planted_selection_data, {"epsilon": 1.0, "d": 1.0},
+              true_epsilon=math.inf, twin="S21.5/selection"),
+    ]
+
+
+def _honkela() -> list[Entry]:
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.methods.honkela import dpsvgp, heteroscedastic, hyperparameters
+    from dpgp_audit.privacy import coinpress
+
+    return [
+        Entry("H.1/dp-svgp-stats", "H",
+              "DP-SVGP statistics [K_ZX y; upper(K_ZX K_XZ)], analytic Gaussian, whole rows",
+              dpsvgp._build_dpsvgp, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 5,
+               "lengthscale": 2.0}),
+        Entry("H.3/coinpress", "H",
+              "CoinPress mean of clipped targets (12 steps), rho-zCDP from (eps, delta)",
+              coinpress._build_coinpress, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "centre": 0.0, "radius": 1.0}),
+        Entry("H.4/hyperparameter-search", "H",
+              "DP hyperparameter search (Alg. 2): Liu-Talwar random stopping over 4 candidates, "
+              "released index",
+              hyperparameters._build_search, hyperparameters.default_search_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "gamma": 0.5, "n_valid": 5}, audit_samples=100),
+        Entry("H.5/heteroscedastic-stats", "H",
+              "Heteroscedastic DP-SVGP statistics (App. D, sensitivity / min noise), whole rows",
+              heteroscedastic._build_hetero, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 5,
+               "lengthscale": 2.0, "base_noise": 0.1, "noise_slope": 0.2}),
+        Entry("H.5/dirichlet-classifier", "H",
+              "DP Dirichlet GP classification: C class statistics, sqrt(C) sensitivity, "
+              "whole rows",
+              heteroscedastic._build_dirichlet, heteroscedastic.default_label_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "n_classes": 3, "n_inducing": 5,
+               "lengthscale": 2.0}),
+    ]
+
+
+def _raisa() -> list[Entry]:
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.methods.raisa import dpsetconv, dpsgd_svgp
+
+    # R.4 (the DPConvCNP, optional torch extra) has no catalogue entry.
+    return [
+        Entry("R.2/dpsetconv", "R",
+              "DPSetConv: clipped SetConv + GP functional-mechanism noise on a grid (mu-GDP)",
+              dpsetconv._build_dpsetconv, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-3, "clip_bound": 1.0, "t": 0.5, "lengthscale": 1.0}),
+        Entry("R.5/dpsgd-svgp", "R",
+              "DP-SGD SVGP (tiny: 5 steps, batches of 10), released variational parameters; "
+              "claim from dp-accounting's RDP accountant",
+              dpsgd_svgp._build_dpsgd_svgp, default_dataset,
+              {"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 4, "steps": 5,
+               "batch_size": 10},
+              audit_samples=100),
+    ]
+
+
+def _planted_a5() -> list[Entry]:
+    from dpgp_audit.audit import planted as pl
+    from dpgp_audit.datasets.default import default_dataset
+
+    gauss = {"epsilon": 1.0, "delta": 1e-5}
+    out = [
+        Entry("A.5/gaussian-sum-rows", "A.5", "Control: Gaussian sum under whole-row replacement",
+              pl.build_sum_rows, default_dataset, dict(gauss)),
+        Entry("A.5/gp-smoother-iso", "A.5", "Control: GP posterior mean + iid Gaussian noise",
+              pl.build_gp_iso, default_dataset, dict(gauss)),
+        Entry("A.5/gp-smoother-prior", "A.5",
+              "Control: GP posterior mean + prior-shaped noise (Mahalanobis sensitivity)",
+              pl.build_gp_prior, default_dataset, dict(gauss)),
+        Entry("A.5/laplace-vector", "A.5", "Control: 16-dim Laplace, L1 calibration",
+              pl.build_laplace_l1, default_dataset, {"epsilon": 1.0}),
+        Entry("A.5/exp-mech", "A.5", "Control: exponential mechanism with the factor 2",
+              pl.build_exponential("vote", 2.0), pl.exp_default_data, {"epsilon": 1.0}),
+    ]
+    # (name, title, build, default data, defaults, true epsilon or None: exact Gaussian, twin)
+    bugs = [
+        ("sensitivity-x2", "Gaussian sum, sensitivity halved",
+         functools.partial(pl.build_sensitivity_underestimated, factor=2.0),
+         default_dataset, dict(gauss), None, "P.1/gaussian-sum"),
+        ("sensitivity-x1.25", "Gaussian sum, sensitivity / 1.25",
+         functools.partial(pl.build_sensitivity_underestimated, factor=1.25),
+         default_dataset, dict(gauss), None, "P.1/gaussian-sum"),
+        ("neighbour-mismatch", "Gaussian sum, add/remove sensitivity under replace-one",
+         pl.build_neighbour_mismatch, default_dataset, dict(gauss), None,
+         "A.5/gaussian-sum-rows"),
+        ("std-as-variance", "Gaussian sum, noise variance set to sigma",
+         pl.build_std_as_variance, default_dataset, dict(gauss), None, "P.1/gaussian-sum"),
+        ("classical-large-eps", "Classical Gaussian calibration at epsilon = 20",
+         pl.build_classical_large_eps, default_dataset, {"epsilon": 20.0, "delta": 1e-5}, None,
+         "P.1/gaussian-sum"),
+        ("hall-large-eps", "GP release, Hall calibration at epsilon = 20",
+         pl.build_hall_large_eps, default_dataset, {"epsilon": 20.0, "delta": 1e-5}, None,
+         "A.5/gp-smoother-prior"),
+        ("gp-sup-norm", "GP release, sup-norm sensitivity for an L2 proof",
+         pl.build_gp_sup_norm, default_dataset, dict(gauss), None, "A.5/gp-smoother-iso"),
+        ("fixed-seed", "Gaussian sum, noise from a fixed seed",
+         pl.build_fixed_seed, default_dataset, dict(gauss), math.inf, "P.1/gaussian-sum"),
+        ("singular-noise", "GP release, rank-truncated noise covariance",
+         pl.build_singular_noise, default_dataset, dict(gauss), math.inf,
+         "A.5/gp-smoother-prior"),
+        ("data-dependent-hyperparams", "GP release, noise amplitude fitted on private y",
+         pl.build_data_dependent, default_dataset, dict(gauss), math.inf,
+         "A.5/gp-smoother-prior"),
+        ("laplace-l2", "16-dim Laplace calibrated with the L2 sensitivity",
+         pl.build_laplace_l2, default_dataset, {"epsilon": 1.0}, 4.0, "A.5/laplace-vector"),
+        ("exp-no-half", "Exponential mechanism without the factor 2 (vote utility)",
+         pl.build_exponential("vote", 1.0), pl.exp_default_data, {"epsilon": 1.0},
+         pl.exp_no_half_worst_epsilon(1.0, 10, pl.exp_default_data().n), "A.5/exp-mech"),
+        ("exp-no-half-monotone",
+         "Negative control: no factor 2, but a monotone utility (still epsilon-DP)",
+         pl.build_exponential("monotone", 1.0), pl.exp_default_data, {"epsilon": 1.0}, 1.0,
+         "A.5/exp-mech"),
+    ]
+    for name, title, build, data_fn, defaults, true_eps, twin in bugs:
+        if true_eps is None:
+            mech = build(data_fn(), **defaults)
+            true_eps = pl.linear_gaussian_true_epsilon(mech, defaults["delta"])
+        out.append(Entry(f"planted/{name}", "A.5", title, build, data_fn, defaults,
+                         true_epsilon=float(true_eps), twin=twin))
+    return out
+
+
+@functools.cache
+def _table() -> dict[str, Entry]:
+    """ID → entry for the whole catalogue (built once, on first use)."""
+    table: dict[str, Entry] = {}
+    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _planted_a5):
+        for entry in part():
+            if entry.id in table:
+                raise ValueError(f"mechanism ID {entry.id!r} is catalogued twice")
+            table[entry.id] = entry
+    return table
+
+
+def entries(*, include_planted: bool = False, paper: str | None = None) -> list[Entry]:
+    """Every catalogued entry, sorted by ID (planted bugs only if ``include_planted``)."""
+    out = [e for e in _table().values() if include_planted or not e.planted]
+    if paper is not None:
+        out = [e for e in out if e.paper == paper]
+    return sorted(out, key=lambda e: e.id)
+
+
+def get(mechanism_id: str) -> Entry:
+    """The entry catalogued under ``mechanism_id``; ``KeyError`` lists the known IDs."""
+    table = _table()
+    try:
+        return table[mechanism_id]
+    except KeyError:
+        known = ", ".join(sorted(table))
+        raise KeyError(f"unknown mechanism {mechanism_id!r}; known: {known}") from None
