@@ -20,13 +20,14 @@ import time
 import numpy as np
 from _common import report  # pins BLAS to one thread
 
+from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.audit.mutants import mutants, mutation_score, run_mutation
 
 
 def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 2026
-    specs = mutants()
+    specs = mutants(default_dataset())
     t = time.perf_counter()
     rows = run_mutation(specs, np.random.default_rng(seed), n=n)
     elapsed = time.perf_counter() - t

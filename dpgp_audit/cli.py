@@ -189,7 +189,8 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                      help=f"black-box samples per side (default {AUDIT_DEFAULT_SAMPLES})")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "all"),
+    sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "model-check",
+                                           "all"),
                      default="all")
     sub.add_argument("--json", metavar="PATH", help="write the JSON report here")
     sub.add_argument("--plot", metavar="PATH",
@@ -232,7 +233,7 @@ def _run_audit(args: argparse.Namespace) -> int:
     import numpy as np
 
     from dpgp_audit.audit.result import jsonable
-    from dpgp_audit.audit.runner import audit_mechanism
+    from dpgp_audit.audit.runner import DEFAULT_AUDITORS, audit_mechanism
     from dpgp_audit.catalogue import entries, get
 
     if args.samples is not None and args.samples < 2:
@@ -244,8 +245,7 @@ def _run_audit(args: argparse.Namespace) -> int:
     todo = entries() if args.all else [get(args.mechanism)]
     seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
-    auditors = (("whitebox", "blackbox", "sensitivity") if args.auditor == "all"
-                else (args.auditor,))
+    auditors = (DEFAULT_AUDITORS if args.auditor == "all" else (args.auditor,))
     overrides = {"epsilon": args.epsilon, "delta": args.delta}
     built = []
     for entry in todo:  # build everything first: usage errors exit 2 before any audit runs

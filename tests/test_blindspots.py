@@ -143,7 +143,7 @@ def test_quadratic_score_sees_a_variance_change(rng):
 
 
 def test_score_rule_is_printed_and_kde_for_non_gaussian_scalars(rng):
-    mech = build_form(next(s for s in mutants() if s.name == "control-laplace-1d"), "sample")
+    mech = build_form(next(s for s in mutants(default_dataset()) if s.name == "control-laplace-1d"), "sample")
     data = default_dataset()
     res = audit_blackbox(mech, data, data.with_target(0, data.y[0] + 1), n=20_000, rng=rng)
     assert "kde" in " ".join(res.details["candidates"])
@@ -152,7 +152,7 @@ def test_score_rule_is_printed_and_kde_for_non_gaussian_scalars(rng):
 
 
 def test_classifier_for_non_gaussian_vectors(rng):
-    spec = next(s for s in mutants() if s.name == "laplace-l2")
+    spec = next(s for s in mutants(default_dataset()) if s.name == "laplace-l2")
     mech = build_form(spec, "sample")
     data = spec.data
     res = audit_blackbox(mech, data, data.with_target(0, data.y[0] + 1), n=20_000, rng=rng)
@@ -252,7 +252,7 @@ FAST = ["shared-noise", "std-as-variance", "noise-before-clipping", "data-depend
 
 
 def test_mutation_fast_subset_every_form():
-    specs = [s for s in mutants() if s.name in FAST]
+    specs = [s for s in mutants(default_dataset()) if s.name in FAST]
     rows = run_mutation(specs, np.random.default_rng(2026), n=50_000)
     wrong = [(r.name, r.form, r.verdict) for r in rows if not r.correct]
     assert not wrong
@@ -261,9 +261,9 @@ def test_mutation_fast_subset_every_form():
 def test_mutants_forms_expose_the_right_interfaces():
     from dpgp_audit.contract import GaussianRelease, SensitivityQuery
 
-    for spec in mutants():
+    for spec in mutants(default_dataset()):
         s, m = build_form(spec, "sample"), build_form(spec, "model")
         assert not isinstance(s, GaussianRelease) and not isinstance(s, SensitivityQuery)
         assert isinstance(m, GaussianRelease) or isinstance(m, SensitivityQuery)
-    assert len([s for s in mutants() if not s.private]) >= 15
-    assert len([s for s in mutants() if s.private]) >= 4
+    assert len([s for s in mutants(default_dataset()) if not s.private]) >= 15
+    assert len([s for s in mutants(default_dataset()) if s.private]) >= 4
