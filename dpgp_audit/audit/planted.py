@@ -45,6 +45,7 @@ from scipy import linalg
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.dataset import Dataset, clip_targets
+from dpgp_audit.audit.planted_blindspots import BLINDSPOT_AUDITOR
 from dpgp_audit.norms import L1, L2, Linf, Mahalanobis, Norm
 from dpgp_audit.privacy.calibrate import (
     analytic_gaussian_sigma,
@@ -680,6 +681,8 @@ CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
     "planted/s21-unclipped-sse": ("blackbox", 20_000, {"score": "categorical"}),
     # negative control: the same auditor at the same n must NOT flag it
     "planted/exp-no-half-monotone": ("blackbox", 5_000, {}),
+    # issue 15 §1: the default path's former blind spots (planted_blindspots.py)
+    **BLINDSPOT_AUDITOR,
 }
 
 def linear_gaussian_true_epsilon(mech: LinearGaussianMechanism, delta: float) -> float:

@@ -60,9 +60,15 @@ __all__ = [
     "NoiseSkippedSum",
     "NoisyMax",
     "SparseVector",
+    "SVT_NO_CUTOFF_EPSILON",
     "answers_data",
     "blindspot_table",
     "histogram_edge_true_epsilon",
+    "noisy_max_log_probabilities",
+    "noisy_max_with_value_epsilon",
+    "pattern_epsilon",
+    "realised_epsilon",
+    "svt_log_probabilities",
 ]
 
 _EPS, _DELTA = 1.0, 1e-5
@@ -439,7 +445,33 @@ def build_histogram(closed: bool):
 #: For each planted bug of this module: the auditor that catches it on the default
 #: path and the samples per side it needs (0: deterministic auditors), plus extra
 #: ``audit_mechanism`` arguments — the same format as ``planted.CHEAPEST_AUDITOR``.
-BLINDSPOT_AUDITOR: dict[str, tuple[str, int, dict]] = {}
+BLINDSPOT_AUDITOR: dict[str, tuple[str, int, dict]] = {
+    "planted/noise-skipped": ("blackbox", 100_000, {}),
+    "planted/shared-noise-model": ("model-check", 4_000, {}),
+    "planted/data-dependent-scale": ("blackbox", 2_000, {}),
+    "planted/svt-no-query-noise": ("blackbox", 2_000, {}),
+    "planted/svt-no-cutoff": ("blackbox", 20_000, {}),
+    "planted/noisy-max-half-scale": ("blackbox", 20_000, {}),
+    "planted/noisy-max-with-value": ("blackbox", 20_000, {}),
+    "planted/histogram-edge-double-count": ("whitebox", 0, {}),
+}
+
+#: Realised ε of SVT Alg. 6 (k = 10, ε = 1) on the generated pattern pairs, by exact
+#: quadrature (:func:`pattern_epsilon`; checked in the tests). A lower bound on its true ε,
+#: which is at most kε/2 = 5 (each of the k decisions leaks at most ε/2 given ρ).
+SVT_NO_CUTOFF_EPSILON = 4.486
+
+
+def noisy_max_with_value_epsilon(epsilon: float, k: int) -> float:
+    """True ε of report-noisy-max with Lap(2Δ/ε) releasing index *and* value: kε/2.
+
+    Given (index i, value v) the density is ``f(v − q_i) Π_{j≠i} F(v − q_j)``; when
+    every answer moves by Δ each of the k factors changes by at most e^{Δ/b} with
+    b = 2Δ/ε, and all of them do so at once in the left tail (v below every answer,
+    the Laplace CDF there is ½e^{x/b}): the supremum kε/2 is approached only in that
+    rare event.
+    """
+    return k * epsilon / 2.0
 
 
 def blindspot_table() -> list[dict]:
