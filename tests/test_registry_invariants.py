@@ -33,7 +33,7 @@ def test_claim_and_contract(entry):
     assert isinstance(mech, Mechanism)
     claim = mech.claim
     assert isinstance(claim, ApproxDP | GaussianDP | ZCDP)
-    assert claim.relation.kind in (Neighbour.OUTPUTS, Neighbour.ROWS)
+    assert claim.relation.kind in (Neighbour.OUTPUTS, Neighbour.ROWS, Neighbour.ANSWERS)
     assert claim.describe()
     if entry.planted:
         assert entry.twin is not None and entry.true_epsilon is not None

@@ -411,7 +411,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
         try:
             s = pair_score(mechanism, pair)
         except ValueError:
-            continue
+            s = math.nan  # no model score here (e.g. a zero covariance): the pilot decides
         scored.append((pair, s))
     if not scored:
         return []
@@ -419,6 +419,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     order = sorted(range(len(scored)), key=lambda i: -scored[i][1]
                    if not math.isnan(scored[i][1]) else math.inf)
     pilot: dict[int, float] = {}
+    rejected: set[int] = set()
     t0 = time.perf_counter()
     top_model = scored[order[0]][1]
     for i in order:
@@ -427,18 +428,20 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
             break
         try:
             pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng)
-        except ValueError:
-            pilot[i] = -math.inf if has_model else math.nan
+        except ValueError:  # the mechanism rejects this pair's datasets: drop it
+            rejected.add(i)
     if not has_model:
-        ranked = sorted((i for i in pilot if not math.isnan(pilot[i])), key=lambda i: -pilot[i])
+        ranked = sorted(pilot, key=lambda i: -pilot[i])
         return [(scored[i][0], pilot[i]) for i in ranked[:top]]
-    by_model = sorted(range(len(scored)), key=lambda i: (
+    keep = [i for i in range(len(scored)) if i not in rejected
+            and (not math.isnan(scored[i][1]) or i in pilot)]
+    by_model = sorted(keep, key=lambda i: (
         -scored[i][1] if not math.isnan(scored[i][1]) else math.inf,
         -pilot.get(i, -math.inf)))
     chosen = by_model[:max(1, top - 1)] if top > 1 else by_model[:1]
     if top > 1:
         for i in sorted(pilot, key=lambda i: -pilot[i]):
-            if i not in chosen and pilot[i] > -math.inf:
+            if i not in chosen:
                 chosen.append(i)
                 break
         for i in by_model:
@@ -446,7 +449,8 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
                 break
             if i not in chosen:
                 chosen.append(i)
-    return [(scored[i][0], scored[i][1]) for i in chosen[:top]]
+    return [(scored[i][0], scored[i][1] if not math.isnan(scored[i][1]) else pilot[i])
+            for i in chosen[:top]]
 
 
 # --------------------------------------------------------------------------- issue 15 §1 pairs
@@ -532,6 +536,8 @@ def _data_value_pairs(data: Dataset, relation: NeighbourRelation, rows: Sequence
     """
     out: list[NeighbourPair] = []
     y = np.asarray(data.y, dtype=float)
+    if relation.kind is Neighbour.ROWS:
+        y = np.clip(y, -relation.d, relation.d)
     q = np.quantile(y, [0.25, 0.5, 0.75])
     if relation.kind is Neighbour.OUTPUTS:
         d = relation.d

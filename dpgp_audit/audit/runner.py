@@ -215,13 +215,15 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
             else:
                 from dpgp_audit.audit.whitebox import audit_whitebox
 
-                usable = _usable(mechanism, pairs, "mean")
+                usable, singular = _factorable(mechanism, _usable(mechanism, pairs, "mean"))
                 if not usable:
                     skipped[step] = "no generated pair is accepted by the mechanism"
                 else:
                     res = audit_whitebox(mechanism, usable, claim=claim, rng=rng_wb,
                                          alpha=a_each, n_mc=n_mc)
                     res.details["scope"] = _WB_SCOPE.format(k=len(usable))
+                    if singular:
+                        res.details["pairs_left_to_blackbox"] = singular
                     mc = next((r for r in results if r.auditor == "model-check"), None)
                     if mc is not None and mc.violation:
                         res.details["model_check"] = ("VOID: sample() contradicts mean()/cov() "
@@ -256,6 +258,28 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
                        results=tuple(results), skipped=skipped, witness=witness,
                        timings=timings)
+
+
+def _factorable(mechanism: Mechanism, pairs: list[NeighbourPair]
+                ) -> tuple[list[NeighbourPair], list[str]]:
+    """Split pairs into those whose covariances can be factorised and the rest.
+
+    A zero or invalid ``cov`` (e.g. a noise scale computed from targets that are all
+    zero at a domain-end pair) has no white-box profile; such pairs stay with the
+    black-box auditor, which samples them.
+    """
+    from dpgp_audit.audit.whitebox import factor_covariance
+
+    ok, bad = [], []
+    for p in pairs:
+        try:
+            factor_covariance(mechanism.cov(p.d0))  # type: ignore[attr-defined]
+            factor_covariance(mechanism.cov(p.d1))  # type: ignore[attr-defined]
+        except ValueError as err:
+            bad.append(f"{p.label}: {err}")
+            continue
+        ok.append(p)
+    return ok, bad
 
 
 def _model_check(mechanism: Mechanism, data: Dataset, pairs: Sequence[NeighbourPair],

@@ -262,8 +262,13 @@ def fixed_score(mechanism: Mechanism, d0: Dataset, d1: Dataset,
         raise ValueError(f"score must be one of {SCORES}, got {score!r}")
     fixed = None
     if score in ("auto", "lr-gaussian"):
-        fixed = (_lr_gaussian(mechanism, d0, d1) if isinstance(mechanism, GaussianRelease)
-                 else None)
+        try:
+            fixed = (_lr_gaussian(mechanism, d0, d1) if isinstance(mechanism, GaussianRelease)
+                     else None)
+        except ValueError:
+            if score == "lr-gaussian":
+                raise
+            fixed = None  # e.g. a zero covariance at a domain-end pair: learned scores
         if fixed is None and score == "lr-gaussian":
             raise ValueError("score 'lr-gaussian' needs a GaussianRelease whose two laws "
                              "differ and share the range of their covariances")
