@@ -541,16 +541,17 @@ def _data_value_pairs(data: Dataset, relation: NeighbourRelation, rows: Sequence
     q = np.quantile(y, [0.25, 0.5, 0.75])
     if relation.kind is Neighbour.OUTPUTS:
         d = relation.d
-        for i in rows[:3]:
+        for i in rows[:2]:
             yi = float(y[i])
             cands = [(float(v), f"y[{i}] -> quantile {v:.3g}") for v in q]
             others = np.delete(y, i)
             if others.size:
                 j = int(np.argmin(np.abs(others - yi)))
                 cands.append((float(others[j]), f"y[{i}] -> tie with another target"))
-            cands += [(float(v), f"y[{i}] -> round value {v:g}") for v in
-                      _round_values(d if y_bound is None else y_bound)
-                      if 0 < abs(float(v) - yi) <= d]
+            grid = _round_values(d if y_bound is None else y_bound)
+            below, above = grid[grid < yi], grid[grid > yi]
+            for v in ([below[-1]] if below.size else []) + ([above[0]] if above.size else []):
+                cands.append((float(v), f"y[{i}] -> round value {v:g}"))
             seen: set[float] = set()
             for v, label in cands:
                 v = _clip(v, y_bound)
@@ -565,21 +566,18 @@ def _data_value_pairs(data: Dataset, relation: NeighbourRelation, rows: Sequence
         lo, hi = X.min(axis=0), X.max(axis=0)
         for i in rows[:2]:
             xi = np.asarray(base.X[i])
-            for v in _round_values(b):
-                if v != 0 and v > 0:
-                    out.append(NeighbourPair(base.with_row(i, xi, float(v)),
-                                             base.with_row(i, xi, float(-v)),
-                                             f"row {i}: y on round values {v:g} -> {-v:g}"))
+            for v in (b / 2, b / 4):
+                out.append(NeighbourPair(base.with_row(i, xi, v), base.with_row(i, xi, -v),
+                                         f"row {i}: y on round values {v:g} -> {-v:g}"))
             out.append(NeighbourPair(base.with_row(i, xi, 0.0), base.with_row(i, xi, b / 2),
                                      f"row {i}: y on round values 0 -> {b / 2:g}"))
             for v in q:
                 out.append(NeighbourPair(base, base.with_row(i, xi, float(v)),
                                          f"row {i}: y -> quantile {v:.3g}"))
-            for edge, tag in ((lo, "min"), (hi, "max")):
-                for y_new in (-b, b):
-                    out.append(NeighbourPair(base, base.with_row(i, edge, y_new),
-                                             f"row {i} -> x at the data's {tag} corner, "
-                                             f"y={y_new:+g}"))
+            for edge, tag, y_new in ((lo, "min", -b), (hi, "max", b)):
+                out.append(NeighbourPair(base, base.with_row(i, edge, y_new),
+                                         f"row {i} -> x at the data's {tag} corner, "
+                                         f"y={y_new:+g}"))
     return out
 
 
@@ -610,7 +608,8 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
         base = _clip_dataset(data, relation.d) if relation.kind is Neighbour.ROWS else data
         centre = 0.0 if relation.kind is Neighbour.ROWS else float(y[i])
         vals = np.concatenate([np.linspace(centre - span, centre + span, grid),
-                               _round_values(span), y])
+                               _round_values(span),
+                               np.quantile(y, np.linspace(0, 1, min(21, y.size)))])
         if y_bound is not None or relation.kind is Neighbour.ROWS:
             lim = span if relation.kind is Neighbour.ROWS else y_bound
             vals = vals[np.abs(vals) <= lim]  # type: ignore[operator]
