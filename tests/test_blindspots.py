@@ -276,3 +276,26 @@ def test_registered_true_epsilons_match_exact_quadrature():
     assert svt6 == pytest.approx(pb.SVT_NO_CUTOFF_EPSILON, abs=1e-3)
     assert svt6 <= 10 * 1.0 / 2  # the k eps / 2 upper bound
     assert get("planted/svt-no-cutoff").true_epsilon == pb.SVT_NO_CUTOFF_EPSILON
+
+
+def test_repeat_call_test_catches_a_generator_seeded_from_the_data(rng):
+    spec = next(s for s in mutants(default_dataset()) if s.name == "seed-from-data")
+    mech = build_form(spec, "sample")
+    data = spec.data
+    res = audit_blackbox(mech, data, data.with_target(0, data.y[0] + 1), n=2_000, rng=rng)
+    assert res.verdict is Verdict.VIOLATION
+    assert any(t["score"].startswith("repeat calls") for t in res.details["tests"])
+    # an honest sampler never triggers it
+    ok = build_form(next(s for s in mutants(default_dataset()) if s.name == "wrong-scale"),
+                    "sample")
+    res = audit_blackbox(ok, data, data.with_target(0, data.y[0] + 1), n=2_000, rng=rng)
+    assert not any(t["score"].startswith("repeat calls") for t in res.details["tests"])
+
+
+def test_auditing_lab_blindspot_suite_runs_the_default_path():
+    from dpgp_audit.experiments.auditing_lab import audit_blindspot_suite
+
+    rows = audit_blindspot_suite(np.random.default_rng(3), n_scale=0.02)
+    assert {r["id"] for r in rows} == set(pb.BLINDSPOT_AUDITOR)
+    assert all(r["twin_verdict"] != "VIOLATION" for r in rows)
+    assert sum(r["verdict"] == "VIOLATION" for r in rows) >= 5

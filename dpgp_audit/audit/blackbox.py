@@ -166,6 +166,36 @@ def _multi_counts(sampler: object, rng: np.random.Generator, n: int, scores: tup
     return counts, [(int(ev[0][i]), int(ev[1][i])) for i in range(len(chosen))]
 
 
+_CALLS = 64  # separate calls per side for the repeat-call test
+_CALLS_NAME = ("repeat calls: event 'output equals the probe call's output' "
+               "(the generator passed in is ignored)")
+
+
+def _repeat_call_test(mechanism: Mechanism, d0: Dataset, d1: Dataset,
+                      rng: np.random.Generator, m: int) -> tuple[int, int] | None:
+    """Counts for the event "a release equals the probe's release", over ``m`` separate calls.
+
+    A sampler that seeds its own generator from the data (or a constant) returns
+    the same releases for every generator it is given; within one call the rows
+    may still vary, so chunked sampling never sees a repeated value. A probe of two
+    calls with independent generators on D decides (on samples never used for the
+    bound) whether to run this test: only when both calls return the same two
+    *different* rows. Then ``m`` fresh calls of one release each, per side, are
+    counted for the event {x = a} (a: the probe's first release), and the usual
+    Clopper–Pearson bound applies to the direction D > D′.
+    """
+    g = child_rngs(rng, 2 + 2 * m)
+    a = np.asarray(mechanism.sample(d0, 2, g[0]))
+    b = np.asarray(mechanism.sample(d0, 2, g[1]))
+    if not (np.array_equal(a, b) and not np.array_equal(a[0], a[1])):
+        return None
+    k0 = sum(np.array_equal(np.asarray(mechanism.sample(d0, 1, g[2 + j]))[0], a[0])
+             for j in range(m))
+    k1 = sum(np.array_equal(np.asarray(mechanism.sample(d1, 1, g[2 + m + j]))[0], a[0])
+             for j in range(m))
+    return int(k0), int(k1)
+
+
 def _claim_epsilon_delta(claim: Claim, delta: float | None) -> tuple[float, float, str]:
     if isinstance(claim, ApproxDP):
         return claim.epsilon, claim.delta, ""
@@ -269,18 +299,28 @@ def audit_blackbox(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
         counts, events = _multi_counts(sampler, rng_cert, n_cert, all_scores, chosen, grid)
     seconds_cert = time.perf_counter() - t_cert
     a_test = alpha / len(chosen)
+    names = [getattr(all_scores[c.score], "name", fit.score_name) if c.score
+             else fit.score_name for c in chosen]
+    n_each = [n_cert] * len(chosen)
+    rng_calls = child_rngs(rng, 1)[0]  # a new child: the streams above are unchanged
+    calls = (_repeat_call_test(mechanism, d0, d1, rng_calls, min(n_cert, _CALLS))
+             if score == "auto" and extra_scores else None)
+    if calls is not None:  # replaces the weakest chosen test: the Bonferroni count stays
+        chosen[-1] = _Test("equal", "D>D'", math.nan, math.inf, 1.0, -1)
+        events[-1] = calls
+        names[-1] = _CALLS_NAME
+        n_each[-1] = min(n_cert, _CALLS)
     rows = []
     best = 0.0
-    for c, (k0, k1) in zip(chosen, events, strict=True):
+    for c, (k0, k1), name, m in zip(chosen, events, names, n_each, strict=True):
         num, den = (k1, k0) if c.direction == "D'>D" else (k0, k1)
-        eps_lb = float(epsilon_lower_bound(num, n_cert, den, n_cert, del_c, a_test))
+        eps_lb = float(epsilon_lower_bound(num, m, den, m, del_c, a_test))
         with np.errstate(divide="ignore"):
-            point = (math.log((num / n_cert - del_c) / (den / n_cert))
-                     if num / n_cert > del_c and den > 0 else (math.inf if num > 0 else 0.0))
-        rows.append({"score": getattr(all_scores[c.score], "name", fit.score_name)
-                     if c.score else fit.score_name,
+            point = (math.log((num / m - del_c) / (den / m))
+                     if num / m > del_c and den > 0 else (math.inf if num > 0 else 0.0))
+        rows.append({"score": name,
                      "tail": c.tail, "direction": c.direction, "threshold": c.threshold,
-                     "k_numerator": num, "k_denominator": den, "n": n_cert,
+                     "k_numerator": num, "k_denominator": den, "n": m,
                      "predicted_on_fit": c.predicted, "epsilon_lb": eps_lb,
                      "epsilon_point": point})
         best = max(best, eps_lb)
