@@ -20,8 +20,8 @@ import time
 import numpy as np
 from _common import report  # pins BLAS to one thread
 
-from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.audit.mutants import mutants, mutation_score, run_mutation
+from dpgp_audit.datasets.default import default_dataset
 
 
 def main() -> int:
@@ -32,7 +32,7 @@ def main() -> int:
     rows = run_mutation(specs, np.random.default_rng(seed), n=n)
     elapsed = time.perf_counter() - t
     by = {(r.name, r.form): r for r in rows}
-    print(f"| mutant | kind | sample-only | with its model | what it gets wrong |")
+    print("| mutant | kind | sample-only | with its model | what it gets wrong |")
     print("|---|---|---|---|---|")
     for s in specs:
         cells = []

@@ -143,7 +143,8 @@ def test_quadratic_score_sees_a_variance_change(rng):
 
 
 def test_score_rule_is_printed_and_kde_for_non_gaussian_scalars(rng):
-    mech = build_form(next(s for s in mutants(default_dataset()) if s.name == "control-laplace-1d"), "sample")
+    spec = next(s for s in mutants(default_dataset()) if s.name == "control-laplace-1d")
+    mech = build_form(spec, "sample")
     data = default_dataset()
     res = audit_blackbox(mech, data, data.with_target(0, data.y[0] + 1), n=20_000, rng=rng)
     assert "kde" in " ".join(res.details["candidates"])

@@ -380,7 +380,8 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
 
 def _corr_cov(s1: float) -> np.ndarray:
     """Σ = σ² (I + ¾·11ᵀ): 1 is an eigenvector with eigenvalue 4σ², so 1ᵀΣ⁻¹1 = 1/σ² and
-    four copies of a sensitivity-1 sum have μ = 1/σ, exactly the calibrated value."""
+    four copies of a sensitivity-1 sum have μ = 1/σ, exactly the calibrated value.
+    """
     one = np.ones((4, 1))
     return s1**2 * (0.75 * one @ one.T + np.eye(4))
 

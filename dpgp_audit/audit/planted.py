@@ -44,8 +44,8 @@ import numpy as np
 from scipy import linalg
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.audit.planted_blindspots import BLINDSPOT_AUDITOR
+from dpgp_audit.dataset import Dataset, clip_targets
 from dpgp_audit.norms import L1, L2, Linf, Mahalanobis, Norm
 from dpgp_audit.privacy.calibrate import (
     analytic_gaussian_sigma,

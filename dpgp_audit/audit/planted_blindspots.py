@@ -517,7 +517,7 @@ def _laplace_pdf(x: np.ndarray, b: float) -> np.ndarray:
 
 
 def noisy_max_log_probabilities(mech: NoisyMax, data: Dataset, grid: int = 20_001) -> np.ndarray:
-    """log P(argmax = i | D) of report-noisy-max, by quadrature over the max value.
+    """Log P(argmax = i | D) of report-noisy-max, by quadrature over the max value.
 
     ``P(i) = ∫ f(v − q_i) Π_{j≠i} F(v − q_j) dv`` with the Laplace density f and
     CDF F (trapezoid rule on a grid covering ±40 noise scales).
@@ -536,7 +536,7 @@ def noisy_max_log_probabilities(mech: NoisyMax, data: Dataset, grid: int = 20_00
 
 
 def svt_log_probabilities(mech: SparseVector, data: Dataset, grid: int = 8_001) -> np.ndarray:
-    """log P(output pattern | D) of SVT Alg. 5 / Alg. 6 for every pattern in {0, 1}^k.
+    """Log P(output pattern | D) of SVT Alg. 5 / Alg. 6 for every pattern in {0, 1}^k.
 
     Given the threshold noise ρ the k decisions are independent; the pattern
     probability is integrated over ρ ~ Lap(2Δ/ε) by the trapezoid rule. (Alg. 1's
@@ -567,7 +567,8 @@ def svt_log_probabilities(mech: SparseVector, data: Dataset, grid: int = 8_001) 
 
 def realised_epsilon(log_p0: np.ndarray, log_p1: np.ndarray, floor: float = -600.0) -> float:
     """``max_o |log P(o|D) − log P(o|D′)|`` over outputs; ∞ when some output is possible
-    under one dataset only (log-probability at the numerical floor)."""
+    under one dataset only (log-probability at the numerical floor).
+    """
     zero0, zero1 = log_p0 <= floor, log_p1 <= floor
     if np.any(zero0 != zero1):
         return math.inf
