@@ -348,8 +348,9 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
                  rng: np.random.Generator) -> float:
     """How distinguishable a pair looks on a small pilot sample (black-box exploration).
 
-    The largest of three z-like statistics over the output coordinates: the
-    standardised mean difference, the log ratio of the variances over its
+    The largest of three z-like statistics over the output coordinates (all in
+    standard-error units, so they compare): the mean difference over its standard
+    error ``sd·sqrt(2/n)``, the log ratio of the variances over its
     standard error ``sqrt(4/(n−1))`` (data-dependent noise moves the variance,
     not the mean), and for outputs with repeated values the total-variation
     distance of their empirical laws times ``sqrt(n)`` (discrete releases, atoms).
@@ -359,6 +360,7 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
     sd = np.sqrt(0.5 * (a.var(axis=0) + b.var(axis=0)))
     diff = np.abs(a.mean(axis=0) - b.mean(axis=0))
     z = np.where(sd > 0, diff / np.where(sd > 0, sd, 1.0), np.where(diff > 0, np.inf, 0.0))
+    z = z * math.sqrt(n / 2.0)  # standard error units, like the two statistics below
     best = float(np.max(z)) if z.size else 0.0
     if n > 2:
         va, vb = a.var(axis=0, ddof=1), b.var(axis=0, ddof=1)
