@@ -503,8 +503,9 @@ def _domain_end_pairs(data: Dataset, relation: NeighbourRelation,
     n = data.n
     if relation.kind is Neighbour.OUTPUTS:
         d = relation.d
-        top = d if y_bound is None else min(y_bound, d)
-        for label, value in (("all targets 0", 0.0), ("all targets at +top", top)):
+        ends = ((("all targets 0", 0.0), ("all targets +d", d)) if y_bound is None else
+                (("all targets at -bound", -y_bound), ("all targets at +bound", y_bound)))
+        for label, value in ends:
             base = Dataset(data.X, np.full(n, value), data.name)
             for sign, tag in ((-1.0, "-"), (1.0, "+")):
                 new = _clip(value + sign * d, y_bound)
@@ -543,6 +544,8 @@ def _data_value_pairs(data: Dataset, relation: NeighbourRelation, rows: Sequence
     q = np.quantile(y, [0.25, 0.5, 0.75])
     if relation.kind is Neighbour.OUTPUTS:
         d = relation.d
+        if y_bound is not None and np.all(np.abs(np.abs(y) - y_bound) <= 1e-12):
+            return out  # every target at ±bound (class labels): interior values are off-domain
         for i in rows[:2]:
             yi = float(y[i])
             cands = [(float(v), f"y[{i}] -> quantile {v:.3g}") for v in q]
