@@ -310,3 +310,41 @@ def test_explained_mutation_miss_is_measured():
     lp = spec.model["logp"]
     worst = max(float(np.max(np.abs(lp(p.d0) - lp(p.d1)))) for p in pairs)
     assert 1.0 < worst <= 1.33
+
+
+def test_model_ties_do_not_hide_a_pair_the_pilot_ranks_higher():
+    """Every ±d pair ties in the model's μ; the sampler misbehaves on one of them only."""
+    from dpgp_audit.audit.neighbours import rank_pairs
+    from dpgp_audit.privacy.claims import ApproxDP
+
+    class Sum:
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+        def mean(self, data):
+            return np.array([data.y.sum()])
+
+        def cov(self, data):
+            return np.eye(1)
+
+        def sample(self, data, n, rng):
+            shift = 25.0 if data.y[7] > 1.5 else 0.0  # the hidden bug on one pair
+            return data.y.sum() + shift + rng.standard_normal((n, 1))
+
+    data = Dataset(np.arange(8.0)[:, None], np.r_[np.zeros(7), 0.9])
+    pairs = neighbour_pairs(data, outputs_only(1.0), np.random.default_rng(1))
+    target = [p for p in pairs if p.d1.y[7] > 1.5 or p.d0.y[7] > 1.5]
+    assert target
+    top = rank_pairs(Sum(), pairs, np.random.default_rng(2), top=2, pilot_n=50)
+    assert any(p.d1.y[7] > 1.5 or p.d0.y[7] > 1.5 for p, _ in top)
+
+
+def test_sample_only_boundary_pairs_from_the_data_values(rng):
+    data = default_dataset()
+    labels = " ".join(p.label for p in neighbour_pairs(data, outputs_only(1.0), rng))
+    for what in ("tie with another target", "quantile", "round value"):
+        assert what in labels
+    from dpgp_audit.privacy.claims import whole_rows
+
+    labels = " ".join(p.label for p in neighbour_pairs(data, whole_rows(1.0), rng))
+    for what in ("round values 0.5 -> -0.5", "corner", "quantile"):
+        assert what in labels
