@@ -679,10 +679,10 @@ CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
     "planted/laplace-l2": ("blackbox", 10_000, {}),
     "planted/exp-no-half": ("blackbox", 5_000, {}),
     "planted/s21-unclipped-sse": ("blackbox", 20_000, {"score": "categorical"}),
-    # negative control: the same auditor at the same n must NOT flag it
-    "planted/exp-no-half-monotone": ("blackbox", 5_000, {}),
     # issue 15 §1: the default path's former blind spots (planted_blindspots.py)
     **BLINDSPOT_AUDITOR,
+    # negative control (kept last): the same auditor at the same n must NOT flag it
+    "planted/exp-no-half-monotone": ("blackbox", 5_000, {}),
 }
 
 def linear_gaussian_true_epsilon(mech: LinearGaussianMechanism, delta: float) -> float:
