@@ -24,7 +24,6 @@ from _common import report  # pins BLAS to one thread
 from dpgp_audit.audit.mutants import mutants, mutation_score, run_mutation
 from dpgp_audit.datasets.default import default_dataset
 
-
 #: Forms whose miss has a measured reason (checked by the tests, not assumed here).
 EXPLAINED = {
     ("misstated-utility-range", "sample"): (

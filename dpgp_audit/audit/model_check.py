@@ -160,12 +160,10 @@ def _directions(factor: object, rng: np.random.Generator) -> list[tuple[str, np.
         e = np.zeros(r)
         e[j] = 1.0
         out.append((f"whitened axis {j}", e))
-    ones = factor.whiten(np.ones(factor.dim))  # type: ignore[attr-defined]
     # the sum of the outputs, in whitened coordinates: v ∝ Λ^{1/2} Uᵀ 1 gives 1ᵀ(x − m)
     v = np.sqrt(factor.eigvals) * (factor.eigvecs.T @ np.ones(factor.dim))  # type: ignore
     if r > 1 and np.linalg.norm(v) > 0:
         out.append(("sum of outputs (shared noise)", v / np.linalg.norm(v)))
-    del ones
     if r > 1:
         for k in range(_N_RANDOM):
             g = rng.standard_normal(r)
