@@ -348,3 +348,29 @@ def test_sample_only_boundary_pairs_from_the_data_values(rng):
     labels = " ".join(p.label for p in neighbour_pairs(data, whole_rows(1.0), rng))
     for what in ("round values 0.5 -> -0.5", "corner", "quantile"):
         assert what in labels
+
+
+def test_candidate_scores_are_executor_independent_and_picklable():
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    mech = pb.NoiseSkippedSum(1.0, 1e-5, p_skip=0.01)
+    data = default_dataset()
+    d1 = data.with_target(0, data.y[0] + 1)
+    a = audit_blackbox(mech, data, d1, n=20_000, rng=np.random.default_rng(5))
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        b = audit_blackbox(mech, data, d1, n=20_000, rng=np.random.default_rng(5), executor=ex)
+    assert a.estimate == b.estimate and a.details["tests"] == b.details["tests"]
+    assert any(t["score"].startswith("atoms") for t in a.details["tests"])
+    assert a.verdict is Verdict.VIOLATION  # an atom of 1000 delta at 20 000 per side
+    from dpgp_audit.audit.scores import fit_classifier, fit_kde
+
+    X0 = np.random.default_rng(0).laplace(size=(500, 2))
+    X1 = X0 + 1
+    from dpgp_audit.audit.scores import fit_lda
+
+    for sc in (fit_classifier(X0, X1, np.random.default_rng(1)),
+               fit_kde(fit_lda(X0, X1), X0, X1)):
+        assert sc is not None
+        back = pickle.loads(pickle.dumps(sc))  # dask workers receive the score pickled
+        np.testing.assert_array_equal(back(X0[:50]), sc(X0[:50]))
