@@ -249,7 +249,7 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "precision",
                                             "model-check", "all"), default="all",
-                     help="one auditor, or all of the default path (A.2, A.3, A.4, A.7, model check)")
+                     help="one auditor, or all of the default path")
     sub.add_argument("--json", metavar="PATH", help="write the JSON report here")
     sub.add_argument("--plot", metavar="PATH",
                      help="write the trade-off PNG here (with --all: one file per mechanism)")
