@@ -39,6 +39,7 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.norms import L1, L2, Linf, Norm
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, Claim, PureDP, outputs_only, whole_rows
+from dpgp_audit.privacy.domain import PublicDomain, declared_domain
 
 __all__ = ["FORMS", "MutantSpec", "MutationRow", "SampleOnly", "build_form", "mutants",
            "mutation_score", "run_mutation"]
@@ -62,9 +63,10 @@ class SampleOnly:
         return self.claim_
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape ``(n, k)``."""
+        """``n`` releases, shape ``(n, k)``; targets outside ``claim.domain`` are refused."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
+        _check_domain(self.claim_, data)
         out = np.asarray(self.draw(data, n, rng), dtype=float)
         return out.reshape(n, -1)
 
@@ -166,12 +168,26 @@ def _sigma(sens: float, epsilon: float = _EPS, delta: float = _DELTA) -> float:
     return analytic_gaussian_sigma(epsilon, delta, sens)
 
 
+def _check_domain(claim: Claim, data: Dataset) -> None:
+    """Refuse targets outside the claim's declared domain (``ValueError`` naming ``y``)."""
+    domain = getattr(claim, "domain", None)
+    if domain is not None:
+        domain.targets(data.y)
+
+
+#: Outputs-only mutants declare the shipped toolbox's default domain |y| <= 1e6
+#: (:func:`~dpgp_audit.privacy.domain.declared_domain`), so the A.7 precision auditor
+#: probes legal targets only and each mutant is caught (or not) for its own mistake.
+_OUT_DOMAIN: PublicDomain = declared_domain(None)
+
+
 def _claim_out(d: float = 1.0) -> ApproxDP:
-    return ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(d))
+    return ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(d), domain=_OUT_DOMAIN)
 
 
 def _claim_rows(b: float = 1.0) -> ApproxDP:
-    return ApproxDP(epsilon=_EPS, delta=_DELTA, relation=whole_rows(b))
+    """Whole rows with |y| <= b: the relation's bound is the domain, declared as such."""
+    return ApproxDP(epsilon=_EPS, delta=_DELTA, relation=whole_rows(b), domain=PublicDomain(b))
 
 
 def _sum(data: Dataset) -> np.ndarray:
@@ -270,7 +286,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
         g = rng.gumbel(size=(n, kc))
         return np.argmax(exp_logp(d)[None, :] + g, axis=1).astype(float)[:, None]
     add("misstated-utility-range", "exponential mechanism: per-record score in [-1, 1] "
-        "(range 2) stated as sensitivity 1", PureDP(epsilon=_EPS, relation=whole_rows(1.0)),
+        "(range 2) stated as sensitivity 1", PureDP(epsilon=_EPS, relation=whole_rows(1.0), domain=PublicDomain(1.0)),
         exp_draw, {"query": util, "norm": Linf(), "bound": 1.0, "logp": exp_logp})
     # 8. metadata leaked next to the noisy statistic: the number of clipped targets
     c8 = 0.5
@@ -295,7 +311,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     def lap16(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         return (W16 @ _sum(d))[None, :] + rng.laplace(0.0, 1.0 / _EPS, size=(n, 16))
     add("laplace-l2", "Laplace scale from the L2 sensitivity (1) of a 16-dim release whose "
-        "L1 sensitivity is 4", PureDP(epsilon=_EPS, relation=outputs_only(1.0)), lap16,
+        "L1 sensitivity is 4", PureDP(epsilon=_EPS, relation=outputs_only(1.0), domain=_OUT_DOMAIN), lap16,
         {"query": lambda d: W16 @ _sum(d), "norm": L1(), "bound": 1.0})
     # 11. noise scale fitted on the data (sd of the targets)
     def dd_sd(d: Dataset) -> float:

@@ -50,6 +50,7 @@ from dpgp_audit.privacy.claims import (
     outputs_only,
     whole_rows,
 )
+from dpgp_audit.privacy.domain import PublicDomain, declared_domain
 from dpgp_audit.privacy.gdp import gdp_epsilon
 
 __all__ = [
@@ -72,6 +73,17 @@ __all__ = [
 ]
 
 _EPS, _DELTA = 1.0, 1e-5
+#: Declared public domain of the sums and answer vectors below: the toolbox default
+#: |y| <= 1e6 (targets outside are refused), so the A.7 precision auditor probes legal
+#: targets only and each bug is caught for its own mistake, not for rounding.
+_DOMAIN: PublicDomain = declared_domain(None)
+#: The histogram's bins cover [-1, 1]: its query refuses |y| > 1, the whole-row bound.
+_HIST_DOMAIN: PublicDomain = PublicDomain(1.0)
+
+
+def _targets(data: Dataset, domain: PublicDomain = _DOMAIN) -> np.ndarray:
+    """The targets, refused (``ValueError`` naming ``y``) outside the declared domain."""
+    return domain.targets(data.y)
 
 
 # --------------------------------------------------------------------------- atoms
@@ -94,13 +106,14 @@ class NoiseSkippedSum:
     @property
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP, outputs only."""
-        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d))
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
+                        domain=_DOMAIN)
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases, shape ``(n, 1)``."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        s = float(np.sum(data.y))
+        s = float(np.sum(_targets(data)))
         sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.d)
         x = s + sigma * rng.standard_normal(n)
         if self.p_skip > 0:
@@ -136,7 +149,8 @@ class BinSums:
     @property
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP, outputs only."""
-        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d))
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
+                        domain=_DOMAIN)
 
     @property
     def sigma(self) -> float:
@@ -154,7 +168,7 @@ class BinSums:
 
     def query(self, data: Dataset) -> np.ndarray:
         """The k bin sums."""
-        return _bin_matrix(data.X, self.k) @ data.y
+        return _bin_matrix(data.X, self.k) @ _targets(data)
 
     def mean(self, data: Dataset) -> np.ndarray:
         """The stated mean (the bin sums)."""
@@ -194,7 +208,8 @@ class DataDependentScaleSum:
     @property
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP, outputs only."""
-        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d))
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
+                        domain=_DOMAIN)
 
     def scale(self, data: Dataset) -> float:
         """The noise standard deviation used for ``data``."""
@@ -207,7 +222,7 @@ class DataDependentScaleSum:
         """``n`` releases, shape ``(n, 1)``."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        return float(np.sum(data.y)) + self.scale(data) * rng.standard_normal((n, 1))
+        return float(np.sum(_targets(data))) + self.scale(data) * rng.standard_normal((n, 1))
 
 
 # --------------------------------------------------------------------------- vector answers
@@ -248,13 +263,13 @@ class SparseVector:
     @property
     def claim(self) -> PureDP:
         """Pure ε-DP when every answer may move by Δ at once."""
-        return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q))
+        return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q), domain=_DOMAIN)
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` output vectors in {1, 0, −1}, shape ``(n, k)``."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        q = np.asarray(data.y, dtype=float)
+        q = np.asarray(_targets(data), dtype=float)
         k = q.size
         e1 = self.epsilon / 2
         e2 = self.epsilon - e1
@@ -296,13 +311,13 @@ class NoisyMax:
     @property
     def claim(self) -> PureDP:
         """Pure ε-DP when every answer may move by Δ at once."""
-        return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q))
+        return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q), domain=_DOMAIN)
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases: the index, shape ``(n, 1)``, or (index, value), shape ``(n, 2)``."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        q = np.asarray(data.y, dtype=float)
+        q = np.asarray(_targets(data), dtype=float)
         z = q[None, :] + rng.laplace(0.0, self.scale_factor * self.delta_q / self.epsilon,
                                      size=(n, q.size))
         idx = np.argmax(z, axis=1)
@@ -334,7 +349,8 @@ class HistogramRelease:
     @property
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP, whole rows with |y| <= 1."""
-        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(1.0))
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(1.0),
+                        domain=_HIST_DOMAIN)
 
     @property
     def sigma(self) -> float:
