@@ -289,7 +289,9 @@ def _extra_line(r: AuditResult) -> str:
         return (f"sequential (anytime-valid): {d.get('n_per_side')} draws/side/pair of at most "
                 f"{d.get('max_n')}, stopped by {d.get('stopped')}; eps ceiling "
                 f"{_fmt(d.get('epsilon_ceiling', math.nan))}; "
-                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together")
+                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together"
+                + (f"; budget {d['budget_s']:.3g} s" if d.get("budget_s") else "")
+                + (f"; witness score: {d['score']}" if d.get("score") else ""))
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
         return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "
