@@ -170,6 +170,12 @@ SENSITIVITY_NOT_APPLICABLE = {
     "R.5/dpsgd-svgp": "DP-SGD: per-step clipping and accounting checked white-box "
                       "(test_registry_h_r_audits)",
     "S21.3/laplace-classification-two-step": "two composed S21.3 releases, each checked here",
+    "A.5/gaussian-sum-sample-only": "sample-only on purpose: the black-box twin of the atom "
+                                    "and data-dependent-scale bugs (test_blindspots_cli)",
+    "A.5/svt": "all-answers relation: probed by the multi-coordinate pattern pairs, not by "
+               "the one-record sensitivity search (test_blindspots, test_blindspots_cli)",
+    "A.5/noisy-max": "all-answers relation: probed by the multi-coordinate pattern pairs "
+                     "(test_blindspots, test_blindspots_cli)",
 }
 
 
