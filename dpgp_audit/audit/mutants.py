@@ -286,7 +286,8 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
         g = rng.gumbel(size=(n, kc))
         return np.argmax(exp_logp(d)[None, :] + g, axis=1).astype(float)[:, None]
     add("misstated-utility-range", "exponential mechanism: per-record score in [-1, 1] "
-        "(range 2) stated as sensitivity 1", PureDP(epsilon=_EPS, relation=whole_rows(1.0), domain=PublicDomain(1.0)),
+        "(range 2) stated as sensitivity 1",
+        PureDP(epsilon=_EPS, relation=whole_rows(1.0), domain=PublicDomain(1.0)),
         exp_draw, {"query": util, "norm": Linf(), "bound": 1.0, "logp": exp_logp})
     # 8. metadata leaked next to the noisy statistic: the number of clipped targets
     c8 = 0.5
@@ -311,7 +312,8 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     def lap16(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         return (W16 @ _sum(d))[None, :] + rng.laplace(0.0, 1.0 / _EPS, size=(n, 16))
     add("laplace-l2", "Laplace scale from the L2 sensitivity (1) of a 16-dim release whose "
-        "L1 sensitivity is 4", PureDP(epsilon=_EPS, relation=outputs_only(1.0), domain=_OUT_DOMAIN), lap16,
+        "L1 sensitivity is 4",
+        PureDP(epsilon=_EPS, relation=outputs_only(1.0), domain=_OUT_DOMAIN), lap16,
         {"query": lambda d: W16 @ _sum(d), "norm": L1(), "bound": 1.0})
     # 11. noise scale fitted on the data (sd of the targets)
     def dd_sd(d: Dataset) -> float:
