@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.norms import L1, L2, Linf, Norm
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, Claim, PureDP, outputs_only, whole_rows
@@ -170,6 +170,7 @@ def _sigma(sens: float, epsilon: float = _EPS, delta: float = _DELTA) -> float:
 
 def _check_domain(claim: Claim, data: Dataset) -> None:
     """Refuse targets outside the claim's declared domain (``ValueError`` naming ``y``)."""
+    data = check_dataset(data)
     domain = getattr(claim, "domain", None)
     if domain is not None:
         domain.targets(data.y)

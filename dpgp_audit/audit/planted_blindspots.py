@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.norms import L2, Norm
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import (
@@ -82,8 +82,12 @@ _HIST_DOMAIN: PublicDomain = PublicDomain(1.0)
 
 
 def _targets(data: Dataset, domain: PublicDomain = _DOMAIN) -> np.ndarray:
-    """The targets, refused (``ValueError`` naming ``y``) outside the declared domain."""
-    return domain.targets(data.y)
+    """The targets, refused (``ValueError`` naming ``y``) outside the declared domain.
+
+    ``data`` that is not a :class:`~dpgp_audit.dataset.Dataset` is refused first
+    (``TypeError``/``ValueError`` naming ``data``).
+    """
+    return domain.targets(check_dataset(data).y)
 
 
 # --------------------------------------------------------------------------- atoms
@@ -168,7 +172,8 @@ class BinSums:
 
     def query(self, data: Dataset) -> np.ndarray:
         """The k bin sums."""
-        return _bin_matrix(data.X, self.k) @ _targets(data)
+        y = _targets(data)  # checks data first
+        return _bin_matrix(data.X, self.k) @ y
 
     def mean(self, data: Dataset) -> np.ndarray:
         """The stated mean (the bin sums)."""
@@ -368,9 +373,7 @@ class HistogramRelease:
 
     def query(self, data: Dataset) -> np.ndarray:
         """The 4 counts."""
-        y = np.asarray(data.y, dtype=float)
-        if np.any(np.abs(y) > 1.0):
-            raise ValueError("targets must satisfy |y| <= 1 (the declared domain)")
+        y = np.asarray(_targets(data, _HIST_DOMAIN), dtype=float)  # refuses |y| > 1
         lo, hi = _EDGES[:-1][:, None], _EDGES[1:][:, None]
         if self.closed:
             inside = (y[None, :] >= lo) & (y[None, :] <= hi)
