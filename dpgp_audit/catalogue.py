@@ -51,6 +51,11 @@ class Entry:
     audit_samples
         Black-box samples per side for ``make audit`` (``None``: the CLI default).
         Lower it for mechanisms whose sampling is slow, so ``--all`` stays fast.
+    audit_budget_s
+        Seconds of sequential black-box auditing for ``make audit`` when ``--budget-s``
+        is not given (``None``: the CLI default). Raised for bugs whose evidence needs
+        more draws than the default budget buys (e.g. a loss that lives only in a far
+        Gaussian tail); under ``--all`` it is still capped by the run's time share.
     """
 
     id: str
@@ -62,6 +67,7 @@ class Entry:
     true_epsilon: float | None = None
     twin: str | None = None
     audit_samples: int | None = None
+    audit_budget_s: float | None = None
 
     @property
     def planted(self) -> bool:
@@ -351,11 +357,77 @@ def _planted_precision() -> list[Entry]:
     ]
 
 
+# ----------------------------------------------------------------- issue 15 §1: blind spots
+#: The edge double-count's loss (true eps 1.465 against a claim of 1 at delta = 1e-5) lives
+#: in a far Gaussian tail: the sequential auditor certifies it after ~1e6 draws per side
+#: (about 1 s here), above the default cap of 10 x 20 000; the twin gets the same budget.
+HISTOGRAM_AUDIT_SAMPLES = 400_000
+HISTOGRAM_AUDIT_BUDGET_S = 4.0
+
+def _planted_blindspots() -> list[Entry]:
+    """Planted bugs of the default path's former blind spots, with their correct twins."""
+    from dpgp_audit.audit import planted_blindspots as pb
+    from dpgp_audit.datasets.default import default_dataset
+
+    gauss = {"epsilon": 1.0, "delta": 1e-5}
+    pure = {"epsilon": 1.0}
+    return [
+        Entry("A.5/gaussian-sum-sample-only", "A.5",
+              "Control: analytic Gaussian sum exposing only sample() (twin of the atom and "
+              "data-dependent-scale bugs)", pb.build_noise_never_skipped, default_dataset,
+              dict(gauss), audit_samples=100_000),
+        Entry("A.5/bin-sums", "A.5", "Control: 5 public-bin sums + iid Gaussian noise, as stated",
+              pb.build_bin_sums, default_dataset, dict(gauss)),
+        Entry("A.5/svt", "A.5", "Control: sparse vector technique (Lyu, Su & Li 2017, Alg. 1)",
+              pb.build_svt("alg1"), pb.answers_data, dict(pure)),
+        Entry("A.5/noisy-max", "A.5", "Control: report noisy max with Lap(2 Delta/eps)",
+              pb.build_noisy_max(2.0, False), pb.answers_data, dict(pure)),
+        Entry("A.5/histogram", "A.5", "Control: 4-bin histogram of |y| <= 1, half-open bins",
+              pb.build_histogram(False), default_dataset, dict(gauss),
+              audit_samples=HISTOGRAM_AUDIT_SAMPLES, audit_budget_s=HISTOGRAM_AUDIT_BUDGET_S),
+        Entry("planted/noise-skipped", "A.5",
+              "Gaussian sum whose noise is skipped with probability 100 delta (an atom)",
+              pb.build_noise_skipped, default_dataset, dict(gauss), true_epsilon=math.inf,
+              twin="A.5/gaussian-sum-sample-only", audit_samples=100_000),
+        Entry("planted/shared-noise-model", "A.5",
+              "Bin sums with one shared noise draw while cov() states iid noise",
+              pb.build_shared_noise, default_dataset, dict(gauss), true_epsilon=math.inf,
+              twin="A.5/bin-sums"),
+        Entry("planted/data-dependent-scale", "A.5",
+              "Gaussian sum with noise sd proportional to sd(y), sample() only",
+              pb.build_data_dependent_scale, default_dataset, dict(gauss),
+              true_epsilon=math.inf, twin="A.5/gaussian-sum-sample-only"),
+        Entry("planted/svt-no-query-noise", "A.5",
+              "SVT without noise on the queries (Lyu, Su & Li 2017, Alg. 5)",
+              pb.build_svt("alg5"), pb.answers_data, dict(pure), true_epsilon=math.inf,
+              twin="A.5/svt"),
+        Entry("planted/svt-no-cutoff", "A.5",
+              "SVT answering every query with Lap(2 Delta/eps) query noise (Alg. 6)",
+              pb.build_svt("alg6"), pb.answers_data, dict(pure),
+              true_epsilon=pb.SVT_NO_CUTOFF_EPSILON, twin="A.5/svt"),
+        Entry("planted/noisy-max-half-scale", "A.5",
+              "Report noisy max with Lap(Delta/eps) when every answer may move",
+              pb.build_noisy_max(1.0, False), pb.answers_data, dict(pure), true_epsilon=2.0,
+              twin="A.5/noisy-max"),
+        Entry("planted/noisy-max-with-value", "A.5",
+              "Report noisy max releasing the noisy max value too (loss in a rare tail)",
+              pb.build_noisy_max(2.0, True), pb.answers_data, dict(pure),
+              true_epsilon=pb.noisy_max_with_value_epsilon(1.0, pb.answers_data().n),
+              twin="A.5/noisy-max"),
+        Entry("planted/histogram-edge-double-count", "A.5",
+              "Histogram counting a value on an interior bin edge in both bins",
+              pb.build_histogram(True), default_dataset, dict(gauss),
+              true_epsilon=pb.histogram_edge_true_epsilon(), twin="A.5/histogram",
+              audit_samples=HISTOGRAM_AUDIT_SAMPLES, audit_budget_s=HISTOGRAM_AUDIT_BUDGET_S),
+    ]
+
+
 @functools.cache
 def _table() -> dict[str, Entry]:
     """ID → entry for the whole catalogue (built once, on first use)."""
     table: dict[str, Entry] = {}
-    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _planted_a5, _planted_precision):
+    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _planted_a5, _planted_precision,
+                 _planted_blindspots):
         for entry in part():
             if entry.id in table:
                 raise ValueError(f"mechanism ID {entry.id!r} is catalogued twice")

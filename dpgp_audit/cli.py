@@ -248,8 +248,8 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "precision",
-                                            "all"), default="all",
-                     help="one auditor, or all of the default path (A.2, A.3, A.4, A.7)")
+                                            "model-check", "all"), default="all",
+                     help="one auditor, or all of the default path")
     sub.add_argument("--json", metavar="PATH", help="write the JSON report here")
     sub.add_argument("--plot", metavar="PATH",
                      help="write the trade-off PNG here (with --all: one file per mechanism)")
@@ -477,11 +477,13 @@ def _run_audit(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
     for k, ((entry, mech, data), child) in enumerate(zip(built, children, strict=True)):
         this_budget = budget_s
+        if budget_s is not None and args.budget_s is None and entry.audit_budget_s:
+            this_budget = float(entry.audit_budget_s)  # the entry's own (larger) budget
         if budget_s is not None and args.all:  # share what is left of the --all target,
             # never less than a fifth of an even share (no mechanism is starved)
             left = AUDIT_ALL_TARGET_S - (time.perf_counter() - t_start)
             floor = 0.2 * AUDIT_ALL_TARGET_S / len(built)
-            this_budget = min(budget_s, max(floor, left / (len(built) - k)))
+            this_budget = min(this_budget, max(floor, left / (len(built) - k)))
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
                                  n=_samples_for(args, entry), alpha=args.alpha, name=entry.id,
                                  seed=seed, progress=not args.all and not args.no_progress,

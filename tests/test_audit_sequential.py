@@ -251,3 +251,27 @@ def test_sequential_needs_fewer_draws_than_fixed_n_on_a_gross_bug(rng):
     seq = audit_sequential(mech, [(D0, D1)], max_n=50_000, rng=rng)
     assert fixed.violation and seq.violation
     assert seq.details["n_per_side"] <= 50_000 // 5
+
+
+# ----------------------------------------------------------------------------- candidates
+def test_candidates_close_the_atom_blind_spot_between_rounds():
+    # Issue 15 §1 in A.8: the noise is skipped w.p. 100 delta, so {output = sum(D)} has
+    # probability 1e-3 under D and 0 under D' (true eps infinite). Only the 'atoms'
+    # candidate, chosen between rounds on earlier draws, sees it: the main (identity)
+    # score alone sees a correct Gaussian sum and cannot certify more than the claim.
+    from dpgp_audit.audit.planted_blindspots import NoiseSkippedSum
+    from dpgp_audit.audit.scores import CANDIDATE_RULE
+    from dpgp_audit.dataset import Dataset
+
+    mech = NoiseSkippedSum(1.0, 1e-5, 1.0, p_skip=1e-3)
+    X = np.zeros((5, 1))
+    d0, d1 = Dataset(X, np.zeros(5)), Dataset(X, np.r_[np.zeros(4), 1.0])
+    seed = np.random.SeedSequence(2026)
+    with_c = audit_sequential(mech, [(d0, d1)], max_n=400_000, rng=np.random.default_rng(seed))
+    without = audit_sequential(mech, [(d0, d1)], max_n=400_000,
+                               rng=np.random.default_rng(seed), extra_scores=False)
+    assert with_c.verdict is Verdict.VIOLATION
+    assert with_c.details["score"].startswith("atoms")
+    assert with_c.details["candidate_rule"] == CANDIDATE_RULE
+    assert without.verdict is not Verdict.VIOLATION
+    assert without.details["candidate_rule"] is None

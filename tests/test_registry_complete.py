@@ -24,6 +24,13 @@ from dpgp_audit import catalogue
 ALLOW: dict[str, str] = {
     # The structural Protocol itself (abstract; implementations are registered).
     "dpgp_audit.contract.Mechanism": "the contract's Protocol, not an implementation",
+    # Mutation-benchmark wrappers (issue 15 §1): one class per *form*, built for each
+    # hurried-user mistake by audit.mutants.mutants(); deliberately not catalogued, since
+    # the benchmark measures the auditors on bugs nobody planted for them.
+    "dpgp_audit.audit.mutants.SampleOnly": "mutation-benchmark form (sample only)",
+    "dpgp_audit.audit.mutants._WithDiscreteModel": "mutation-benchmark form (with its model)",
+    "dpgp_audit.audit.mutants._WithGaussianModel": "mutation-benchmark form (with its model)",
+    "dpgp_audit.audit.mutants._WithQuery": "mutation-benchmark form (with its query)",
 }
 
 # Known gaps for the lead to resolve (register or move to ALLOW), each with what blocks it.

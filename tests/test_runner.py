@@ -32,10 +32,10 @@ def test_A6_report_json_is_strict_json(ok_report):
     assert back["verdict"] == "NO_EVIDENCE" and back["note"] == NO_PROOF
     assert back["inputs"]["seed"] == 4 and back["inputs"]["n_per_side"] == 4000
     assert {r["auditor"] for r in back["results"]} == {"sensitivity", "whitebox", "blackbox",
-                                                     "precision"}
+                                                     "precision", "model-check"}
     assert back["timings"]["total"] >= back["timings"]["blackbox"] > 0
-    # α is split over the two statistical auditors run (white-box and black-box)
-    assert back["inputs"]["alpha_per_statistical_auditor"] == pytest.approx(0.025)
+    # α is split over the three statistical auditors run (model check, white-box, black-box)
+    assert back["inputs"]["alpha_per_statistical_auditor"] == pytest.approx(0.05 / 3)
 
 
 def test_A6_report_table_html_and_plot(ok_report, tmp_path):
@@ -73,7 +73,7 @@ def test_A6_missing_interfaces_are_skipped_with_reasons():
 
     rep = audit_mechanism(OnlySamples(), default_dataset(), np.random.default_rng(1), n=2000,
                           progress=True)
-    assert set(rep.skipped) == {"whitebox", "sensitivity"}
+    assert set(rep.skipped) == {"whitebox", "sensitivity", "model-check"}
     assert "GaussianRelease" in rep.skipped["whitebox"]
     assert "SensitivityQuery" in rep.skipped["sensitivity"]
     assert [r.auditor for r in rep.results] == ["blackbox", "precision"]

@@ -38,7 +38,7 @@ import numpy as np
 
 from dpgp_audit._validation import check_rng
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.audit.sampling import auto_chunk, child_rngs, prepare_split
+from dpgp_audit.audit.sampling import _sample_raw, auto_chunk, child_rngs, prepare_split, run_jobs
 from dpgp_audit.audit.scores import FittedScore, fit_score, fixed_score
 from dpgp_audit.audit.stats import (
     cp_lower,
@@ -71,15 +71,16 @@ class _Test:
     threshold: float
     predicted: float
     separation: float = 0.0  # raw fitting-split rate difference, the tie-break
+    score: int = 0  # 0: the main score; j > 0: the j-th extra candidate (fit.extra)
 
 
-def _choose_blackbox_tests(fit: FittedScore, n_cert: int, delta: float, alpha: float, tests: int,
-                           c_min: float) -> tuple[list[_Test], np.ndarray]:
-    grid = threshold_grid(fit.s0, fit.s1, c_min)
-    a0, b0 = tail_counts(fit.s0, grid)
-    a1, b1 = tail_counts(fit.s1, grid)
-    nf = fit.s0.size
-    candidates = []
+def _score_tests(s0: np.ndarray, s1: np.ndarray, grid: np.ndarray, n_cert: int, delta: float,
+                 alpha: float, tests: int, index: int) -> list[_Test]:
+    """The best threshold of each of the four (tail × direction) tests of one score."""
+    a0, b0 = tail_counts(s0, grid)
+    a1, b1 = tail_counts(s1, grid)
+    nf = s0.size
+    out = []
     for tail, (k0, k1) in (("upper", (a0, a1)), ("lower", (b0, b1))):
         for direction, (kn, kd) in (("D'>D", (k1, k0)), ("D>D'", (k0, k1))):
             # Pessimistic plug-in rates: a one-sided CP bound at level FIT_LEVEL on the
@@ -97,10 +98,102 @@ def _choose_blackbox_tests(fit: FittedScore, n_cert: int, delta: float, alpha: f
             ties = np.flatnonzero(pred >= pred.max() - 1e-12) if np.isfinite(pred.max()) \
                 else np.flatnonzero(pred == pred.max())
             j = int(ties[np.argmax(sep[ties])])
-            candidates.append(_Test(tail, direction, float(grid[j]), float(pred[j]),
-                                    float(sep[j])))
-    candidates.sort(key=lambda c: (-c.predicted, -c.separation))
+            out.append(_Test(tail, direction, float(grid[j]), float(pred[j]), float(sep[j]),
+                             index))
+    return out
+
+
+def _choose_blackbox_tests(fit: FittedScore, n_cert: int, delta: float, alpha: float, tests: int,
+                           c_min: float) -> tuple[list[_Test], np.ndarray]:
+    """The ``tests`` best tests over the main score and every extra candidate score.
+
+    Chosen on the fitting split only (the main score on its fitting samples, each
+    extra candidate on the held-out half it was not fitted on), so the choice costs
+    no α: the Bonferroni split is over the ``tests`` certified. On equal predictions
+    the main score goes first, so adding candidates never displaces an equally
+    good main-score test.
+    """
+    grid = threshold_grid(fit.s0, fit.s1, c_min)
+    candidates = _score_tests(fit.s0, fit.s1, grid, n_cert, delta, alpha, tests, 0)
+    for j, (_, e0, e1) in enumerate(fit.extra.get("candidates", ()), start=1):
+        g = threshold_grid(e0, e1, max(c_min, 1.0 / max(e0.size, 1)))
+        candidates += _score_tests(e0, e1, g, n_cert, delta, alpha, tests, j)
+    candidates.sort(key=lambda c: (-c.predicted, c.score != 0, -c.separation))
     return candidates[:tests], grid
+
+
+def _sample_test_counts(mechanism: object, data: Dataset, size: int, rng: np.random.Generator,
+                        index: int, scores: tuple, tests: tuple,
+                        grid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """On a fresh chunk: main-score tail counts at ``grid`` and the count of each test's event.
+
+    ``scores[0]`` is the main score; ``tests`` holds ``(score index, tail, threshold)``.
+    """
+    X = _sample_raw(mechanism, data, size, rng, index)
+    cols = {}
+    for j in {0, *(t[0] for t in tests)}:
+        s = np.asarray(scores[j](X), dtype=float)
+        if not np.all(np.isfinite(s)):
+            raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
+                             "the audit refuses to count them")
+        cols[j] = s
+    s0 = np.sort(cols[0])
+    above = s0.size - np.searchsorted(s0, grid, side="right")
+    below = np.searchsorted(s0, grid, side="left")
+    events = np.array([np.count_nonzero(cols[j] > t) if tail == "upper"
+                       else np.count_nonzero(cols[j] < t) for j, tail, t in tests],
+                      dtype=np.int64)
+    return above.astype(np.int64), below.astype(np.int64), events
+
+
+def _multi_counts(sampler: object, rng: np.random.Generator, n: int, scores: tuple,
+                  chosen: list[_Test], grid: np.ndarray) -> tuple[dict, list[tuple[int, int]]]:
+    """Certification counts when the chosen tests use more than one score."""
+    t = time.perf_counter()
+    spec = tuple((c.score, c.tail, c.threshold) for c in chosen)
+    jobs = sampler.jobs(rng, n)  # type: ignore[attr-defined]
+    res = run_jobs(sampler.executor, _sample_test_counts,  # type: ignore[attr-defined]
+                   [(*a, scores, spec, grid) for _, a in jobs])
+    sampler.seconds += time.perf_counter() - t  # type: ignore[attr-defined]
+    sampler.chunks += len(jobs)  # type: ignore[attr-defined]
+    counts: dict = {}
+    ev = {}
+    for side in (0, 1):
+        mine = [r for (s, _), r in zip(jobs, res, strict=True) if s == side]
+        counts[f"above{side}"] = sum(r[0] for r in mine)
+        counts[f"below{side}"] = sum(r[1] for r in mine)
+        ev[side] = sum(r[2] for r in mine)
+    return counts, [(int(ev[0][i]), int(ev[1][i])) for i in range(len(chosen))]
+
+
+_CALLS = 64  # separate calls per side for the repeat-call test
+_CALLS_NAME = ("repeat calls: event 'output equals the probe call's output' "
+               "(the generator passed in is ignored)")
+
+
+def _repeat_call_test(mechanism: Mechanism, d0: Dataset, d1: Dataset,
+                      rng: np.random.Generator, m: int) -> tuple[int, int] | None:
+    """Counts for the event "a release equals the probe's release", over ``m`` separate calls.
+
+    A sampler that seeds its own generator from the data (or a constant) returns
+    the same releases for every generator it is given; within one call the rows
+    may still vary, so chunked sampling never sees a repeated value. A probe of two
+    calls with independent generators on D decides (on samples never used for the
+    bound) whether to run this test: only when both calls return the same two
+    *different* rows. Then ``m`` fresh calls of one release each, per side, are
+    counted for the event {x = a} (a: the probe's first release), and the usual
+    Clopper–Pearson bound applies to the direction D > D′.
+    """
+    g = child_rngs(rng, 2 + 2 * m)
+    a = np.asarray(mechanism.sample(d0, 2, g[0]))
+    b = np.asarray(mechanism.sample(d0, 2, g[1]))
+    if not (np.array_equal(a, b) and not np.array_equal(a[0], a[1])):
+        return None
+    k0 = sum(np.array_equal(np.asarray(mechanism.sample(d0, 1, g[2 + j]))[0], a[0])
+             for j in range(m))
+    k1 = sum(np.array_equal(np.asarray(mechanism.sample(d1, 1, g[2 + m + j]))[0], a[0])
+             for j in range(m))
+    return int(k0), int(k1)
 
 
 def _claim_epsilon_delta(claim: Claim, delta: float | None) -> tuple[float, float, str]:
@@ -120,7 +213,7 @@ def audit_blackbox(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
                    score: str = "auto", executor: Executor | None = None,
                    chunk_size: int | None = None, fit_fraction: float | None = None,
                    tests: int = 2, delta: float | None = None, c_min: float | None = None,
-                   max_fit_rows: int = 200_000) -> AuditResult:
+                   max_fit_rows: int = 200_000, extra_scores: bool = True) -> AuditResult:
     """A.3: certified lower bound on ε at the claimed δ from samples of M(D) and M(D′).
 
     Parameters
@@ -161,6 +254,11 @@ def audit_blackbox(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
         Smallest tail mass of the threshold grid (default ``5 / n_fit``).
     max_fit_rows
         Raw outputs kept per side for fitting an ``lda``/``categorical`` score.
+    extra_scores
+        With ``score="auto"``: also fit the extra candidate scores (atoms,
+        quadratic, kde, classifier, a learned score beside ``lr-gaussian``; rule
+        :data:`~dpgp_audit.audit.scores.CANDIDATE_RULE`) and certify the best
+        predicted tests over all of them (issue 15 §1). ``False``: the main score only.
 
     Returns
     -------
@@ -181,27 +279,48 @@ def audit_blackbox(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
     if tests not in (1, 2, 3, 4):
         raise ValueError(f"tests must be 1..4, got {tests!r}")
     rng_fit, rng_cert = child_rngs(rng, 2)
-    fit = fit_score(sampler, rng_fit, n_fit, score, max_fit_rows, fixed)
+    fit = fit_score(sampler, rng_fit, n_fit, score, max_fit_rows, fixed,
+                    candidates=score == "auto" and extra_scores)
     chunk = auto_chunk(sampler, chunk_size, fit.dim)
     c_min = min(0.5, 5.0 / n_fit) if c_min is None else float(c_min)
     chosen, grid = _choose_blackbox_tests(fit, n_cert, del_c, alpha, tests, c_min)
-    thresholds = np.unique(np.concatenate([[c.threshold for c in chosen], grid]))
     t_cert = time.perf_counter()
-    counts = sampler.counts(rng_cert, n_cert, fit.score, thresholds)
+    cands = fit.extra.get("candidates", ())
+    all_scores = (fit.score, *(c[0] for c in cands))
+    if all(c.score == 0 for c in chosen):  # the main score only: the original counting path
+        thresholds = np.unique(np.concatenate([[c.threshold for c in chosen], grid]))
+        counts = sampler.counts(rng_cert, n_cert, fit.score, thresholds)
+        events = []
+        for c in chosen:
+            j = int(np.searchsorted(thresholds, c.threshold))
+            events.append(tuple(int(x[j]) for x in tail_rates(counts, c.tail)))
+    else:
+        thresholds = grid
+        counts, events = _multi_counts(sampler, rng_cert, n_cert, all_scores, chosen, grid)
     seconds_cert = time.perf_counter() - t_cert
     a_test = alpha / len(chosen)
+    names = [getattr(all_scores[c.score], "name", fit.score_name) if c.score
+             else fit.score_name for c in chosen]
+    n_each = [n_cert] * len(chosen)
+    rng_calls = child_rngs(rng, 1)[0]  # a new child: the streams above are unchanged
+    calls = (_repeat_call_test(mechanism, d0, d1, rng_calls, min(n_cert, _CALLS))
+             if score == "auto" and extra_scores else None)
+    if calls is not None:  # replaces the weakest chosen test: the Bonferroni count stays
+        chosen[-1] = _Test("equal", "D>D'", math.nan, math.inf, 1.0, -1)
+        events[-1] = calls
+        names[-1] = _CALLS_NAME
+        n_each[-1] = min(n_cert, _CALLS)
     rows = []
     best = 0.0
-    for c in chosen:
-        j = int(np.searchsorted(thresholds, c.threshold))
-        k0, k1 = (int(x[j]) for x in tail_rates(counts, c.tail))
+    for c, (k0, k1), name, m in zip(chosen, events, names, n_each, strict=True):
         num, den = (k1, k0) if c.direction == "D'>D" else (k0, k1)
-        eps_lb = float(epsilon_lower_bound(num, n_cert, den, n_cert, del_c, a_test))
+        eps_lb = float(epsilon_lower_bound(num, m, den, m, del_c, a_test))
         with np.errstate(divide="ignore"):
-            point = (math.log((num / n_cert - del_c) / (den / n_cert))
-                     if num / n_cert > del_c and den > 0 else (math.inf if num > 0 else 0.0))
-        rows.append({"tail": c.tail, "direction": c.direction, "threshold": c.threshold,
-                     "k_numerator": num, "k_denominator": den, "n": n_cert,
+            point = (math.log((num / m - del_c) / (den / m))
+                     if num / m > del_c and den > 0 else (math.inf if num > 0 else 0.0))
+        rows.append({"score": name,
+                     "tail": c.tail, "direction": c.direction, "threshold": c.threshold,
+                     "k_numerator": num, "k_denominator": den, "n": m,
                      "predicted_on_fit": c.predicted, "epsilon_lb": eps_lb,
                      "epsilon_point": point})
         best = max(best, eps_lb)
@@ -216,6 +335,13 @@ def audit_blackbox(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
         "score": fit.score_name, "n_per_side": n, "n_fit": n_fit, "n_cert": n_cert,
         "delta": del_c, "claimed_epsilon": eps_c, "claim": claim.as_dict(),  # type: ignore
         "claim_conversion": conversion, "tests": rows, "alpha_per_test": a_test,
+        "candidates": fit.extra.get("candidate_names", [fit.score_name]),
+        "candidate_rule": fit.extra.get("rule", "one score (no candidates)"),
+        "bonferroni": (f"Bonferroni: alpha {alpha:g} split evenly over the {len(chosen)} "
+                       f"certified tests ({a_test:g} each, half per proportion); they were "
+                       f"chosen on the fitting split alone from "
+                       f"{len(all_scores)} candidate score(s) x 4 tail/direction tests, "
+                       "so the choice spends no alpha"),
         "alpha_spent": alpha, "epsilon_ceiling": ceiling, "c_min": c_min,
         "epsilon_point": max((r["epsilon_point"] for r in rows), default=0.0),
         "tradeoff": tradeoff_points(counts, thresholds, n_cert, alpha),

@@ -10,7 +10,21 @@ generator decides what the auditors can see. :func:`neighbour_pairs` returns
   from ``+b`` to ``−b`` (the largest target change, 2b), outlier rows with x far
   outside the data and y at ``±b``, a duplicate of another row's x, and random
   substitutions drawn from the data's bounding box; plus tiny-N variants
-  (the first one or two rows only), where one record weighs most.
+  (the first one or two rows only), where one record weighs most;
+* **all answers** (every query answer moves by up to ``d`` at once): the
+  multi-coordinate patterns of the SVT / noisy-max literature — all up, half up
+  and half down, one up and the rest down, … (StatDP, DP-Sniper).
+
+Issue 15 §1 adds, for the first two relations:
+
+* **domain-end pairs**: all targets equal (spread 0) or all at the bound, one row
+  moved — where a noise scale, clip bound or covariance computed from the private
+  targets is most extreme;
+* **boundary pairs from the data's own values**: ties, quantiles, targets exactly on
+  round values (where hand-written bins and grids put their edges), x exactly at
+  the corners of the data's input box;
+* with a ``query`` (:func:`query_edge_pairs`): pairs where the query jumps, found by
+  scanning one target over its range; the runner adds them to every auditor's pairs.
 
 Rows are chosen adversarially when the dataset is large: the most isolated
 inputs, the extreme inputs and the extreme targets, then random rows.
@@ -25,6 +39,7 @@ pairs confirmed (:mod:`dpgp_audit.audit.runner`).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,6 +58,7 @@ __all__ = [
     "is_neighbour",
     "neighbour_pairs",
     "pair_score",
+    "query_edge_pairs",
     "rank_pairs",
 ]
 
@@ -93,10 +109,14 @@ def is_neighbour(d0: Dataset, d1: Dataset, relation: NeighbourRelation,
     """True when ``d0`` and ``d1`` are neighbours under ``relation``.
 
     Outputs only: same inputs and exactly one target moved by at most ``d``.
+    All answers: same inputs and every target (answer) moved by at most ``d``.
     Whole rows: same size, at most one row differs, and every target within ``|y| <= d``.
     """
     if d0.n != d1.n or d0.dim != d1.dim:
         return False
+    if relation.kind is Neighbour.ANSWERS:
+        return d0.same_inputs(d1) and float(np.max(np.abs(d0.y - d1.y), initial=0.0)) <= \
+            relation.d + atol
     if relation.kind is Neighbour.OUTPUTS:
         if not d0.same_inputs(d1):
             return False
@@ -197,6 +217,8 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
     n_random = int(n_random)
     if n_random < 0:
         raise ValueError(f"n_random must be >= 0, got {n_random}")
+    if relation.kind is Neighbour.ANSWERS:
+        return _answers_pairs(data, relation.d)
     if tiny_n is None:
         tiny_n = relation.kind is Neighbour.ROWS
     pairs: list[NeighbourPair] = []
@@ -234,6 +256,9 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
                 if base.n > m:
                     small = Dataset(base.X[:m], base.y[:m], base.name)
                     pairs += _rows_pairs(small, [0], b, rng, prefix=f"N={m}: ", far_only=True)
+    if adversarial:
+        pairs += _domain_end_pairs(data, relation, y_bound)
+        pairs += _data_value_pairs(data, relation, rows, y_bound)
     return pairs
 
 
@@ -321,37 +346,295 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
 
 def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
                  rng: np.random.Generator) -> float:
-    """Standardised mean difference from a small pilot sample (black-box exploration)."""
+    """How distinguishable a pair looks on a small pilot sample (black-box exploration).
+
+    The largest of three z-like statistics over the output coordinates (all in
+    standard-error units, so they compare): the mean difference over its standard
+    error ``sd·sqrt(2/n)``, the log ratio of the variances over its
+    standard error ``sqrt(4/(n−1))`` (data-dependent noise moves the variance,
+    not the mean), and for outputs with repeated values the total-variation
+    distance of their empirical laws times ``sqrt(n)`` (discrete releases, atoms).
+    """
     a = np.asarray(mechanism.sample(pair.d0, n, rng), dtype=float).reshape(n, -1)
     b = np.asarray(mechanism.sample(pair.d1, n, rng), dtype=float).reshape(n, -1)
     sd = np.sqrt(0.5 * (a.var(axis=0) + b.var(axis=0)))
     diff = np.abs(a.mean(axis=0) - b.mean(axis=0))
     z = np.where(sd > 0, diff / np.where(sd > 0, sd, 1.0), np.where(diff > 0, np.inf, 0.0))
-    # Distinct-value mismatch catches deterministic and discrete releases.
-    return float(np.max(z)) if z.size else 0.0
+    z = z * math.sqrt(n / 2.0)  # standard error units, like the two statistics below
+    best = float(np.max(z)) if z.size else 0.0
+    if n > 2:
+        va, vb = a.var(axis=0, ddof=1), b.var(axis=0, ddof=1)
+        both = (va > 0) & (vb > 0)
+        with np.errstate(divide="ignore"):
+            lr = np.abs(np.log(np.where(both, va, 1.0)) - np.log(np.where(both, vb, 1.0)))
+        zv = np.where(both, lr / math.sqrt(4.0 / (n - 1)), np.where((va > 0) != (vb > 0),
+                                                                   np.inf, 0.0))
+        best = max(best, float(np.max(zv)) if zv.size else 0.0)
+    ka = np.ascontiguousarray(a).view(np.dtype((np.void, a.dtype.itemsize * a.shape[1])))[:, 0]
+    kb = np.ascontiguousarray(b).view(np.dtype((np.void, b.dtype.itemsize * b.shape[1])))[:, 0]
+    keys, inv = np.unique(np.concatenate([ka, kb]), return_inverse=True)
+    if keys.size < 2 * n:  # some output repeats: compare the laws of the repeated values
+        ca = np.bincount(inv[:n], minlength=keys.size)
+        cb = np.bincount(inv[n:], minlength=keys.size)
+        rep = (ca + cb) >= 2
+        tv = 0.5 * float(np.sum(np.abs(ca[rep] - cb[rep]))) / n
+        best = max(best, tv * math.sqrt(n))
+    return best
 
 
 def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.random.Generator,
-               *, top: int = 3, pilot_n: int = 200) -> list[tuple[NeighbourPair, float]]:
+               *, top: int = 3, pilot_n: int = 200, pilot_budget_s: float = 3.0
+               ) -> list[tuple[NeighbourPair, float]]:
     """Exploratory phase: score every pair cheaply and return the ``top`` most distinguishable.
 
-    Uses :func:`pair_score` (white-box μ or sensitivity ratio; no samples) where the
-    mechanism offers it, otherwise a pilot sample of ``pilot_n`` outputs per side
-    drawn from ``rng``. The pilot samples must **not** be reused for the
+    Two rankings are kept side by side (issue 15 §1):
+
+    * the **model** ranking by :func:`pair_score` (white-box μ, exact discrete loss or
+      sensitivity ratio; no samples) where the mechanism offers one — it trusts the
+      mechanism's description of itself;
+    * the **pilot** ranking by a small sample of ``pilot_n`` outputs per side (mean,
+      variance and distribution differences), which tests the implementation.
+
+    The result takes the best ``top − 1`` pairs of the model ranking — ties broken
+    by the pilot score, so a tie never hides a pair the pilot ranks higher — and
+    then the best pilot-ranked pair not yet taken. Without a model score the pilot
+    ranking alone decides. Pilot sampling runs in model order (every pair tied at
+    the top first) and stops after ``pilot_budget_s`` seconds, so slow mechanisms
+    stay affordable. The pilot samples must **not** be reused for the
     confirmatory audit: pass a different generator to the auditors.
 
     Pairs whose datasets the mechanism rejects (``ValueError``, e.g. a size it
     was not built for) are dropped.
     """
     rng = check_rng(rng)
+    top = max(1, int(top))
     scored: list[tuple[NeighbourPair, float]] = []
     for pair in pairs:
         try:
             s = pair_score(mechanism, pair)
-            if math.isnan(s):
-                s = _pilot_score(mechanism, pair, pilot_n, rng)
         except ValueError:
-            continue
+            s = math.nan  # no model score here (e.g. a zero covariance): the pilot decides
         scored.append((pair, s))
-    scored.sort(key=lambda t: -t[1] if not math.isnan(t[1]) else math.inf)
-    return scored[:max(1, int(top))]
+    if not scored:
+        return []
+    has_model = any(not math.isnan(s) for _, s in scored)
+    order = sorted(range(len(scored)), key=lambda i: -scored[i][1]
+                   if not math.isnan(scored[i][1]) else math.inf)
+    pilot: dict[int, float] = {}
+    rejected: set[int] = set()
+    t0 = time.perf_counter()
+    top_model = scored[order[0]][1]
+    for i in order:
+        tied = has_model and scored[i][1] == top_model
+        if has_model and not tied and time.perf_counter() - t0 > pilot_budget_s:
+            break
+        try:
+            pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng)
+        except ValueError:  # the mechanism rejects this pair's datasets: drop it
+            rejected.add(i)
+    if not has_model:
+        ranked = sorted(pilot, key=lambda i: -pilot[i])
+        return [(scored[i][0], pilot[i]) for i in ranked[:top]]
+    keep = [i for i in range(len(scored)) if i not in rejected
+            and (not math.isnan(scored[i][1]) or i in pilot)]
+    by_model = sorted(keep, key=lambda i: (
+        -scored[i][1] if not math.isnan(scored[i][1]) else math.inf,
+        -pilot.get(i, -math.inf)))
+    chosen = by_model[:max(1, top - 1)] if top > 1 else by_model[:1]
+    if top > 1:
+        for i in sorted(pilot, key=lambda i: -pilot[i]):
+            if i not in chosen:
+                chosen.append(i)
+                break
+        for i in by_model:
+            if len(chosen) >= top:
+                break
+            if i not in chosen:
+                chosen.append(i)
+    return [(scored[i][0], scored[i][1] if not math.isnan(scored[i][1]) else pilot[i])
+            for i in chosen[:top]]
+
+
+# --------------------------------------------------------------------------- issue 15 §1 pairs
+def _answers_pairs(data: Dataset, d: float) -> list[NeighbourPair]:
+    """Every answer moves by at most d at once: the classic multi-coordinate patterns.
+
+    All up, all down, half up / half down (both halves), one up and the rest
+    down, one down and the rest up (Ding et al. 2018, StatDP; Bichsel et al.
+    2021, DP-Sniper), alternating signs, and — applied both to the user's answer
+    vector and to the all-equal vector, where ties make the argmax and threshold
+    decisions most fragile.
+    """
+    out: list[NeighbourPair] = []
+    k = data.n
+    half = np.arange(k) < (k + 1) // 2
+    alt = np.where(np.arange(k) % 2 == 0, 1.0, -1.0)
+    one = np.arange(k) == 0
+    last = np.arange(k) == k - 1
+    patterns = [
+        ("all up", np.ones(k)), ("all down", -np.ones(k)),
+        ("half up, half down", np.where(half, 1.0, -1.0)),
+        ("half down, half up", np.where(half, -1.0, 1.0)),
+        ("one up, rest down", np.where(one, 1.0, -1.0)),
+        ("one down, rest up", np.where(one, -1.0, 1.0)),
+        ("last up, rest down", np.where(last, 1.0, -1.0)),
+        ("alternating", alt),
+        ("one up", one.astype(float)),
+    ]
+    flat = Dataset(data.X, np.zeros(k), data.name)
+    bases = [("", data)] if np.all(data.y == 0) else [("", data), ("equal answers: ", flat)]
+    for prefix, base in bases:
+        for name, step in patterns:
+            out.append(NeighbourPair(base, Dataset(base.X, base.y + d * step, base.name),
+                                     f"{prefix}{name} (every answer moves by <= d)"))
+    return out
+
+
+def _domain_end_pairs(data: Dataset, relation: NeighbourRelation,
+                      y_bound: float | None) -> list[NeighbourPair]:
+    """Pairs at the ends of the domain of statistics a noise scale may depend on.
+
+    A mechanism that computes its noise scale, clip bound or covariance from the
+    private targets (their spread, their largest value) is least private where
+    that statistic is extreme: all targets equal (spread 0) or all at the bound.
+    One row is then moved as far as the relation allows.
+    """
+    out: list[NeighbourPair] = []
+    n = data.n
+    if relation.kind is Neighbour.OUTPUTS:
+        d = relation.d
+        ends = ((("all targets 0", 0.0), ("all targets +d", d)) if y_bound is None else
+                (("all targets at -bound", -y_bound), ("all targets at +bound", y_bound)))
+        for label, value in ends:
+            base = Dataset(data.X, np.full(n, value), data.name)
+            for sign, tag in ((-1.0, "-"), (1.0, "+")):
+                new = _clip(value + sign * d, y_bound)
+                if new != value:
+                    out.append(NeighbourPair(base, base.with_target(0, new),
+                                             f"domain end: {label}, y[0] {tag} d"))
+    elif relation.kind is Neighbour.ROWS:
+        b = relation.d
+        for label, value in (("all targets 0", 0.0), ("all targets +b", b)):
+            base = Dataset(data.X, np.full(n, value), data.name)
+            for y_new, tag in ((-b, "-b"), (b, "+b")):
+                if y_new != value:
+                    out.append(NeighbourPair(base, base.with_row(0, base.X[0], y_new),
+                                             f"domain end: {label}, row 0 -> y={tag}"))
+    return out
+
+
+def _round_values(bound: float) -> np.ndarray:
+    """Values where hand-written bins and grids put their edges: multiples of b/4 and b/10."""
+    return np.unique(np.round(np.concatenate([np.linspace(-bound, bound, 9),
+                                              np.linspace(-bound, bound, 21)]), 12))
+
+
+def _data_value_pairs(data: Dataset, relation: NeighbourRelation, rows: Sequence[int],
+                      y_bound: float | None) -> list[NeighbourPair]:
+    """Boundary pairs built from the data's own values (for sample-only mechanisms).
+
+    Ties (a target moved onto another row's target), the median and quartiles of
+    the targets, targets exactly on round values (bin and grid edges), and — for
+    whole rows — x exactly at the edge of the data's input box.
+    """
+    out: list[NeighbourPair] = []
+    y = np.asarray(data.y, dtype=float)
+    if relation.kind is Neighbour.ROWS:
+        y = np.clip(y, -relation.d, relation.d)
+    q = np.quantile(y, [0.25, 0.5, 0.75])
+    if relation.kind is Neighbour.OUTPUTS:
+        d = relation.d
+        if y_bound is not None and np.all(np.abs(np.abs(y) - y_bound) <= 1e-12):
+            return out  # every target at ±bound (class labels): interior values are off-domain
+        for i in rows[:2]:
+            yi = float(y[i])
+            cands = [(float(v), f"y[{i}] -> quantile {v:.3g}") for v in q]
+            others = np.delete(y, i)
+            if others.size:
+                j = int(np.argmin(np.abs(others - yi)))
+                cands.append((float(others[j]), f"y[{i}] -> tie with another target"))
+            grid = _round_values(d if y_bound is None else y_bound)
+            below, above = grid[grid < yi], grid[grid > yi]
+            for v in ([below[-1]] if below.size else []) + ([above[0]] if above.size else []):
+                cands.append((float(v), f"y[{i}] -> round value {v:g}"))
+            seen: set[float] = set()
+            for v, label in cands:
+                v = _clip(v, y_bound)
+                if v == yi or abs(v - yi) > d or v in seen:
+                    continue
+                seen.add(v)
+                out.append(NeighbourPair(data, data.with_target(i, v), label))
+    elif relation.kind is Neighbour.ROWS:
+        b = relation.d
+        base = _clip_dataset(data, b)
+        X = np.asarray(base.X)
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        for i in rows[:2]:
+            xi = np.asarray(base.X[i])
+            for v in (b / 2, b / 4):
+                out.append(NeighbourPair(base.with_row(i, xi, v), base.with_row(i, xi, -v),
+                                         f"row {i}: y on round values {v:g} -> {-v:g}"))
+            out.append(NeighbourPair(base.with_row(i, xi, 0.0), base.with_row(i, xi, b / 2),
+                                     f"row {i}: y on round values 0 -> {b / 2:g}"))
+            for v in q:
+                out.append(NeighbourPair(base, base.with_row(i, xi, float(v)),
+                                         f"row {i}: y -> quantile {v:.3g}"))
+            for edge, tag, y_new in ((lo, "min", -b), (hi, "max", b)):
+                out.append(NeighbourPair(base, base.with_row(i, edge, y_new),
+                                         f"row {i} -> x at the data's {tag} corner, "
+                                         f"y={y_new:+g}"))
+    return out
+
+
+def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: NeighbourRelation,
+                     rows: Sequence[int], *, y_bound: float | None = None,
+                     grid: int = 41, top: int = 4) -> list[NeighbourPair]:
+    """Pairs where the mechanism's ``query`` jumps (bin/fold edges, ties), found by scanning.
+
+    For each of the given rows the target is scanned over a grid of the allowed
+    range, the data's own target values and round values (where hand-written bins
+    put their edges); the query is evaluated at every point. The pairs kept are
+    the ``top`` largest query changes in the mechanism's norm among values the
+    relation allows to be neighbours — a discontinuity shows up as a change far
+    larger than the distance between the two values suggests. Deterministic
+    (no samples); the white- and black-box auditors then test these pairs.
+    """
+    if relation.kind is Neighbour.ANSWERS:
+        return []
+    y = np.asarray(data.y, dtype=float)
+    if relation.kind is Neighbour.OUTPUTS:
+        span = relation.d if y_bound is None else y_bound
+        reach = relation.d
+    else:
+        span = relation.d
+        reach = 2 * relation.d
+    found: list[tuple[float, NeighbourPair]] = []
+    for i in rows:
+        base = _clip_dataset(data, relation.d) if relation.kind is Neighbour.ROWS else data
+        centre = 0.0 if relation.kind is Neighbour.ROWS else float(y[i])
+        vals = np.concatenate([np.linspace(centre - span, centre + span, grid),
+                               _round_values(span),
+                               np.quantile(y, np.linspace(0, 1, min(21, y.size)))])
+        if y_bound is not None or relation.kind is Neighbour.ROWS:
+            lim = span if relation.kind is Neighbour.ROWS else y_bound
+            vals = vals[np.abs(vals) <= lim]  # type: ignore[operator]
+        vals = np.unique(np.round(vals, 12))
+        qs = []
+        for v in vals:
+            try:
+                qs.append(np.ravel(mechanism.query(base.with_target(i, float(v)))))
+            except ValueError:
+                qs.append(None)
+        for a in range(len(vals)):
+            for c in range(a + 1, len(vals)):
+                if qs[a] is None or qs[c] is None or vals[c] - vals[a] > reach + 1e-12:
+                    continue
+                change = float(mechanism.norm(qs[c] - qs[a]))
+                if change > 0:
+                    pair = NeighbourPair(base.with_target(i, float(vals[a])),
+                                         base.with_target(i, float(vals[c])),
+                                         f"query edge scan: y[{i}] {vals[a]:.4g} -> "
+                                         f"{vals[c]:.4g}")
+                    found.append((change, pair))
+    found.sort(key=lambda t: -t[0])
+    return [p for _, p in found[:top]]

@@ -45,6 +45,7 @@ import numpy as np
 from scipy import linalg
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.planted_blindspots import BLINDSPOT_AUDITOR
 from dpgp_audit.dataset import Dataset, check_dataset, clip_targets
 from dpgp_audit.norms import L1, L2, Linf, Mahalanobis, Norm
 from dpgp_audit.privacy.calibrate import (
@@ -708,7 +709,9 @@ CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
     "planted/laplace-l2": ("blackbox", 10_000, {}),
     "planted/exp-no-half": ("blackbox", 5_000, {}),
     "planted/s21-unclipped-sse": ("blackbox", 20_000, {"score": "categorical"}),
-    # negative control: the same auditor at the same n must NOT flag it
+    # issue 15 §1: the default path's former blind spots (planted_blindspots.py)
+    **BLINDSPOT_AUDITOR,
+    # negative control (kept last): the same auditor at the same n must NOT flag it
     "planted/exp-no-half-monotone": ("blackbox", 5_000, {}),
 }
 

@@ -56,6 +56,8 @@ class Guarantee(StrEnum):
     COUNTEREXAMPLE = "definitive counterexample (deterministic query, witness pair attached)"
     SEARCH_LOWER_BOUND = "largest value found by search: a lower bound on the true supremum"
     POINT_ESTIMATE = "point estimate (no confidence guarantee)"
+    MODEL_TEST = ("goodness-of-fit of sample() against the stated mean()/cov(): a rejection "
+                  "holds with confidence 1 - alpha (DKW, no asymptotics)")
 
 
 @dataclass(frozen=True)
@@ -287,18 +289,30 @@ def _extra_line(r: AuditResult) -> str:
         return (f"sequential (anytime-valid): {d.get('n_per_side')} draws/side/pair of at most "
                 f"{d.get('max_n')}, stopped by {d.get('stopped')}; eps ceiling "
                 f"{_fmt(d.get('epsilon_ceiling', math.nan))}; "
-                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together")
+                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together"
+                + (f"; budget {d['budget_s']:.3g} s" if d.get("budget_s") else "")
+                + (f"; witness score: {d['score']}" if d.get("score") else ""))
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
         return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "
                 f"{ceiling}; "
-                f"pairs confirmed: {d.get('pairs_confirmed', 1)} (Bonferroni)")
+                f"pairs confirmed: {d.get('pairs_confirmed', 1)} (Bonferroni); "
+                f"scores tried: {', '.join(map(str, d.get('candidates', [d.get('score')])))}; "
+                f"{d.get('bonferroni', '')}")
+    if r.auditor == "model-check":
+        p = d.get("power", {})
+        return (f"{len(d.get('rejected', []))} of {d.get('tests_per_dataset')} tests/dataset "
+                f"rejected; power 0.8 against sd ratio outside "
+                f"[{_fmt(p.get('sd_ratio_below', math.nan))}, "
+                f"{_fmt(p.get('sd_ratio_above', math.nan))}] or a mean shift > "
+                f"{_fmt(p.get('mean_shift', math.nan))} sd along a tested direction")
     if r.auditor == "sensitivity":
         loc, glob = (_fmt(float(d.get(k, math.nan))) for k in ("local_sensitivity",
                                                                "global_searched"))
         return f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
     if r.auditor == "whitebox" and "mu" in d:
-        return f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs"
+        return (f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs; "
+                f"{d.get('scope', '')}{'; ' + d['model_check'] if 'model_check' in d else ''}")
     if r.auditor == "precision":
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "

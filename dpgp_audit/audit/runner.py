@@ -4,16 +4,23 @@
 
 * ``"sensitivity"`` (A.4) if the mechanism implements ``SensitivityQuery`` — a
   deterministic search; its witness pair is handed on to the other auditors;
+* ``"model-check"`` if it implements ``GaussianRelease`` — tests ``sample``
+  against its own ``mean``/``cov`` (:mod:`~dpgp_audit.audit.model_check`); a
+  mismatch is a finding of its own and voids the white-box result;
 * ``"whitebox"`` (A.2) if it implements ``GaussianRelease`` — the exact
-  privacy profile, worst case over every pair;
+  privacy profile, worst case over every pair it is given (and only those: the
+  report says so);
 * ``"blackbox"`` (A.3) always — an **exploratory** phase ranks the pairs cheaply
   (white-box μ, sensitivity ratio or a pilot sample), then a **confirmatory**
   audit certifies the top pairs on fresh samples, Bonferroni-corrected over
   the pairs confirmed;
 * ``"gdp-fit"`` (A.3, on request) — the μ lower bound on the top pair.
 
+With a ``query`` the generated pairs also include those where the query jumps
+(:func:`~dpgp_audit.audit.neighbours.query_edge_pairs`), for every auditor.
+
 The significance level α is split evenly over the statistical auditors
-(black-box, GDP fit and white-box, whose Monte Carlo route for unequal
+(model check, black-box, GDP fit and white-box, whose Monte Carlo route for unequal
 covariances is statistical), so the report's overall verdict has family-wise
 error at most α. Auditors that need an interface the mechanism lacks are
 skipped with the reason recorded.
@@ -32,18 +39,29 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.neighbours import NeighbourPair, neighbour_pairs, rank_pairs
+from dpgp_audit.audit.neighbours import (
+    NeighbourPair,
+    adversarial_rows,
+    neighbour_pairs,
+    query_edge_pairs,
+    rank_pairs,
+)
 from dpgp_audit.audit.result import AuditReport, AuditResult, Verdict
 from dpgp_audit.contract import Executor, GaussianRelease, Mechanism, SensitivityQuery
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.privacy.claims import Claim
+from dpgp_audit.privacy.claims import Claim, Neighbour
 
 __all__ = ["AUDITORS", "DEFAULT_AUDITORS", "audit_mechanism"]
 
-AUDITORS: tuple[str, ...] = ("sensitivity", "whitebox", "blackbox", "gdp-fit", "precision")
-_STATISTICAL = ("whitebox", "blackbox", "gdp-fit", "precision")
-#: The auditors of the default path (``make audit``, ``--auditor all``).
-DEFAULT_AUDITORS: tuple[str, ...] = ("whitebox", "blackbox", "sensitivity", "precision")
+AUDITORS: tuple[str, ...] = ("sensitivity", "model-check", "whitebox", "blackbox", "gdp-fit",
+                             "precision")
+_STATISTICAL = ("model-check", "whitebox", "blackbox", "gdp-fit", "precision")
+#: The auditors of the default path (``make audit``, ``--auditor all``): every auditor
+#: except the optional GDP fit.
+DEFAULT_AUDITORS: tuple[str, ...] = ("whitebox", "blackbox", "sensitivity", "model-check",
+                                     "precision")
+_WB_SCOPE = ("exact only over the {k} pairs it was given (generated, query-edge and "
+             "sensitivity-witness pairs); pairs never generated are not covered")
 
 
 def _claim_dict(claim: Claim) -> dict:
@@ -90,7 +108,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Generator; every phase gets its own spawned child, so the exploratory and
         confirmatory samples are independent.
     auditors
-        Any of ``"sensitivity"``, ``"whitebox"``, ``"blackbox"``, ``"gdp-fit"``.
+        Any of ``"sensitivity"``, ``"model-check"``, ``"whitebox"``, ``"blackbox"``,
+        ``"gdp-fit"`` (default :data:`DEFAULT_AUDITORS`).
     n
         Samples per side for each black-box (and GDP-fit) audit.
     alpha
@@ -162,7 +181,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         raise TypeError("mechanism must implement sample(data, n, rng) (the Mechanism protocol)")
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     relation = claim.relation
-    rng_pairs, rng_sens, rng_wb, rng_explore, rng_bb, rng_gdp = rng.spawn(6)
+    rng_pairs, rng_sens, rng_wb, rng_explore, rng_bb, rng_gdp, rng_mc = rng.spawn(7)
     timings: dict = {}
     skipped: dict = {}
     results: list[AuditResult] = []
@@ -171,6 +190,11 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     t = time.perf_counter()
     if pairs is None:
         pairs = neighbour_pairs(data, relation, rng_pairs, y_bound=y_bound)
+        if isinstance(mechanism, SensitivityQuery) and relation.kind is not Neighbour.ANSWERS:
+            # where the query jumps (bin/fold edges, ties): handed to every auditor
+            rows = adversarial_rows(data, 2, rng_pairs)
+            pairs = list(pairs) + query_edge_pairs(mechanism, data, relation, rows,
+                                                   y_bound=y_bound)
     pairs = list(pairs)
     timings["neighbours"] = time.perf_counter() - t
 
@@ -185,12 +209,12 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                                   pilot=min(200, max(20, n // 2)))
         timings["precision-screen"] = time.perf_counter() - t
     n_stat = sum(1 for a in auditors if a in _STATISTICAL
-                 and (a != "whitebox" or isinstance(mechanism, GaussianRelease))
+                 and (a not in ("whitebox", "model-check")
+                      or isinstance(mechanism, GaussianRelease))
                  and (a != "precision" or (screen is not None and screen.needs_test)))
     a_each = alpha / max(1, n_stat)
 
-    steps = [a for a in ("sensitivity", "whitebox", "blackbox", "gdp-fit", "precision")
-             if a in auditors]
+    steps = [a for a in AUDITORS if a in auditors]
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -203,7 +227,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         t = time.perf_counter()
         if bar is not None:
             bar.set_postfix_str(step)
-        if step == "sensitivity":
+        if step == "sensitivity" and relation.kind is Neighbour.ANSWERS:
+            skipped[step] = ("the all-answers relation is probed by the multi-coordinate "
+                             "pattern pairs, not by the one-record sensitivity search")
+        elif step == "sensitivity":
             if not isinstance(mechanism, SensitivityQuery):
                 skipped[step] = ("mechanism has no query()/norm/sensitivity_bound() "
                                  "(SensitivityQuery)")
@@ -217,18 +244,35 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                 if w is not None and res.violation:
                     pairs.insert(0, NeighbourPair(w.d0, w.d1, f"sensitivity witness: {w.label}"))
                     witness, wit_source = pairs[0], "sensitivity"
+        elif step == "model-check":
+            if not isinstance(mechanism, GaussianRelease):
+                skipped[step] = "mechanism has no mean()/cov() to check sample() against"
+            else:
+                res = _model_check(mechanism, data, pairs, rng_mc, a_each)
+                if isinstance(res, str):
+                    skipped[step] = res
+                else:
+                    results.append(res)
         elif step == "whitebox":
             if not isinstance(mechanism, GaussianRelease):
                 skipped[step] = "mechanism has no mean()/cov() (GaussianRelease)"
             else:
                 from dpgp_audit.audit.whitebox import audit_whitebox
 
-                usable = _usable(mechanism, pairs, "mean")
+                usable, singular = _factorable(mechanism, _usable(mechanism, pairs, "mean"))
                 if not usable:
                     skipped[step] = "no generated pair is accepted by the mechanism"
                 else:
                     res = audit_whitebox(mechanism, usable, claim=claim, rng=rng_wb,
                                          alpha=a_each, n_mc=n_mc)
+                    res.details["scope"] = _WB_SCOPE.format(k=len(usable))
+                    if singular:
+                        res.details["pairs_left_to_blackbox"] = singular
+                    mc = next((r for r in results if r.auditor == "model-check"), None)
+                    if mc is not None and mc.violation:
+                        res.details["model_check"] = ("VOID: sample() contradicts mean()/cov() "
+                                                      "(see model-check); this exact result "
+                                                      "describes the stated model only")
                     results.append(res)
                     if res.violation and witness is None:
                         witness, wit_source = _witness_from(res, usable), "whitebox"
@@ -275,6 +319,49 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
                        results=tuple(results), skipped=skipped, witness=witness,
                        timings=timings)
+
+
+def _factorable(mechanism: Mechanism, pairs: list[NeighbourPair]
+                ) -> tuple[list[NeighbourPair], list[str]]:
+    """Split pairs into those whose covariances can be factorised and the rest.
+
+    A zero or invalid ``cov`` (e.g. a noise scale computed from targets that are all
+    zero at a domain-end pair) has no white-box profile; such pairs stay with the
+    black-box auditor, which samples them.
+    """
+    from dpgp_audit.audit.whitebox import factor_covariance
+
+    ok, bad = [], []
+    for p in pairs:
+        try:
+            factor_covariance(mechanism.cov(p.d0))  # type: ignore[attr-defined]
+            factor_covariance(mechanism.cov(p.d1))  # type: ignore[attr-defined]
+        except ValueError as err:
+            bad.append(f"{p.label}: {err}")
+            continue
+        ok.append(p)
+    return ok, bad
+
+
+def _model_check(mechanism: Mechanism, data: Dataset, pairs: Sequence[NeighbourPair],
+                 rng: np.random.Generator, alpha: float) -> AuditResult | str:
+    """Test ``sample`` against ``mean``/``cov`` on D and on the first pair's D′ (issue 15 §1)."""
+    from dpgp_audit.audit.model_check import check_model
+
+    sets = []
+    for tag, d in [("D", data)] + [(f"D' of {p.label}", p.d1) for p in pairs[:1]]:
+        try:
+            mechanism.mean(d)  # type: ignore[attr-defined]
+            mechanism.cov(d)  # type: ignore[attr-defined]
+        except ValueError:
+            continue
+        sets.append((tag, d))
+    if not sets:
+        return "the mechanism's mean()/cov() accept no dataset of the audit"
+    try:
+        return check_model(mechanism, sets, rng, alpha=alpha)
+    except ValueError as err:  # e.g. a zero covariance: nothing to whiten against
+        return f"cov() cannot be whitened: {err}"
 
 
 def _witness_from(res: AuditResult, pairs: Sequence[NeighbourPair]) -> NeighbourPair | None:

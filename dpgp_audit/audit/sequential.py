@@ -29,6 +29,18 @@ from all earlier draws (plug-in Kelly betting on pessimistic rate estimates,
 half-Kelly beside it as a hedge). Round 0 only fits the score (as the fixed-n
 auditor's fitting split); every later round both bets and refits.
 
+Candidate scores (issue 15 §1)
+------------------------------
+With ``score="auto"`` each pair's score is chosen between rounds among the main
+score (the exact ``lr-gaussian`` one or a learned categorical/identity/lda score)
+and the fixed-n auditor's extra candidates (atoms, quadratic, kde, classifier, a
+learned score beside ``lr-gaussian``; :data:`~dpgp_audit.audit.scores.CANDIDATE_RULE`),
+fitted on one half of the earlier rounds' raw draws and judged on the other half
+by the expected log growth of their best bet at the claimed ε. The main score
+wins ties. Candidates are refitted each round until :data:`CANDIDATE_ROWS` raw
+draws per side are seen; then a winning candidate is frozen as the pair's score.
+Choice, events and bets use earlier rounds only, so anytime validity is untouched.
+
 The certified ε bound (a confidence sequence)
 ---------------------------------------------
 The wealth is tracked on a grid of ε′ that contains the claimed ε. A grid value
@@ -58,7 +70,13 @@ from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox import _claim_epsilon_delta
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs
-from dpgp_audit.audit.scores import fixed_score, learn_score
+from dpgp_audit.audit.scores import (
+    CANDIDATE_RULE,
+    EXTRA_RAW_ROWS,
+    fit_candidates,
+    fixed_score,
+    learn_score,
+)
 from dpgp_audit.audit.stats import cp_lower, cp_upper
 from dpgp_audit.audit.twosample import NO_PROOF_NOTE, tail_counts, threshold_grid, witness_dict
 from dpgp_audit.dataset import Dataset
@@ -77,6 +95,9 @@ __all__ = [
 BET_FRACTIONS = np.concatenate([np.geomspace(1e-4, 0.5, 40), 1.0 - np.geomspace(0.45, 1e-3, 25)])
 _FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose events and bets
 _TAILS = ("upper", "lower")
+#: Raw draws per side up to which the extra candidate scores are (re)fitted each round;
+#: the fixed-n auditor's :data:`~dpgp_audit.audit.scores.EXTRA_RAW_ROWS` per half.
+CANDIDATE_ROWS = 2 * EXTRA_RAW_ROWS
 _DIRECTIONS = ("D'>D", "D>D'")
 
 
@@ -189,6 +210,11 @@ class _Stream:
     score: object = None
     score_name: str = ""
     frozen: bool = False
+    fixed: object = None  # the exact model-based score, kept as the main score
+    cand_rng: np.random.Generator | None = None  # None: no extra candidates
+    eps_c: float = 0.0
+    delta: float = 0.0
+    candidate_names: list = field(default_factory=list)
     X0: np.ndarray | None = None
     X1: np.ndarray | None = None
     s0: np.ndarray = field(default_factory=lambda: np.empty(0))  # sorted past scores, M(D)
@@ -211,22 +237,74 @@ class _Stream:
                 np.asarray(self.score(X1), dtype=float))  # type: ignore[operator]
 
     def update(self, s0: np.ndarray, s1: np.ndarray) -> None:
-        """Add a round's draws; refit a learned score on every raw draw kept."""
+        """Add a round's draws; refit a learned score (and the candidates) on the raw draws."""
         if self.frozen:
             self.s0 = np.sort(np.concatenate([self.s0, s0]))
             self.s1 = np.sort(np.concatenate([self.s1, s1]))
             return
         assert self.X0 is not None and self.X1 is not None
-        fn, self.score_name = learn_score(self.X0, self.X1, self.score_kind)
-        self.score = fn
+        if self.fixed is not None:
+            fn, name = self.fixed, self.fixed.name  # type: ignore[attr-defined]
+        else:
+            fn, name = learn_score(self.X0, self.X1, self.score_kind)
+        self.score, self.score_name = fn, name
         self.s0 = np.sort(np.asarray(fn(self.X0), dtype=float))
         self.s1 = np.sort(np.asarray(fn(self.X1), dtype=float))
-        if self.X0.size >= self.raw_cap:  # memory stays bounded: freeze the score
+        rows = self.X0.shape[0]
+        if self.cand_rng is not None and self.fixed is None and name == "categorical":
+            self.cand_rng = None  # discrete outputs: categorical is already the full LR
+        if self.cand_rng is not None:
+            self._choose_candidate(rows)
+            if rows >= CANDIDATE_ROWS:  # candidates are fitted no more
+                self.cand_rng = None
+                if self.score is not fn:
+                    self.frozen, self.X0, self.X1 = True, None, None
+                    return
+        if self.fixed is not None and self.cand_rng is None:
             self.frozen, self.X0, self.X1 = True, None, None
+        elif self.X0 is not None and self.X0.size >= self.raw_cap:  # memory stays bounded
+            self.frozen, self.X0, self.X1 = True, None, None
+
+    def _choose_candidate(self, rows: int) -> None:
+        """Keep the main score or switch to the extra candidate whose best bet grows most.
+
+        Candidates are fitted on the first half of the raw draws (at most
+        :data:`CANDIDATE_ROWS` per side) and judged, like the main score, by the
+        expected log growth at the claimed ε of their best event; a candidate is
+        judged and bet on with its scores on the held-out half only.
+        """
+        assert self.X0 is not None and self.X1 is not None and self.cand_rng is not None
+        k = min(rows, CANDIDATE_ROWS)
+        cands, B0, B1 = fit_candidates(self.X0[:k], self.X1[:k], self.score_name,
+                                       child_rngs(self.cand_rng, 1)[0])
+        self.cand_rng = child_rngs(self.cand_rng, 2)[1]
+        self.candidate_names = [getattr(c, "name", "candidate") for c in cands]
+        best = _best_growth(self.s0, self.s1, self.eps_c, self.delta)
+        for c in cands:
+            c0 = np.sort(np.asarray(c(B0), dtype=float))
+            c1 = np.sort(np.asarray(c(B1), dtype=float))
+            g = _best_growth(c0, c1, self.eps_c, self.delta)
+            if g > best:  # strictly: the main score wins ties
+                best, self.score, self.s0, self.s1 = g, c, c0, c1
+                self.score_name = str(getattr(c, "name", "candidate"))
+
+
+def _best_growth(s0: np.ndarray, s1: np.ndarray, eps_c: float, delta: float) -> float:
+    """Expected log growth at the claimed ε of the best event of a score (earlier draws)."""
+    if s0.size == 0 or s1.size == 0:
+        return -math.inf
+    bets = _bets_from_scores(s0, s1, eps_c, np.array([eps_c]), delta, 1)
+    return float(bets[0]["growth"]) if bets else -math.inf
 
 
 def _choose_bets(st: _Stream, eps_c: float, grid: np.ndarray, delta: float,
                  tests: int) -> list[dict]:
+    """The bets of :func:`_bets_from_scores` on a stream's past scores."""
+    return _bets_from_scores(st.s0, st.s1, eps_c, grid, delta, tests)
+
+
+def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.ndarray,
+                      delta: float, tests: int) -> list[dict]:
     """Predictable choice of events and bets from earlier draws only (plug-in Kelly).
 
     For each tail × order, the threshold maximising the expected log growth at the
@@ -234,10 +312,10 @@ def _choose_bets(st: _Stream, eps_c: float, grid: np.ndarray, delta: float,
     that event, the growth-optimal bet fraction at every ε′ of the grid (0 where no
     bet is expected to grow).
     """
-    nf = st.s0.size
-    cand = threshold_grid(st.s0, st.s1, max(1.0 / nf, 1e-7))
-    a0, b0 = tail_counts(st.s0, cand)
-    a1, b1 = tail_counts(st.s1, cand)
+    nf = s0.size
+    cand = threshold_grid(s0, s1, max(1.0 / nf, 1e-7))
+    a0, b0 = tail_counts(s0, cand)
+    a1, b1 = tail_counts(s1, cand)
     out = []
     for tail, (k0, k1) in zip(_TAILS, ((a0, a1), (b0, b1)), strict=True):
         for direction in _DIRECTIONS:
@@ -288,7 +366,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
                      score: str = "auto", executor: object | None = None,
                      first_round: int | None = None, tests: int = 2,
                      delta: float | None = None, chunk_size: int | None = None,
-                     max_fit_values: int = 2**22,
+                     max_fit_values: int = 2**22, extra_scores: bool = True,
                      clock: object = time.perf_counter) -> AuditResult:
     """A.8: sequential black-box audit with an anytime-valid certified ε lower bound.
 
@@ -325,6 +403,10 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     max_fit_values
         Raw output values kept per side for refitting a learned score; the score
         is frozen once they are reached.
+    extra_scores
+        With ``score="auto"``: choose each pair's score between rounds among the
+        main score and the extra candidates (module docstring, "Candidate scores");
+        ``False``: the main score only.
     clock
         Zero-argument function returning seconds (injectable for tests).
 
@@ -360,17 +442,22 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     i_claim = int(np.searchsorted(grid, eps_c))
     rng_fit, *rng_rounds = child_rngs(rng, len(sizes))
     fit_rngs = child_rngs(rng_fit, len(triples))
+    # a new child: the sampling streams above are those of the main score alone
+    cand_rngs = child_rngs(child_rngs(rng, len(sizes) + 1)[-1], len(triples))
 
     # Round 0: fit the score of every pair (these draws are never bet on).
     streams: list[_Stream] = []
     chunk0 = 50_000 if chunk_size is None else check_positive_int("chunk_size", chunk_size)
-    for (d0, d1, label), r in zip(triples, fit_rngs, strict=True):
+    for (d0, d1, label), r, rc in zip(triples, fit_rngs, cand_rngs, strict=True):
         fixed = fixed_score(mechanism, d0, d1, score)
         st = _Stream(label, d0, d1, ChunkedSampler(mechanism, d0, d1, chunk0, executor,
                                                    fixed_chunk=chunk_size is not None),
-                     score_kind=score, raw_cap=max_fit_values)
+                     score_kind=score, raw_cap=max_fit_values, fixed=fixed,
+                     cand_rng=rc if score == "auto" and extra_scores else None,
+                     eps_c=eps_c, delta=del_c)
         if fixed is not None:
-            st.score, st.score_name, st.frozen = fixed, fixed.name, True
+            st.score, st.score_name = fixed, fixed.name
+            st.frozen = st.cand_rng is None
         st.update(*st.draw(r, sizes[0]))
         if chunk_size is None:
             dim = int(np.size(mechanism.mean(d0))) if fixed is not None else \
@@ -435,7 +522,11 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     wit = streams[w]
     bets_out = [{k: v for k, v in b.items() if k != "u"} for b in last_bets[w]]
     details = {
-        "mode": "sequential", "score": wit.score_name, "n_per_side": n_drawn,
+        "mode": "sequential", "score": wit.score_name,
+        "scores": {s.label: s.score_name for s in streams},
+        "candidate_names": list(wit.candidate_names),
+        "candidate_rule": CANDIDATE_RULE if score == "auto" and extra_scores else None,
+        "n_per_side": n_drawn,
         "n_fit": sizes[0], "n_bet": n_bet, "max_n": max_n, "budget_s": budget_s,
         "stopped": stopped, "rounds": rounds, "pairs": len(streams),
         "pair_labels": [s.label for s in streams], "witness_label": wit.label,

@@ -4,6 +4,10 @@
   auditor able to see it, at the sample size it needs
   (:data:`~dpgp_audit.audit.planted.CHEAPEST_AUDITOR`), next to its correct
   twin audited the same way;
+* :func:`audit_blindspot_suite` — the planted bugs of the default path's former
+  blind spots (issue 15 §1: atoms, a sampler that contradicts its own model,
+  data-dependent noise, vector answers, bin edges), each audited by the *default
+  path* — no auditor, pair or score chosen by hand — next to its correct twin;
 * :func:`detection_rate` — how often an auditor flags a mechanism on a fixed
   pair, as a function of the samples per side (empirical power, with
   Clopper–Pearson intervals on the rate).
@@ -19,12 +23,49 @@ import numpy as np
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.planted import CHEAPEST_AUDITOR
+from dpgp_audit.audit.planted_blindspots import BLINDSPOT_AUDITOR, blindspot_table
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.stats import cp_lower, cp_upper
 from dpgp_audit.catalogue import get
 from dpgp_audit.contract import Mechanism
 
-__all__ = ["audit_planted_suite", "detection_rate"]
+__all__ = ["audit_blindspot_suite", "audit_planted_suite", "detection_rate"]
+
+
+def audit_blindspot_suite(rng: np.random.Generator, *, n_scale: float = 1.0) -> list[dict]:
+    """Audit every blind-spot planted bug and its twin on the default path.
+
+    ``audit_mechanism(mech, data, rng, n=n)`` with its defaults (every auditor the
+    mechanism supports, generated pairs, automatic scores), at the samples per side
+    stated in :data:`~dpgp_audit.audit.planted_blindspots.BLINDSPOT_AUDITOR`
+    (times ``n_scale``; at least 2 000 so the black-box has something to fit).
+
+    Returns
+    -------
+    list of dict
+        One row per bug: ``id``, ``class``, ``n``, ``verdict``, ``caught_by`` (the
+        auditors that found a violation), ``twin``, ``twin_verdict``, ``seconds``.
+    """
+    rng = check_rng(rng)
+    meta = {r["id"]: r for r in blindspot_table()}
+    rows = []
+    for mech_id, child in zip(BLINDSPOT_AUDITOR, rng.spawn(len(BLINDSPOT_AUDITOR)),
+                              strict=True):
+        _, n, kw = BLINDSPOT_AUDITOR[mech_id]
+        n_used = max(2_000, int(round(n * n_scale)))
+        r_bug, r_twin = child.spawn(2)
+        out = {"id": mech_id, "class": meta[mech_id]["class"], "n": n_used,
+               "twin": meta[mech_id]["twin"]}
+        t = time.perf_counter()
+        for key, ident, r in (("", mech_id, r_bug), ("twin_", out["twin"], r_twin)):
+            mech, data = get(ident).make()
+            rep = audit_mechanism(mech, data, r, n=n_used, name=ident, **kw)
+            out[f"{key}verdict"] = rep.verdict.value
+            if not key:
+                out["caught_by"] = [x.auditor for x in rep.results if x.violation]
+        out["seconds"] = time.perf_counter() - t
+        rows.append(out)
+    return rows
 
 
 def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None = None,

@@ -12,6 +12,13 @@ The two neighbour relations of the five papers are
   differ in one target, ``|y_i - y_i'| <= d``;
 * **whole rows** (H, R): one pair ``(x_i, y_i)`` is substituted by any other pair
   from the declared domain (targets clipped to ``|y| <= d``).
+
+A third relation serves mechanisms over a *vector of query answers* (the sparse
+vector technique, report-noisy-max, histograms of counting queries): the dataset's
+targets hold the answers ``q(D)`` and
+
+* **all answers** (Lyu, Su & Li, VLDB 2017 §2; Ding et al., CCS 2018): *every*
+  answer may move by up to ``d`` at once, ``max_i |q_i(D) - q_i(D')| <= d``.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ __all__ = [
     "NeighbourRelation",
     "PureDP",
     "ZCDP",
+    "all_answers",
     "outputs_only",
     "whole_rows",
 ]
@@ -42,6 +50,8 @@ class Neighbour(StrEnum):
     """Inputs X are public; one target y_i moves by at most ``d``."""
     ROWS = "whole-rows"
     """One row (x_i, y_i) is substituted; targets are clipped to ``|y| <= d``."""
+    ANSWERS = "all-answers"
+    """The targets are query answers; every answer may move by at most ``d`` at once."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +61,12 @@ class NeighbourRelation:
     Parameters
     ----------
     kind
-        :class:`Neighbour.OUTPUTS` or :class:`Neighbour.ROWS`.
+        :class:`Neighbour.OUTPUTS`, :class:`Neighbour.ROWS` or :class:`Neighbour.ANSWERS`.
     d
         Outputs only: the largest change of one target, ``|y_i - y_i'| <= d``.
         Whole rows: the bound on every target, ``|y_i| <= d`` (so one
         substitution moves a target by at most ``2 d``).
+        All answers: the largest change of each answer, all at once.
     """
 
     kind: Neighbour
@@ -71,12 +82,14 @@ class NeighbourRelation:
     @property
     def max_target_change(self) -> float:
         """Largest possible change of one target between neighbours."""
-        return self.d if self.kind is Neighbour.OUTPUTS else 2.0 * self.d
+        return 2.0 * self.d if self.kind is Neighbour.ROWS else self.d
 
     def describe(self) -> str:
         """One line of prose for reports."""
         if self.kind is Neighbour.OUTPUTS:
             return f"outputs only: X public, one |y_i - y_i'| <= {self.d:g}"
+        if self.kind is Neighbour.ANSWERS:
+            return f"all answers: every query answer moves by at most {self.d:g} at once"
         return f"whole rows: one (x_i, y_i) substituted, |y| <= {self.d:g}"
 
 
@@ -88,6 +101,11 @@ def outputs_only(d: float) -> NeighbourRelation:
 def whole_rows(y_bound: float) -> NeighbourRelation:
     """Whole-row neighbours (H, R): one (x, y) substituted, ``|y| <= y_bound``."""
     return NeighbourRelation(Neighbour.ROWS, y_bound)
+
+
+def all_answers(d: float) -> NeighbourRelation:
+    """Vector-answer neighbours (SVT, noisy max): every answer moves by at most ``d`` at once."""
+    return NeighbourRelation(Neighbour.ANSWERS, d)
 
 
 @dataclass(frozen=True, kw_only=True)

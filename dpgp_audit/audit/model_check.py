@@ -1,0 +1,283 @@
+"""Does ``sample`` agree with the mechanism's own ``mean``/``cov``? (catalogue A.2, A.3).
+
+The white-box auditor (A.2), the exploratory pair ranking and the black-box
+likelihood-ratio score all *trust* a :class:`~dpgp_audit.contract.GaussianRelease`'s
+description of itself. A sampler that disagrees with it — noise shared across
+outputs, a different covariance, a different scale, a missing jitter, a fixed
+seed — hides from all three. :func:`check_model` tests the implementation
+against the description before anything else relies on it, and reports a
+mismatch as a finding of its own.
+
+The test
+--------
+Draw ``n`` releases ``x`` of ``M(D)``, project the residuals ``x − mean(D)`` on
+the range of ``cov(D)`` and whiten them, ``z = Λ^{−1/2} Uᵀ (x − m)``. Under the
+stated model ``z ~ N(0, I_r)`` and the residual has no component outside the
+range (a component there is a mismatch by itself: the model says that
+direction carries no noise). Then ``J`` one-dimensional goodness-of-fit tests
+are made, each a Kolmogorov distance ``D = sup_t |F̂_n(t) − F₀(t)|``:
+
+* ``zᵀv`` against N(0, 1) along: every whitened axis (at most 16, the smallest
+  and largest eigen-directions first), the whitened *all-ones* output direction
+  (noise shared across outputs shows up there as variance ``d`` instead of 1),
+  and 4 random unit directions drawn from ``rng``;
+* ``‖z‖²`` against χ²_r (catches a wrong scale in every direction at once and
+  dependence between coordinates that leaves each margin standard normal).
+
+Each test rejects when ``D > c_a = sqrt(ln(2J/a) / (2n))``: by the
+Dvoretzky–Kiefer–Wolfowitz inequality with Massart's constant,
+``P(D > c) <= 2 exp(−2 n c²)`` for *every* continuous ``F₀`` and every ``n``
+(no asymptotics), so the family of J tests has size at most ``a``.
+
+Power (stated in every report): by the same inequality applied to the true law
+``F``, the test rejects with probability at least ``1 − β`` whenever the
+Kolmogorov distance between ``F`` and ``F₀`` along a tested direction is at
+least ``c_a + sqrt(ln(2/β)/(2n))``. :func:`detectable_effects` turns this into the
+smallest standard-deviation ratio and mean shift (in noise standard deviations)
+detected with power ``1 − β = 0.8``.
+
+Moments (mean of ``z``, the extreme eigenvalues of its sample covariance) are
+reported beside the tests as descriptive numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+
+from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.dataset import Dataset
+
+__all__ = [
+    "ModelTest",
+    "check_model",
+    "detectable_effects",
+    "dkw_critical",
+    "kolmogorov_distance",
+]
+
+_MAX_AXES = 16  # whitened axes tested (smallest and largest eigen-directions first)
+_N_RANDOM = 4  # random unit directions
+_POWER = 0.8  # power at which detectable effects are stated
+_RANGE_RTOL = 1e-6  # residual outside range(Σ), relative to the in-range noise scale
+
+
+def dkw_critical(n: int, a: float) -> float:
+    """Smallest c with ``P(sup|F̂_n − F| > c) <= a`` by DKW–Massart: ``sqrt(ln(2/a)/(2n))``."""
+    n = check_positive_int("n", n)
+    if not (0 < a < 1):
+        raise ValueError(f"a must lie in (0, 1), got {a!r}")
+    return math.sqrt(math.log(2.0 / a) / (2.0 * n))
+
+
+def kolmogorov_distance(sample: np.ndarray, cdf) -> float:
+    """``sup_t |F̂_n(t) − F₀(t)|`` of a 1-D sample against a continuous CDF ``cdf``."""
+    s = np.sort(np.asarray(sample, dtype=float).ravel())
+    n = s.size
+    if n == 0:
+        raise ValueError("sample must not be empty")
+    u = np.asarray(cdf(s), dtype=float)
+    i = np.arange(1, n + 1)
+    return float(max(np.max(i / n - u), np.max(u - (i - 1) / n)))
+
+
+def detectable_effects(n: int, a: float, power: float = _POWER) -> dict:
+    """Smallest effects the DKW test at level ``a`` detects with probability ≥ ``power``.
+
+    Along a tested direction the test rejects with probability ≥ ``power`` when the
+    Kolmogorov distance of the true law from N(0, 1) is at least
+    ``D* = c_a + sqrt(ln(2/(1 − power))/(2n))``. For N(0, r²) that distance is
+    ``max_t |Φ(t) − Φ(t/r)|``; for N(m, 1) it is ``2Φ(|m|/2) − 1``.
+
+    Returns
+    -------
+    dict
+        ``distance`` (D*), ``sd_ratio_above`` / ``sd_ratio_below`` (r > 1 and r < 1
+        detected), ``mean_shift`` (|m| detected, in noise standard deviations).
+    """
+    c = dkw_critical(n, a) + math.sqrt(math.log(2.0 / (1.0 - power)) / (2.0 * n))
+    out = {"distance": c, "power": power, "level": a, "n": n}
+    if c >= 1:
+        return {**out, "sd_ratio_above": math.inf, "sd_ratio_below": 0.0,
+                "mean_shift": math.inf}
+
+    def ks_scale(r: float) -> float:
+        # the two CDFs cross at 0 only; the sup is at t = ±sqrt(2 ln r · r²/(r² − 1))
+        if r == 1:
+            return 0.0
+        t = math.sqrt(2 * math.log(r) * r * r / (r * r - 1))
+        return abs(stats.norm.cdf(t) - stats.norm.cdf(t / r))
+
+    above = optimize.brentq(lambda r: ks_scale(r) - c, 1 + 1e-9, 1e6)
+    below = optimize.brentq(lambda r: ks_scale(r) - c, 1e-6, 1 - 1e-9)
+    shift = 2 * stats.norm.ppf((1 + c) / 2)
+    return {**out, "sd_ratio_above": float(above), "sd_ratio_below": float(below),
+            "mean_shift": float(shift)}
+
+
+@dataclass(frozen=True)
+class ModelTest:
+    """One goodness-of-fit test of the whitened residuals.
+
+    Attributes
+    ----------
+    dataset
+        Which dataset was sampled (``"D"`` or a pair label).
+    statistic
+        What was tested, e.g. ``"axis 3"``, ``"all-ones direction"``, ``"|z|^2 ~ chi2"``.
+    distance
+        The Kolmogorov distance found.
+    critical
+        The DKW critical value at the test's share of α.
+    """
+
+    dataset: str
+    statistic: str
+    distance: float
+    critical: float
+
+    @property
+    def rejected(self) -> bool:
+        """True when the sample contradicts the stated model on this statistic."""
+        return self.distance > self.critical
+
+
+def _directions(factor: object, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
+    """Unit directions in whitened coordinates, with names."""
+    r = factor.rank  # type: ignore[attr-defined]
+    out: list[tuple[str, np.ndarray]] = []
+    if r <= _MAX_AXES:
+        axes = list(range(r))
+    else:  # eigenvalues ascending: the smallest and the largest first
+        half = _MAX_AXES // 2
+        axes = list(range(half)) + list(range(r - (_MAX_AXES - half), r))
+    for j in axes:
+        e = np.zeros(r)
+        e[j] = 1.0
+        out.append((f"whitened axis {j}", e))
+    # the sum of the outputs, in whitened coordinates: v ∝ Λ^{1/2} Uᵀ 1 gives 1ᵀ(x − m)
+    v = np.sqrt(factor.eigvals) * (factor.eigvecs.T @ np.ones(factor.dim))  # type: ignore
+    if r > 1 and np.linalg.norm(v) > 0:
+        out.append(("sum of outputs (shared noise)", v / np.linalg.norm(v)))
+    if r > 1:
+        for k in range(_N_RANDOM):
+            g = rng.standard_normal(r)
+            out.append((f"random direction {k}", g / np.linalg.norm(g)))
+    return out
+
+
+def _check_one(mechanism: object, data: Dataset, tag: str, n: int, a: float,
+               rng: np.random.Generator) -> tuple[list[ModelTest], dict]:
+    from dpgp_audit.audit.whitebox import factor_covariance
+
+    m = np.ravel(np.asarray(mechanism.mean(data), dtype=float))  # type: ignore[attr-defined]
+    factor = factor_covariance(np.asarray(mechanism.cov(data), dtype=float))  # type: ignore
+    rng_dir, rng_sample = rng.spawn(2)
+    x = np.asarray(mechanism.sample(data, n, rng_sample), dtype=float)  # type: ignore
+    x = x.reshape(n, -1)
+    if x.shape[1] != m.size:
+        return [ModelTest(tag, f"output size {x.shape[1]} != mean size {m.size}", 1.0, 0.0)], {}
+    if not np.all(np.isfinite(x)):
+        return [ModelTest(tag, "non-finite outputs", 1.0, 0.0)], {}
+    resid = x - m
+    dirs = _directions(factor, rng_dir)
+    J = len(dirs) + 2  # + the χ² norm test + the range test
+    crit = dkw_critical(n, a / J)
+    tests: list[ModelTest] = []
+    # Outside the range the model says the release is exactly the mean.
+    out = resid - (resid @ factor.eigvecs) @ factor.eigvecs.T
+    out_norm = float(np.max(np.linalg.norm(out, axis=1)))
+    scale = math.sqrt(float(factor.eigvals[0]))
+    tol = _RANGE_RTOL * scale + 1e-9 * max(1.0, float(np.max(np.abs(m))))
+    tests.append(ModelTest(tag, "residual outside range(cov)", 1.0 if out_norm > tol else 0.0,
+                           crit))
+    z = factor.whiten(resid)
+    r = factor.rank
+    tests.append(ModelTest(tag, f"|z|^2 ~ chi2({r})",
+                           kolmogorov_distance(np.sum(z * z, axis=1),
+                                               lambda s: stats.chi2.cdf(s, r)), crit))
+    for name, v in dirs:
+        tests.append(ModelTest(tag, name, kolmogorov_distance(z @ v, stats.norm.cdf), crit))
+    zc = np.cov(z, rowvar=False).reshape(r, r) if n > 1 else np.eye(r)
+    ev = np.linalg.eigvalsh(zc)
+    moments = {"dataset": tag, "n": n, "rank": r,
+               "max_abs_mean_z": float(np.max(np.abs(z.mean(axis=0)))),
+               "cov_z_eig_min": float(ev[0]), "cov_z_eig_max": float(ev[-1]),
+               "out_of_range_max": out_norm, "tests": J, "critical": crit}
+    return tests, moments
+
+
+def check_model(mechanism: object, datasets: Sequence[tuple[str, Dataset]] | Dataset,
+                rng: np.random.Generator, *, n: int = 4_000, alpha: float = 0.05,
+                power: float = _POWER) -> AuditResult:
+    """Test ``mechanism.sample`` against its own ``mean``/``cov`` on each dataset.
+
+    Parameters
+    ----------
+    mechanism
+        A :class:`~dpgp_audit.contract.GaussianRelease` with ``sample``.
+    datasets
+        One dataset, or ``(tag, dataset)`` pairs (e.g. the user's D and both sides of
+        the white-box worst pair); α is split evenly over them (Bonferroni).
+    rng
+        Generator for the samples and the random directions.
+    n
+        Samples per dataset.
+    alpha
+        Family-wise level of the whole check.
+    power
+        Power at which the detectable effects are stated.
+
+    Returns
+    -------
+    AuditResult
+        ``auditor="model-check"``, ``quantity="ks-distance"``; ``estimate`` is the
+        largest ratio distance/critical over all tests (> 1: rejected).
+        VIOLATION means the sampler contradicts the mechanism's own description
+        (valid with confidence 1 − α): the white-box result and every other use of
+        ``mean``/``cov`` are void for this mechanism, whatever they said.
+    """
+    rng = check_rng(rng)
+    n = check_positive_int("n", n)
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if isinstance(datasets, Dataset):
+        datasets = [("D", datasets)]
+    datasets = list(datasets)
+    if not datasets:
+        raise ValueError("datasets must not be empty")
+    a = alpha / len(datasets)
+    all_tests: list[ModelTest] = []
+    moments = []
+    for (tag, d), child in zip(datasets, rng.spawn(len(datasets)), strict=True):
+        tests, mom = _check_one(mechanism, d, tag, n, a, child)
+        all_tests += tests
+        moments.append(mom)
+    worst = max(all_tests, key=lambda t: t.distance / t.critical if t.critical > 0 else math.inf)
+    ratio = worst.distance / worst.critical if worst.critical > 0 else math.inf
+    rejected = [t for t in all_tests if t.rejected]
+    J = moments[0].get("tests", len(all_tests)) if moments else len(all_tests)
+    details = {
+        "n_per_dataset": n, "datasets": [t for t, _ in datasets],
+        "alpha_per_dataset": a, "tests_per_dataset": J,
+        "rule": ("DKW-Massart Kolmogorov tests of the whitened residuals (axes, sum of "
+                 "outputs, random directions, |z|^2 ~ chi2) and a range check; Bonferroni "
+                 "over tests and datasets"),
+        "rejected": [f"{t.dataset}: {t.statistic} (D={t.distance:.3g} > {t.critical:.3g})"
+                     for t in rejected],
+        "worst": {"dataset": worst.dataset, "statistic": worst.statistic,
+                  "distance": worst.distance, "critical": worst.critical},
+        "moments": moments,
+        "power": detectable_effects(n, a / max(J, 1), power),
+        "meaning": ("VIOLATION: sample() contradicts the mechanism's own mean()/cov(); "
+                    "white-box results and model-based scores are void for it"),
+    }
+    verdict = Verdict.VIOLATION if rejected else Verdict.NO_EVIDENCE
+    return AuditResult(auditor="model-check", verdict=verdict, guarantee=Guarantee.MODEL_TEST,
+                       estimate=float(ratio), claimed=1.0, quantity="ks-distance/critical",
+                       alpha=alpha, details=details)

@@ -1,0 +1,461 @@
+"""Mistakes a hurried user or a paper implementation makes, for the mutation benchmark (A.5).
+
+The planted bugs of :mod:`dpgp_audit.audit.planted` were written *for* the
+auditors. These mutants were not: each is a small mechanism with one mistake of
+the kind that reaches real code (wrong scale, composition at full ε, noise
+before clipping, amplification without subsampling, shared noise, a misstated
+utility range, leaked metadata, std passed as variance, the sensitivity of the
+mean used for the sum, …), plus **negative controls** that look wrong but are
+private (more noise than needed, post-processing that creates atoms, noise on
+the inputs, Laplace where Gaussian was intended in one dimension).
+
+Every mutant comes in two **forms**:
+
+``"sample"``
+    Only ``claim`` and ``sample`` — what a black-box user hands the kit.
+``"model"``
+    The same sampler plus the description its author wrote: ``mean``/``cov``
+    (:class:`~dpgp_audit.contract.GaussianRelease`) or ``query``/``norm``/
+    ``sensitivity_bound`` (:class:`~dpgp_audit.contract.SensitivityQuery`), or
+    ``log_probabilities``. The description is what the author *believed*, so it
+    can be wrong in its own way (it describes the intended mechanism, not the
+    buggy sampler) — :mod:`dpgp_audit.audit.model_check` exists for that.
+
+:func:`mutants` lists them; ``benchmarks/bench_mutation.py`` audits every form on
+the default path and reports the mutation score per form.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.dataset import Dataset, check_dataset
+from dpgp_audit.norms import L1, L2, Linf, Norm
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
+from dpgp_audit.privacy.claims import ApproxDP, Claim, PureDP, outputs_only, whole_rows
+from dpgp_audit.privacy.domain import PublicDomain, declared_domain
+
+__all__ = ["FORMS", "MutantSpec", "MutationRow", "SampleOnly", "build_form", "mutants",
+           "mutation_score", "run_mutation"]
+
+FORMS: tuple[str, ...] = ("sample", "model")
+_EPS, _DELTA = 1.0, 1e-5
+
+
+# --------------------------------------------------------------------------- forms
+@dataclass(frozen=True, eq=False)
+class SampleOnly:
+    """A mechanism that exposes only ``claim`` and ``sample`` (the black-box form)."""
+
+    claim_: Claim
+    draw: Callable[[Dataset, int, np.random.Generator], np.ndarray]
+    name: str = ""
+
+    @property
+    def claim(self) -> Claim:
+        """The (possibly false) privacy claim."""
+        return self.claim_
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape ``(n, k)``; targets outside ``claim.domain`` are refused."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        _check_domain(self.claim_, data)
+        out = np.asarray(self.draw(data, n, rng), dtype=float)
+        return out.reshape(n, -1)
+
+
+@dataclass(frozen=True, eq=False)
+class _WithGaussianModel(SampleOnly):
+    mean_fn: Callable[[Dataset], np.ndarray] = field(default=None)  # type: ignore[assignment]
+    cov_fn: Callable[[Dataset], np.ndarray] = field(default=None)  # type: ignore[assignment]
+
+    def mean(self, data: Dataset) -> np.ndarray:
+        """The mean its author stated."""
+        return np.ravel(np.asarray(self.mean_fn(data), dtype=float))
+
+    def cov(self, data: Dataset) -> np.ndarray:
+        """The covariance its author stated."""
+        return np.atleast_2d(np.asarray(self.cov_fn(data), dtype=float))
+
+
+@dataclass(frozen=True, eq=False)
+class _WithQuery(SampleOnly):
+    query_fn: Callable[[Dataset], np.ndarray] = field(default=None)  # type: ignore[assignment]
+    norm_: Norm = field(default_factory=L2)
+    bound: float = 1.0
+
+    @property
+    def norm(self) -> Norm:
+        """The norm of its author's sensitivity proof."""
+        return self.norm_
+
+    def query(self, data: Dataset) -> np.ndarray:
+        """The noise-free query its author stated."""
+        return np.ravel(np.asarray(self.query_fn(data), dtype=float))
+
+    def sensitivity_bound(self) -> float:
+        """The sensitivity its author stated."""
+        return float(self.bound)
+
+
+@dataclass(frozen=True, eq=False)
+class _WithDiscreteModel(_WithQuery):
+    logp_fn: Callable[[Dataset], np.ndarray] = field(default=None)  # type: ignore[assignment]
+
+    def log_probabilities(self, data: Dataset) -> np.ndarray:
+        """The selection log-probabilities its author stated."""
+        return np.asarray(self.logp_fn(data), dtype=float)
+
+
+@dataclass(frozen=True)
+class MutantSpec:
+    """One mutant: how to build both forms and what the truth is.
+
+    Attributes
+    ----------
+    name
+        Short ID, e.g. ``"composition-full-eps"``.
+    mistake
+        One line: what the author got wrong (or, for controls, why it looks wrong).
+    private
+        True for negative controls (the mechanism *is* private; flagging it is a false alarm).
+    claim
+        The mechanism's claim.
+    draw
+        The sampler ``(data, n, rng) -> (n, k)``.
+    model
+        ``{"mean": f, "cov": f}``, ``{"query": f, "norm": Norm, "bound": b}`` or both with
+        ``"logp"``: the description its author wrote (the ``"model"`` form).
+    data
+        Dataset the benchmark audits on.
+    """
+
+    name: str
+    mistake: str
+    private: bool
+    claim: Claim
+    draw: Callable[[Dataset, int, np.random.Generator], np.ndarray]
+    model: dict
+    data: Dataset
+
+
+def build_form(spec: MutantSpec, form: str) -> SampleOnly:
+    """The mechanism of ``spec`` in ``form`` (``"sample"`` or ``"model"``)."""
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    if form == "sample":
+        return SampleOnly(spec.claim, spec.draw, spec.name)
+    m = spec.model
+    if "logp" in m:
+        return _WithDiscreteModel(spec.claim, spec.draw, spec.name, query_fn=m["query"],
+                                  norm_=m["norm"], bound=m["bound"], logp_fn=m["logp"])
+    if "mean" in m:
+        return _WithGaussianModel(spec.claim, spec.draw, spec.name, mean_fn=m["mean"],
+                                  cov_fn=m["cov"])
+    return _WithQuery(spec.claim, spec.draw, spec.name, query_fn=m["query"], norm_=m["norm"],
+                      bound=m["bound"])
+
+
+# --------------------------------------------------------------------------- helpers
+def _sigma(sens: float, epsilon: float = _EPS, delta: float = _DELTA) -> float:
+    return analytic_gaussian_sigma(epsilon, delta, sens)
+
+
+def _check_domain(claim: Claim, data: Dataset) -> None:
+    """Refuse targets outside the claim's declared domain (``ValueError`` naming ``y``)."""
+    data = check_dataset(data)
+    domain = getattr(claim, "domain", None)
+    if domain is not None:
+        domain.targets(data.y)
+
+
+#: Outputs-only mutants declare the shipped toolbox's default domain |y| <= 1e6
+#: (:func:`~dpgp_audit.privacy.domain.declared_domain`), so the A.7 precision auditor
+#: probes legal targets only and each mutant is caught (or not) for its own mistake.
+_OUT_DOMAIN: PublicDomain = declared_domain(None)
+
+
+def _claim_out(d: float = 1.0) -> ApproxDP:
+    return ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(d), domain=_OUT_DOMAIN)
+
+
+def _claim_rows(b: float = 1.0) -> ApproxDP:
+    """Whole rows with |y| <= b: the relation's bound is the domain, declared as such."""
+    return ApproxDP(epsilon=_EPS, delta=_DELTA, relation=whole_rows(b), domain=PublicDomain(b))
+
+
+def _sum(data: Dataset) -> np.ndarray:
+    return np.array([float(np.sum(data.y))])
+
+
+def _gauss(mean: Callable[[Dataset], np.ndarray], sd: Callable[[Dataset], float]
+           ) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
+    def draw(data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        m = np.ravel(mean(data))
+        return m[None, :] + sd(data) * rng.standard_normal((n, m.size))
+    return draw
+
+
+def _const_cov(var: float, k: int = 1) -> Callable[[Dataset], np.ndarray]:
+    return lambda data: var * np.eye(k)
+
+
+def _bins(data: Dataset, k: int) -> np.ndarray:
+    """One-hot bin membership of each row's x (public) in k equal bins of the x range."""
+    x = np.asarray(data.X)[:, 0]
+    lo, hi = float(x.min()), float(x.max())
+    idx = np.minimum(((x - lo) / max(hi - lo, 1e-12) * k).astype(int), k - 1)
+    return (idx[None, :] == np.arange(k)[:, None]).astype(float)
+
+
+# --------------------------------------------------------------------------- the mutants
+def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list reads best
+    """Every mutant and negative control on ``data`` (ε = 1, δ = 1e-5 unless pure DP).
+
+    The benchmark uses the kit's default dataset (20 points, targets in [−1, 1]);
+    the relations are outputs-only with d = 1 or whole rows with |y| ≤ 1.
+    """
+    s1 = _sigma(1.0)
+    out: list[MutantSpec] = []
+
+    def add(name: str, mistake: str, claim: Claim, draw, model: dict, *, private: bool = False,
+            d: Dataset = data) -> None:
+        out.append(MutantSpec(name, mistake, private, claim, draw, model, d))
+
+    # 1. wrong scale: sd/2 (the 'scale' argument of a helper taken for the sd of the sum)
+    add("wrong-scale", "noise sd halved (a helper's scale argument read as sd)", _claim_out(),
+        _gauss(_sum, lambda d: s1 / 2), {"mean": _sum, "cov": _const_cov((s1 / 2) ** 2)})
+    # 2. std passed where the variance was expected
+    add("std-as-variance", "noise variance set to sigma (std passed as variance)", _claim_out(),
+        _gauss(_sum, lambda d: math.sqrt(s1)), {"mean": _sum, "cov": _const_cov(s1**2)})
+    # 3. four releases, each at the full budget
+    W4 = np.ones((4, 1))
+    add("composition-full-eps", "4 releases of the sum, each calibrated at the full (eps, delta)",
+        _claim_out(), _gauss(lambda d: W4 @ _sum(d), lambda d: s1),
+        {"mean": lambda d: W4 @ _sum(d), "cov": _const_cov(s1**2, 4)})
+    # 4. noise before clipping: the noisy total is clipped, not each target
+    c = 0.25
+    sc = _sigma(2 * c)
+
+    def clipped_sum(d: Dataset) -> np.ndarray:
+        return np.array([float(np.sum(np.clip(d.y, -c, c)))])
+
+    def noise_then_clip(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        raw = float(np.sum(d.y)) + sc * rng.standard_normal((n, 1))
+        return np.clip(raw, -c * d.n, c * d.n)
+    add("noise-before-clipping", "targets clipped to 0.25 for the bound, but the clip is "
+        "applied to the noisy total", _claim_rows(), noise_then_clip,
+        {"query": clipped_sum, "norm": L2(), "bound": 2 * c})
+    # 5. amplification by subsampling claimed, no subsampling done
+    q = 0.1
+    eps0 = math.log1p((math.e - 1.0) / q)
+    sa = analytic_gaussian_sigma(eps0, _DELTA / q, 1.0)
+    add("amplification-without-subsampling", "sigma calibrated for Poisson subsampling at "
+        "rate 0.1, but every record is used", _claim_out(), _gauss(_sum, lambda d: sa),
+        {"mean": _sum, "cov": _const_cov(sa**2)})
+    # 6. one noise draw shared by every output (bin sums of 5 public x-bins)
+    k = 5
+
+    def bin_sums(d: Dataset) -> np.ndarray:
+        return _bins(d, k) @ d.y
+
+    def shared(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        return bin_sums(d)[None, :] + s1 * rng.standard_normal((n, 1))
+    add("shared-noise", "one noise draw added to every bin sum (iid noise stated)", _claim_out(),
+        shared, {"mean": bin_sums, "cov": _const_cov(s1**2, k)})
+    # 7. exponential mechanism with a misstated utility range (range 2 stated as 1)
+    kc = 5
+
+    def util(d: Dataset) -> np.ndarray:
+        x = np.asarray(d.X)[:, 0]
+        r = np.arange(1, kc + 1)[:, None]
+        return np.cos(r * x[None, :]) @ np.clip(d.y, -1, 1)
+
+    def exp_logp(d: Dataset) -> np.ndarray:
+        a = _EPS * util(d) / 2.0  # factor 2 present, but Δu = 2 was stated as 1
+        a = a - a.max()
+        return a - math.log(float(np.sum(np.exp(a))))
+
+    def exp_draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        g = rng.gumbel(size=(n, kc))
+        return np.argmax(exp_logp(d)[None, :] + g, axis=1).astype(float)[:, None]
+    add("misstated-utility-range", "exponential mechanism: per-record score in [-1, 1] "
+        "(range 2) stated as sensitivity 1",
+        PureDP(epsilon=_EPS, relation=whole_rows(1.0), domain=PublicDomain(1.0)),
+        exp_draw, {"query": util, "norm": Linf(), "bound": 1.0, "logp": exp_logp})
+    # 8. metadata leaked next to the noisy statistic: the number of clipped targets
+    c8 = 0.5
+
+    def clipped(d: Dataset) -> np.ndarray:
+        return np.array([float(np.sum(np.clip(d.y, -c8, c8)))])
+
+    def leak(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        s = clipped(d)[0] + _sigma(2 * c8) * rng.standard_normal(n)
+        meta = float(np.sum(np.abs(d.y) > c8))
+        return np.column_stack([s, np.full(n, meta)])
+    add("leaking-metadata", "the number of clipped targets is released beside the noisy sum",
+        _claim_rows(), leak, {"query": clipped, "norm": L2(), "bound": 2 * c8})
+    # 9. the mean's sensitivity used for the sum
+    sm = _sigma(2.0 / data.n)
+    add("mean-sensitivity-for-sum", "sum released with the sensitivity of the mean (2b/N)",
+        _claim_rows(), _gauss(_sum, lambda d: sm), {"query": _sum, "norm": L2(),
+                                                    "bound": 2.0 / data.n})
+    # 10. Laplace calibrated with the L2 sensitivity in 16 dimensions
+    W16 = np.full((16, 1), 0.25)
+
+    def lap16(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        return (W16 @ _sum(d))[None, :] + rng.laplace(0.0, 1.0 / _EPS, size=(n, 16))
+    add("laplace-l2", "Laplace scale from the L2 sensitivity (1) of a 16-dim release whose "
+        "L1 sensitivity is 4",
+        PureDP(epsilon=_EPS, relation=outputs_only(1.0), domain=_OUT_DOMAIN), lap16,
+        {"query": lambda d: W16 @ _sum(d), "norm": L1(), "bound": 1.0})
+    # 11. noise scale fitted on the data (sd of the targets)
+    def dd_sd(d: Dataset) -> float:
+        return s1 * max(float(np.std(d.y)), 1e-3) / 0.7
+    add("data-dependent-scale", "noise sd proportional to the sd of the private targets",
+        _claim_out(), _gauss(_sum, dd_sd), {"mean": _sum, "cov": lambda d: np.eye(1) *
+                                            dd_sd(d) ** 2})
+    # 12. clip bound taken from the data (max |y|), sensitivity 2·c(D)
+    def clip_bound(d: Dataset) -> float:
+        return max(float(np.max(np.abs(d.y))), 1e-3)
+
+    def dd_clip_sum(d: Dataset) -> np.ndarray:
+        return np.array([float(np.sum(np.clip(d.y, -clip_bound(d), clip_bound(d))))])
+    add("data-dependent-clip", "clip bound = max |y| of the private data; noise for 2 c(D)",
+        _claim_rows(), _gauss(dd_clip_sum, lambda d: _sigma(2 * clip_bound(d))),
+        {"mean": dd_clip_sum, "cov": lambda d: np.eye(1) * _sigma(2 * clip_bound(d)) ** 2})
+    # 13. a code path that skips the noise with probability 1e-3 (= 100 delta)
+    p_skip = 100 * _DELTA
+
+    def skip(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        x = _sum(d)[0] + s1 * rng.standard_normal(n)
+        return np.where(rng.random(n) < p_skip, _sum(d)[0], x)[:, None]
+    add("noise-skipped-rarely", "the unperturbed value is returned with probability 1e-3 "
+        "(a cache path)", _claim_out(), skip, {"mean": _sum, "cov": _const_cov(s1**2)})
+    # 14. noise truncated at ±3 sd ("no outliers")
+    def trunc(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        return _sum(d)[0] + s1 * np.clip(rng.standard_normal((n, 1)), -3.0, 3.0)
+    add("truncated-noise", "Gaussian noise clipped to +-3 sd (bounded noise)", _claim_out(),
+        trunc, {"mean": _sum, "cov": _const_cov(s1**2)})
+    # 15. the generator seeded from the data ("reproducible releases")
+    def seeded(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        own = np.random.default_rng(zlib.crc32(d.y.tobytes()))  # the mistake
+        return _sum(d)[0] + s1 * own.standard_normal((n, 1))
+    add("seed-from-data", "noise generator seeded from a hash of the data (reproducible, "
+        "hence deterministic given D)", _claim_out(), seeded,
+        {"mean": _sum, "cov": _const_cov(s1**2)})
+    # 16. add/remove sensitivity used for replace-one
+    add("neighbour-mismatch", "sensitivity b (add/remove) used under replace-one (2b)",
+        _claim_rows(), _gauss(_sum, lambda d: _sigma(1.0)),
+        {"query": _sum, "norm": L2(), "bound": 1.0})
+    # 17. noise calibrated to a data-dependent local sensitivity of the median
+    def median(d: Dataset) -> np.ndarray:
+        return np.array([float(np.median(d.y))])
+
+    def local_sens(d: Dataset) -> float:
+        ys = np.sort(d.y)
+        m = d.n // 2
+        return max(float(ys[min(m + 1, d.n - 1)] - ys[max(m - 1, 0)]), 1e-3)
+    add("local-sensitivity", "median released with noise for its local sensitivity at D",
+        _claim_out(), _gauss(median, lambda d: _sigma(local_sens(d))),
+        {"query": median, "norm": L2(), "bound": local_sens(data)})
+    # ---------------------------------------------------------------- negative controls
+    add("control-over-noised", "looks wrong: the mean released with the sum's sensitivity "
+        "(too much noise, still private)", _claim_rows(),
+        _gauss(lambda d: _sum(d) / d.n, lambda d: _sigma(2.0)),
+        {"mean": lambda d: _sum(d) / d.n, "cov": _const_cov(_sigma(2.0) ** 2)}, private=True)
+    add("control-clipped-output", "looks wrong: atoms at the ends (the noisy sum clipped to "
+        "[-3, 3]) - post-processing, private", _claim_out(),
+        lambda d, n, rng: np.clip(_sum(d)[0] + s1 * rng.standard_normal((n, 1)), -3.0, 3.0),
+        {"query": _sum, "norm": L2(), "bound": 1.0}, private=True)
+    add("control-rounded-output", "looks wrong: the noisy sum rounded to 0.5 (many repeated "
+        "values) - post-processing, private", _claim_out(),
+        lambda d, n, rng: np.round(2 * (_sum(d)[0] + s1 * rng.standard_normal((n, 1)))) / 2,
+        {"query": _sum, "norm": L2(), "bound": 1.0}, private=True)
+
+    def input_noise(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        return (d.y[None, :] + s1 * rng.standard_normal((n, d.n))) @ _bins(d, k).T
+    add("control-input-noise", "looks wrong: noise added to each target, then bin sums "
+        "(correlated output noise) - post-processing of a private release", _claim_out(),
+        input_noise, {"mean": bin_sums, "cov": lambda d: s1**2 * _bins(d, k) @ _bins(d, k).T},
+        private=True)
+    add("control-laplace-1d", "looks wrong: Laplace noise with the Gaussian sd as scale in 1-D "
+        "(more private than claimed)", _claim_out(),
+        lambda d, n, rng: _sum(d)[0] + rng.laplace(0.0, s1, size=(n, 1)),
+        {"query": _sum, "norm": L2(), "bound": 1.0}, private=True)
+    add("control-correlated-noise", "looks wrong: correlated noise across 4 copies of the sum "
+        "- stated exactly, and calibrated for the composition", _claim_out(),
+        _corr_draw(s1), {"mean": lambda d: np.ones(4) * _sum(d)[0],
+                         "cov": lambda d: _corr_cov(s1)}, private=True)
+    return out
+
+
+def _corr_cov(s1: float) -> np.ndarray:
+    """Σ = σ² (I + ¾·11ᵀ): 1 is an eigenvector with eigenvalue 4σ², so 1ᵀΣ⁻¹1 = 1/σ² and
+    four copies of a sensitivity-1 sum have μ = 1/σ, exactly the calibrated value.
+    """
+    one = np.ones((4, 1))
+    return s1**2 * (0.75 * one @ one.T + np.eye(4))
+
+
+def _corr_draw(s1: float) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
+    L = np.linalg.cholesky(_corr_cov(s1))
+
+    def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        return float(np.sum(d.y)) + rng.standard_normal((n, 4)) @ L.T
+    return draw
+
+
+@dataclass(frozen=True)
+class MutationRow:
+    """The default-path verdict on one form of one mutant."""
+
+    name: str
+    form: str
+    private: bool
+    verdict: str
+    caught_by: tuple[str, ...]
+    seconds: float
+
+    @property
+    def correct(self) -> bool:
+        """Caught (a bug) or not flagged (a control)."""
+        return (self.verdict != "VIOLATION") if self.private else self.verdict == "VIOLATION"
+
+
+def run_mutation(specs: list[MutantSpec], rng: np.random.Generator, *, n: int = 20_000,
+                 forms: tuple[str, ...] = FORMS, alpha: float = 0.05) -> list[MutationRow]:
+    """Audit every form of every spec on the default path (``audit_mechanism`` defaults)."""
+    import time
+
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    rng = check_rng(rng)
+    rows = []
+    jobs = [(s, f) for s in specs for f in forms]
+    for (spec, form), child in zip(jobs, rng.spawn(len(jobs)), strict=True):
+        t = time.perf_counter()
+        rep = audit_mechanism(build_form(spec, form), spec.data, child, n=n, alpha=alpha,
+                              name=f"{spec.name}[{form}]")
+        caught = tuple(r.auditor for r in rep.results if r.violation)
+        rows.append(MutationRow(spec.name, form, spec.private, rep.verdict.value, caught,
+                                time.perf_counter() - t))
+    return rows
+
+
+def mutation_score(rows: list[MutationRow]) -> dict[str, dict]:
+    """Per form: bugs caught / bugs, and controls flagged / controls."""
+    out = {}
+    for form in sorted({r.form for r in rows}):
+        bugs = [r for r in rows if r.form == form and not r.private]
+        ctrl = [r for r in rows if r.form == form and r.private]
+        out[form] = {"caught": sum(r.correct for r in bugs), "bugs": len(bugs),
+                     "false_alarms": sum(not r.correct for r in ctrl), "controls": len(ctrl)}
+    return out

@@ -1,0 +1,606 @@
+"""Planted bugs for the default path's former blind spots, each with its correct twin (A.5).
+
+Issue 15 §1 lists classes of mistakes that ``audit_mechanism(mech, data, rng)``
+used to miss. Each class has a planted bug here, a correct twin (a ``A.5/…``
+control, registered beside it in :mod:`dpgp_audit.catalogue`), and a row in
+:data:`BLINDSPOT_AUDITOR`: the auditor that catches it on the default path and
+the samples per side it needs.
+
+==================================== ============================================ =========
+ID                                    bug (class)                                  true ε
+==================================== ============================================ =========
+planted/noise-skipped                 noise skipped w.p. 1e-3 = 100 δ (atom)       ∞
+planted/shared-noise-model            one noise draw for every output, iid stated  ∞
+                                      in ``cov`` (sampler ≠ its own model)
+planted/data-dependent-scale          noise sd from the private targets' spread,   ∞
+                                      only ``sample`` exposed
+planted/svt-no-query-noise            SVT without noise on the queries             ∞
+                                      (Lyu, Su & Li 2017, Alg. 5)
+planted/svt-no-cutoff                 SVT answering every query, query noise       ∞ (k → ∞)
+                                      Lap(2Δ/ε) (Lyu, Su & Li 2017, Alg. 6)
+planted/noisy-max-half-scale          report-noisy-max with Lap(Δ/ε) under the     (computed)
+                                      every-answer-moves relation
+planted/noisy-max-with-value          report-noisy-max releasing the noisy max     ≈ kε/2
+                                      value too (loss only in a rare tail event)
+planted/histogram-edge-double-count   a value on an interior bin edge is counted   1.465
+                                      in both bins (query jumps at the edges)
+==================================== ============================================ =========
+
+The vector-answer mechanisms (SVT, noisy max) take the answer vector ``q(D)``
+as the dataset's targets (``X`` holds the public query index) and are stated
+under :func:`~dpgp_audit.privacy.claims.all_answers`: every answer may move by
+up to Δ at once (Lyu, Su & Li 2017 §2; Ding et al. 2018).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.dataset import Dataset, check_dataset
+from dpgp_audit.norms import L2, Norm
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
+from dpgp_audit.privacy.claims import (
+    ApproxDP,
+    PureDP,
+    all_answers,
+    outputs_only,
+    whole_rows,
+)
+from dpgp_audit.privacy.domain import PublicDomain, declared_domain
+from dpgp_audit.privacy.gdp import gdp_epsilon
+
+__all__ = [
+    "BLINDSPOT_AUDITOR",
+    "BinSums",
+    "DataDependentScaleSum",
+    "HistogramRelease",
+    "NoiseSkippedSum",
+    "NoisyMax",
+    "SparseVector",
+    "SVT_NO_CUTOFF_EPSILON",
+    "answers_data",
+    "blindspot_table",
+    "histogram_edge_true_epsilon",
+    "noisy_max_log_probabilities",
+    "noisy_max_with_value_epsilon",
+    "pattern_epsilon",
+    "realised_epsilon",
+    "svt_log_probabilities",
+]
+
+_EPS, _DELTA = 1.0, 1e-5
+#: Declared public domain of the sums and answer vectors below: the toolbox default
+#: |y| <= 1e6 (targets outside are refused), so the A.7 precision auditor probes legal
+#: targets only and each bug is caught for its own mistake, not for rounding.
+_DOMAIN: PublicDomain = declared_domain(None)
+#: The histogram's bins cover [-1, 1]: its query refuses |y| > 1, the whole-row bound.
+_HIST_DOMAIN: PublicDomain = PublicDomain(1.0)
+
+
+def _targets(data: Dataset, domain: PublicDomain = _DOMAIN) -> np.ndarray:
+    """The targets, refused (``ValueError`` naming ``y``) outside the declared domain.
+
+    ``data`` that is not a :class:`~dpgp_audit.dataset.Dataset` is refused first
+    (``TypeError``/``ValueError`` naming ``data``).
+    """
+    return domain.targets(check_dataset(data).y)
+
+
+# --------------------------------------------------------------------------- atoms
+@dataclass(frozen=True, eq=False)
+class NoiseSkippedSum:
+    """Sum of the targets + N(0, σ²), except that with probability ``p_skip`` the noise is skipped.
+
+    ``p_skip = 0`` is the correct analytic Gaussian mechanism (Balle & Wang 2018).
+    With ``p_skip > 0`` (the bug: a cache path that returns the stored unperturbed
+    answer) the release has a point mass at the private sum, so for neighbours
+    the event "output = sum(D)" has probability ``p_skip`` under D and 0 under D′:
+    the true ε is infinite as soon as ``p_skip > δ``. Sample-only on purpose.
+    """
+
+    epsilon: float
+    delta: float
+    d: float = 1.0
+    p_skip: float = 0.0
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP, outputs only."""
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
+                        domain=_DOMAIN)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape ``(n, 1)``."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        s = float(np.sum(_targets(data)))
+        sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.d)
+        x = s + sigma * rng.standard_normal(n)
+        if self.p_skip > 0:
+            x = np.where(rng.random(n) < self.p_skip, s, x)
+        return x[:, None]
+
+
+# --------------------------------------------------------------------------- model mismatch
+def _bin_matrix(X: np.ndarray, k: int) -> np.ndarray:
+    """(k, n) one-hot membership of each public x in k equal-width bins of [0, 10]."""
+    x = np.asarray(X, dtype=float)[:, 0]
+    idx = np.clip((x / 10.0 * k).astype(int), 0, k - 1)
+    return (idx[None, :] == np.arange(k)[:, None]).astype(float)
+
+
+@dataclass(frozen=True, eq=False)
+class BinSums:
+    """Sums of the targets in ``k`` public x-bins + noise; ``mean``/``cov`` state iid N(0, σ² I).
+
+    Each target lies in one bin, so the L2 sensitivity is d and σ is the analytic
+    Gaussian σ for it. ``shared=False`` is correct. ``shared=True`` is the bug:
+    the sampler draws *one* N(0, σ²) value and adds it to every bin, while
+    ``cov`` still states iid noise — differences between bins are noise-free, so
+    the true ε is infinite, and every auditor that trusts ``cov`` is blind.
+    """
+
+    epsilon: float
+    delta: float
+    d: float = 1.0
+    k: int = 5
+    shared: bool = False
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP, outputs only."""
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
+                        domain=_DOMAIN)
+
+    @property
+    def sigma(self) -> float:
+        """Analytic Gaussian σ for L2 sensitivity d."""
+        return analytic_gaussian_sigma(self.epsilon, self.delta, self.d)
+
+    @property
+    def norm(self) -> Norm:
+        """L2."""
+        return L2()
+
+    def sensitivity_bound(self) -> float:
+        """d: one target moves one bin sum by at most d."""
+        return self.d
+
+    def query(self, data: Dataset) -> np.ndarray:
+        """The k bin sums."""
+        y = _targets(data)  # checks data first
+        return _bin_matrix(data.X, self.k) @ y
+
+    def mean(self, data: Dataset) -> np.ndarray:
+        """The stated mean (the bin sums)."""
+        return self.query(data)
+
+    def cov(self, data: Dataset) -> np.ndarray:
+        """The stated covariance σ² I (false for ``shared=True``)."""
+        return self.sigma**2 * np.eye(self.k)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape ``(n, k)``."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        z = rng.standard_normal((n, 1 if self.shared else self.k))
+        return self.query(data)[None, :] + self.sigma * z
+
+
+# --------------------------------------------------------------------------- data-dependent noise
+@dataclass(frozen=True, eq=False)
+class DataDependentScaleSum:
+    """Sum of the targets + N(0, s(D)²); only ``sample`` is exposed.
+
+    ``adaptive=False`` (correct): s = σ, the analytic σ for sensitivity d.
+    ``adaptive=True`` (the bug): s(D) = σ · max(sd(y), floor) / 0.7 — the noise is
+    "scaled to the data" (0.7 ≈ the sd of the default targets). Neighbours that
+    move the spread of y change the noise variance; at the end of the domain
+    (all targets equal) the noise shrinks to the floor and the loss is unbounded
+    as the floor → 0.
+    """
+
+    epsilon: float
+    delta: float
+    d: float = 1.0
+    adaptive: bool = False
+    floor: float = 1e-3
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP, outputs only."""
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
+                        domain=_DOMAIN)
+
+    def scale(self, data: Dataset) -> float:
+        """The noise standard deviation used for ``data``."""
+        sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.d)
+        if not self.adaptive:
+            return sigma
+        return sigma * max(float(np.std(data.y)), self.floor) / 0.7
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape ``(n, 1)``."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        return float(np.sum(_targets(data))) + self.scale(data) * rng.standard_normal((n, 1))
+
+
+# --------------------------------------------------------------------------- vector answers
+def answers_data(k: int = 10, value: float = 0.0) -> Dataset:
+    """A query-answer vector as a dataset: ``X`` = query index (public), ``y`` = answers."""
+    k = check_positive_int("k", k)
+    return Dataset(np.arange(k, dtype=float)[:, None], np.full(k, float(value)),
+                   name=f"answers-{k}")
+
+
+@dataclass(frozen=True, eq=False)
+class SparseVector:
+    """The sparse vector technique over the answer vector ``y`` (Lyu, Su & Li 2017).
+
+    Output per query: 1 (above the noisy threshold, ⊤), 0 (below, ⊥) or −1 (not
+    answered after the c-th ⊤). Variants (Lyu, Su & Li, VLDB 2017, Fig. 1):
+
+    ``"alg1"``
+        Correct (their Alg. 1): ρ ~ Lap(2Δ/ε) on the threshold, ν_i ~ Lap(4cΔ/ε)
+        on each query, stop after c ⊤ — ε-DP.
+    ``"alg5"``
+        No noise on the queries (Stoddard et al.), no cut-off — not ε'-DP for any ε'.
+    ``"alg6"``
+        Query noise Lap(2Δ/ε) without the factor 2c and no cut-off (Chen et al.)
+        — its loss grows with the number of queries (∞-DP as k → ∞).
+    """
+
+    epsilon: float
+    variant: str = "alg1"
+    threshold: float = 0.0
+    c: int = 1
+    delta_q: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.variant not in ("alg1", "alg5", "alg6"):
+            raise ValueError(f"variant must be 'alg1', 'alg5' or 'alg6', got {self.variant!r}")
+
+    @property
+    def claim(self) -> PureDP:
+        """Pure ε-DP when every answer may move by Δ at once."""
+        return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q), domain=_DOMAIN)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` output vectors in {1, 0, −1}, shape ``(n, k)``."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        q = np.asarray(_targets(data), dtype=float)
+        k = q.size
+        e1 = self.epsilon / 2
+        e2 = self.epsilon - e1
+        rho = rng.laplace(0.0, self.delta_q / e1, size=(n, 1))
+        if self.variant == "alg1":
+            nu = rng.laplace(0.0, 2 * self.c * self.delta_q / e2, size=(n, k))
+        elif self.variant == "alg6":
+            nu = rng.laplace(0.0, self.delta_q / e2, size=(n, k))
+        else:
+            nu = np.zeros((n, k))
+        above = (q[None, :] + nu) >= (self.threshold + rho)
+        out = above.astype(float)
+        if self.variant == "alg1":
+            count = np.cumsum(above, axis=1)
+            # after the c-th ⊤ the remaining queries are not answered
+            stopped = np.concatenate([np.zeros((n, 1), bool), count[:, :-1] >= self.c], axis=1)
+            out[stopped] = -1.0
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class NoisyMax:
+    """Report noisy max over the answer vector ``y`` with Laplace noise.
+
+    ``scale_factor=2`` and ``with_value=False`` is correct: argmax of
+    ``q + Lap(2Δ/ε)`` is ε-DP when every answer may move by Δ (Dwork & Roth
+    Claim 3.9 for monotone answers needs only Δ/ε; general vectors need 2Δ/ε).
+    Bugs: ``scale_factor=1`` (Lap(Δ/ε), the counting-query scale, under the
+    non-monotone relation) and ``with_value=True`` (the noisy max *value* is
+    released too: its loss lives in the rare event that every noisy answer falls
+    far below every true answer — Ding et al. 2018, "NoisyMax3").
+    """
+
+    epsilon: float
+    scale_factor: float = 2.0
+    with_value: bool = False
+    delta_q: float = 1.0
+
+    @property
+    def claim(self) -> PureDP:
+        """Pure ε-DP when every answer may move by Δ at once."""
+        return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q), domain=_DOMAIN)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases: the index, shape ``(n, 1)``, or (index, value), shape ``(n, 2)``."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        q = np.asarray(_targets(data), dtype=float)
+        z = q[None, :] + rng.laplace(0.0, self.scale_factor * self.delta_q / self.epsilon,
+                                     size=(n, q.size))
+        idx = np.argmax(z, axis=1)
+        if not self.with_value:
+            return idx.astype(float)[:, None]
+        return np.column_stack([idx.astype(float), z[np.arange(n), idx]])
+
+
+# --------------------------------------------------------------------------- bin edges
+_EDGES = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramRelease:
+    """Histogram of the targets in 4 bins of [−1, 1] + N(0, σ² I), whole rows with |y| ≤ 1.
+
+    Correct (``closed=False``): half-open bins [e_j, e_{j+1}) (the last one
+    closed), one row moves two counts by 1: Δ₂ = √2. The bug (``closed=True``):
+    ``lo <= y <= hi`` counts a value lying *exactly* on an interior edge in both
+    adjacent bins, so a substitution between two edge values moves four counts:
+    Δ₂ = 2, while σ is still calibrated for √2 (true ε 1.465 at (1, 1e-5)). The
+    query only jumps at the edges: random or extreme neighbours never see it.
+    """
+
+    epsilon: float
+    delta: float
+    closed: bool = False
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP, whole rows with |y| <= 1."""
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(1.0),
+                        domain=_HIST_DOMAIN)
+
+    @property
+    def sigma(self) -> float:
+        """Analytic σ for Δ₂ = √2."""
+        return analytic_gaussian_sigma(self.epsilon, self.delta, math.sqrt(2.0))
+
+    @property
+    def norm(self) -> Norm:
+        """L2."""
+        return L2()
+
+    def sensitivity_bound(self) -> float:
+        """√2 (true for half-open bins only)."""
+        return math.sqrt(2.0)
+
+    def query(self, data: Dataset) -> np.ndarray:
+        """The 4 counts."""
+        y = np.asarray(_targets(data, _HIST_DOMAIN), dtype=float)  # refuses |y| > 1
+        lo, hi = _EDGES[:-1][:, None], _EDGES[1:][:, None]
+        if self.closed:
+            inside = (y[None, :] >= lo) & (y[None, :] <= hi)
+        else:
+            inside = (y[None, :] >= lo) & ((y[None, :] < hi) | (hi == _EDGES[-1]))
+        return inside.sum(axis=1).astype(float)
+
+    def mean(self, data: Dataset) -> np.ndarray:
+        """White-box mean: the counts."""
+        return self.query(data)
+
+    def cov(self, data: Dataset) -> np.ndarray:
+        """σ² I."""
+        return self.sigma**2 * np.eye(4)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape ``(n, 4)``."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        return self.query(data)[None, :] + self.sigma * rng.standard_normal((n, 4))
+
+
+def histogram_edge_true_epsilon(epsilon: float = _EPS, delta: float = _DELTA) -> float:
+    """True ε of the double-counting histogram: μ = 2/σ with σ calibrated for √2."""
+    sigma = analytic_gaussian_sigma(epsilon, delta, math.sqrt(2.0))
+    return gdp_epsilon(delta, 2.0 / sigma)
+
+
+# --------------------------------------------------------------------------- builders
+def build_noise_skipped(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,
+                        d: float = 1.0, p_skip: float = 100 * _DELTA) -> NoiseSkippedSum:
+    """BUG: the noise is skipped with probability ``p_skip`` (default 100 δ)."""
+    return NoiseSkippedSum(epsilon, delta, d, p_skip)
+
+
+def build_noise_never_skipped(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,
+                              d: float = 1.0) -> NoiseSkippedSum:
+    """Correct twin: the same sampler, noise always added (sample-only analytic Gaussian)."""
+    return NoiseSkippedSum(epsilon, delta, d, 0.0)
+
+
+def build_bin_sums(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,
+                   d: float = 1.0) -> BinSums:
+    """Correct: iid noise on 5 public-bin sums, as stated."""
+    return BinSums(epsilon, delta, d, shared=False)
+
+
+def build_shared_noise(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,
+                       d: float = 1.0) -> BinSums:
+    """BUG: one noise draw shared by all 5 bin sums, iid noise stated in ``cov``."""
+    return BinSums(epsilon, delta, d, shared=True)
+
+
+def build_fixed_scale(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,
+                      d: float = 1.0) -> DataDependentScaleSum:
+    """Correct twin: the same sample-only sum with a data-independent σ."""
+    return DataDependentScaleSum(epsilon, delta, d, adaptive=False)
+
+
+def build_data_dependent_scale(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,
+                               d: float = 1.0) -> DataDependentScaleSum:
+    """BUG: the noise sd is proportional to the sd of the private targets."""
+    return DataDependentScaleSum(epsilon, delta, d, adaptive=True)
+
+
+def build_svt(variant: str):
+    """Builder of a SparseVector variant (``"alg1"`` is the correct twin)."""
+    def build(data: Dataset, *, epsilon: float = _EPS) -> SparseVector:
+        return SparseVector(epsilon, variant=variant)
+    return build
+
+
+def build_noisy_max(scale_factor: float, with_value: bool):
+    """Builder of a NoisyMax variant (2, False is the correct twin)."""
+    def build(data: Dataset, *, epsilon: float = _EPS) -> NoisyMax:
+        return NoisyMax(epsilon, scale_factor=scale_factor, with_value=with_value)
+    return build
+
+
+def build_histogram(closed: bool):
+    """Builder of the histogram (``closed=True``: the edge double-count bug)."""
+    def build(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA
+              ) -> HistogramRelease:
+        return HistogramRelease(epsilon, delta, closed=closed)
+    return build
+
+
+#: For each planted bug of this module: the auditor that catches it on the default
+#: path and the samples per side it needs (0: deterministic auditors), plus extra
+#: ``audit_mechanism`` arguments — the same format as ``planted.CHEAPEST_AUDITOR``.
+BLINDSPOT_AUDITOR: dict[str, tuple[str, int, dict]] = {
+    "planted/noise-skipped": ("blackbox", 100_000, {}),
+    "planted/shared-noise-model": ("model-check", 4_000, {}),
+    "planted/data-dependent-scale": ("blackbox", 2_000, {}),
+    "planted/svt-no-query-noise": ("blackbox", 2_000, {}),
+    "planted/svt-no-cutoff": ("blackbox", 20_000, {}),
+    "planted/noisy-max-half-scale": ("blackbox", 20_000, {}),
+    "planted/noisy-max-with-value": ("blackbox", 20_000, {}),
+    "planted/histogram-edge-double-count": ("whitebox", 0, {}),
+}
+
+#: Realised ε of SVT Alg. 6 (k = 10, ε = 1) on the generated pattern pairs, by exact
+#: quadrature (:func:`pattern_epsilon`; checked in the tests). A lower bound on its true ε,
+#: which is at most kε/2 = 5 (each of the k decisions leaks at most ε/2 given ρ).
+SVT_NO_CUTOFF_EPSILON = 4.486
+
+
+def noisy_max_with_value_epsilon(epsilon: float, k: int) -> float:
+    """True ε of report-noisy-max with Lap(2Δ/ε) releasing index *and* value: kε/2.
+
+    Given (index i, value v) the density is ``f(v − q_i) Π_{j≠i} F(v − q_j)``; when
+    every answer moves by Δ each of the k factors changes by at most e^{Δ/b} with
+    b = 2Δ/ε, and all of them do so at once in the left tail (v below every answer,
+    the Laplace CDF there is ½e^{x/b}): the supremum kε/2 is approached only in that
+    rare event.
+    """
+    return k * epsilon / 2.0
+
+
+def blindspot_table() -> list[dict]:
+    """One row per blind-spot planted bug: class, bug, twin, auditor, n (for the auditing lab).
+
+    Pure: reads :data:`BLINDSPOT_AUDITOR` and the module's table; runs nothing.
+    """
+    rows = []
+    for mech_id, (auditor, n, kw) in BLINDSPOT_AUDITOR.items():
+        meta = _META.get(mech_id, {})
+        rows.append({"id": mech_id, "class": meta.get("class", ""),
+                     "twin": meta.get("twin", ""), "auditor": auditor, "n_per_side": n,
+                     "arguments": dict(kw)})
+    return rows
+
+
+_META: dict[str, dict] = {
+    "planted/noise-skipped": {"class": "atom in a continuous output",
+                              "twin": "A.5/gaussian-sum-sample-only"},
+    "planted/shared-noise-model": {"class": "sampler contradicts its own mean/cov",
+                                   "twin": "A.5/bin-sums"},
+    "planted/data-dependent-scale": {"class": "data-dependent noise, sample only",
+                                     "twin": "A.5/gaussian-sum-sample-only"},
+    "planted/svt-no-query-noise": {"class": "vector answers (SVT Alg. 5)", "twin": "A.5/svt"},
+    "planted/svt-no-cutoff": {"class": "vector answers (SVT Alg. 6)", "twin": "A.5/svt"},
+    "planted/noisy-max-half-scale": {"class": "vector answers (noisy max, Lap(1/eps))",
+                                     "twin": "A.5/noisy-max"},
+    "planted/noisy-max-with-value": {"class": "vector answers, loss in a rare event",
+                                     "twin": "A.5/noisy-max"},
+    "planted/histogram-edge-double-count": {"class": "structural edge (bin boundary)",
+                                            "twin": "A.5/histogram"},
+}
+
+
+# --------------------------------------------------------------------------- exact losses
+def _laplace_cdf(x: np.ndarray, b: float) -> np.ndarray:
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / b),
+                    1 - 0.5 * np.exp(-np.maximum(x, 0) / b))
+
+
+def _laplace_pdf(x: np.ndarray, b: float) -> np.ndarray:
+    return np.exp(-np.abs(x) / b) / (2 * b)
+
+
+def noisy_max_log_probabilities(mech: NoisyMax, data: Dataset, grid: int = 20_001) -> np.ndarray:
+    """Log P(argmax = i | D) of report-noisy-max, by quadrature over the max value.
+
+    ``P(i) = ∫ f(v − q_i) Π_{j≠i} F(v − q_j) dv`` with the Laplace density f and
+    CDF F (trapezoid rule on a grid covering ±40 noise scales).
+    """
+    q = np.asarray(data.y, dtype=float)
+    b = mech.scale_factor * mech.delta_q / mech.epsilon
+    v = np.linspace(q.min() - 40 * b, q.max() + 40 * b, grid)
+    F = _laplace_cdf(v[None, :] - q[:, None], b)
+    logF = np.log(np.maximum(F, 1e-300))
+    total = logF.sum(axis=0)
+    out = np.empty(q.size)
+    for i in range(q.size):
+        integrand = _laplace_pdf(v - q[i], b) * np.exp(total - logF[i])
+        out[i] = math.log(float(np.trapezoid(integrand, v)))
+    return out
+
+
+def svt_log_probabilities(mech: SparseVector, data: Dataset, grid: int = 8_001) -> np.ndarray:
+    """Log P(output pattern | D) of SVT Alg. 5 / Alg. 6 for every pattern in {0, 1}^k.
+
+    Given the threshold noise ρ the k decisions are independent; the pattern
+    probability is integrated over ρ ~ Lap(2Δ/ε) by the trapezoid rule. (Alg. 1's
+    cut-off makes its outputs a different set; it is not needed for the bugs.)
+    """
+    if mech.variant == "alg1":
+        raise ValueError("svt_log_probabilities covers the variants without cut-off")
+    q = np.asarray(data.y, dtype=float)
+    k = q.size
+    e1 = mech.epsilon / 2
+    b_rho = mech.delta_q / e1
+    rho = np.linspace(-40 * b_rho, 40 * b_rho, grid)
+    w = _laplace_pdf(rho, b_rho)
+    thr = mech.threshold + rho
+    if mech.variant == "alg6":
+        p_up = 1 - _laplace_cdf(thr[None, :] - q[:, None], mech.delta_q / (mech.epsilon - e1))
+    else:
+        p_up = (q[:, None] >= thr[None, :]).astype(float)
+    patterns = ((np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1).astype(bool)
+    logs = np.empty(2**k)
+    lp_up = np.log(np.maximum(p_up, 1e-300))
+    lp_dn = np.log(np.maximum(1 - p_up, 1e-300))
+    for r, pat in enumerate(patterns):
+        ll = np.where(pat[:, None], lp_up, lp_dn).sum(axis=0)
+        logs[r] = math.log(max(float(np.trapezoid(w * np.exp(ll), rho)), 1e-300))
+    return logs
+
+
+def realised_epsilon(log_p0: np.ndarray, log_p1: np.ndarray, floor: float = -600.0) -> float:
+    """``max_o |log P(o|D) − log P(o|D′)|`` over outputs; ∞ when some output is possible
+    under one dataset only (log-probability at the numerical floor).
+    """
+    zero0, zero1 = log_p0 <= floor, log_p1 <= floor
+    if np.any(zero0 != zero1):
+        return math.inf
+    both = ~zero0
+    return float(np.max(np.abs(log_p0[both] - log_p1[both])))
+
+
+def pattern_epsilon(mech: object, pairs: list) -> float:
+    """Largest realised ε over ``pairs`` (exact up to quadrature) for NoisyMax / SVT bugs."""
+    if isinstance(mech, NoisyMax) and not mech.with_value:
+        fn = noisy_max_log_probabilities
+    elif isinstance(mech, SparseVector):
+        fn = svt_log_probabilities
+    else:
+        raise ValueError("pattern_epsilon covers NoisyMax (index only) and SparseVector")
+    return max(realised_epsilon(fn(mech, p.d0), fn(mech, p.d1)) for p in pairs)
