@@ -142,7 +142,7 @@ print(f"32 x 32 grid, factorise + one sample: Kronecker {t_fast * 1e3:.2f} ms, "
 
 # %% [markdown]
 # The benchmark script `benchmarks/bench_grid.py` times this with BLAS pinned to one
-# thread (a 256 × 256 sample takes about 10 ms).
+# thread (a 256 × 256 sample takes a few milliseconds: `benchmarks/bench_grid.py`).
 #
 # ## 3 · DPSetConv: the private encoder (R.2)
 #
