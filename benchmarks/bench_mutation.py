@@ -8,9 +8,12 @@ score, no auditor list. Negative controls (private mechanisms that look wrong)
 must not be flagged. Prints one row per form and the mutation score per form, as
 a Markdown table (the README's table is this output).
 
-Usage: ``python benchmarks/bench_mutation.py [N] [SEED]`` (default N = 200 000 samples
-per side, seed 2026; about 20 s). Exit 1 when a control is flagged or a bug form is
-missed without an entry in :data:`EXPLAINED`.
+Usage: ``python benchmarks/bench_mutation.py [N] [SEED] [MODE]``. By default (``N`` =
+``default``, seed 2026, ``MODE`` = ``sequential``) every form runs the library's default
+path, ``audit_mechanism(mech, data, rng)``: sequential, at most 200 000 draws per side
+and pair, 10 s per form. ``MODE`` = ``fixed`` draws exactly ``N`` per side (``N`` =
+``default``: 20 000). Exit 1 when a control is flagged or a bug form is missed without
+an entry in :data:`EXPLAINED`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 from _common import report  # pins BLAS to one thread
 
 from dpgp_audit.audit.mutants import mutants, mutation_score, run_mutation
+from dpgp_audit.audit.runner import DEFAULT_MODE, default_n
 from dpgp_audit.datasets.default import default_dataset
 
 #: Forms whose miss has a measured reason (checked by the tests, not assumed here).
@@ -35,11 +39,13 @@ EXPLAINED = {
 
 
 def main() -> int:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    n = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "default" else None
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 2026
+    mode = sys.argv[3] if len(sys.argv) > 3 else DEFAULT_MODE
     specs = mutants(default_dataset())
     t = time.perf_counter()
-    rows = run_mutation(specs, np.random.default_rng(seed), n=n)
+    rows = run_mutation(specs, np.random.default_rng(seed), n=n, mode=mode)
+    n = default_n(mode) if n is None else n
     elapsed = time.perf_counter() - t
     by = {(r.name, r.form): r for r in rows}
     print("| mutant | kind | sample-only | with its model | what it gets wrong |")
@@ -59,7 +65,8 @@ def main() -> int:
     for form, sc in score.items():
         print(f"form {form:<7}: {sc['caught']}/{sc['bugs']} bugs caught, "
               f"{sc['false_alarms']}/{sc['controls']} controls flagged")
-    print(f"n = {n} samples per side, seed {seed}, {elapsed:.0f} s")
+    what = "exactly" if mode == "fixed" else "at most"
+    print(f"{mode} mode, {what} {n} samples per side, seed {seed}, {elapsed:.0f} s")
     for (name, form), why in EXPLAINED.items():
         if not by[(name, form)].correct:
             print(f"explained: {name} [{form}]: {why}")

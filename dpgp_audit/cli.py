@@ -219,13 +219,8 @@ def _domain_row(claim: object) -> dict:
             "describe": "no bound on |y| needed (see the claim's note)"}
 
 
-#: Default black-box samples per side for `audit` (quick mode: catches 2x errors; AUDITING.md §4).
-AUDIT_DEFAULT_SAMPLES = 20_000
-#: Default seconds per mechanism for `audit` (sequential mode); bench_make_audit.py times --all.
-AUDIT_DEFAULT_BUDGET_S = 1.0
-#: In sequential mode the default draw cap is this many times the fixed-n default: the
-#: seconds budget, not the cap, is what normally ends an audit that finds nothing.
-SEQUENTIAL_HEADROOM = 10
+# The default path's constants live in audit/runner.py (one place for the library, the
+# CLI and dpgp_audit.testing); the CLI only adds its per-mechanism seconds budget there.
 #: `audit --all` (sequential mode) aims to finish within this many seconds of starting: when
 #: a loaded machine makes earlier mechanisms overrun, later ones get the remaining time
 #: shared out (never more than --budget-s each); the summary reports the draws each bought.
@@ -233,6 +228,14 @@ AUDIT_ALL_TARGET_S = 25.0
 
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
+    from dpgp_audit.audit.runner import (
+        CLI_BUDGET_S,
+        DEFAULT_MODE,
+        FIXED_DEFAULT_N,
+        MODES,
+        SEQUENTIAL_HEADROOM,
+    )
+
     target = sub.add_mutually_exclusive_group(required=True)
     target.add_argument("--mechanism", metavar="ID", help="catalogue ID (see `list --planted`)")
     target.add_argument("--all", action="store_true",
@@ -243,7 +246,7 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                      help="'default' (the entry's embedded data) or 'sine:N' (N-point sine data)")
     sub.add_argument("--samples", type=int, metavar="N",
                      help=f"black-box samples per side: exactly N in fixed mode (default "
-                          f"{AUDIT_DEFAULT_SAMPLES}), at most N in sequential mode (default "
+                          f"{FIXED_DEFAULT_N}), at most N in sequential mode (default "
                           f"{SEQUENTIAL_HEADROOM}x that; the --budget-s usually ends it first)")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
@@ -263,7 +266,7 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--max-minutes", type=float, default=DEFAULT_MAX_MINUTES, metavar="MIN",
                      help="refuse to start when the estimated sampling time exceeds this "
                      f"(default {DEFAULT_MAX_MINUTES:g})")
-    sub.add_argument("--mode", choices=("sequential", "fixed"), default="sequential",
+    sub.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
                      help="black-box mode: 'sequential' (default; anytime-valid, stops at the "
                           "first certified violation, at most --samples per side) or 'fixed' "
                           "(exactly --samples per side)")
@@ -272,7 +275,7 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                           "in process); needs the dask extra")
     sub.add_argument("--budget-s", type=float, metavar="S", default=None,
                      help=f"seconds per mechanism (sequential mode; default "
-                          f"{AUDIT_DEFAULT_BUDGET_S:g}, so that --all stays under a minute)")
+                          f"{CLI_BUDGET_S:g}, so that --all stays under a minute)")
 
     def run(args: argparse.Namespace) -> int:
         return _run_audit(args)
@@ -374,9 +377,10 @@ def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float, sample
     # the black-box auditor draws `samples` per side for each of its two phases
     minutes = 4.0 * samples * per_draw / 60.0
     if args.mode == "sequential":  # rounds are cut to the seconds budget, except the pilot
-        from dpgp_audit.audit.sequential import default_first_round  # and the fitting round
+        from dpgp_audit.audit.runner import CLI_BUDGET_S  # and the fitting round
+        from dpgp_audit.audit.sequential import default_first_round
 
-        budget = args.budget_s if args.budget_s is not None else AUDIT_DEFAULT_BUDGET_S
+        budget = args.budget_s if args.budget_s is not None else CLI_BUDGET_S
         floor_draws = 4 * (default_first_round(samples) + 200)
         minutes = min(minutes, (floor_draws * per_draw + 2.0 * budget) / 60.0)
     if minutes > args.max_minutes:
@@ -435,7 +439,9 @@ def _run_audit(args: argparse.Namespace) -> int:
     n_rows = _dataset_size(args.dataset)
     for entry in todo:  # refuse before the dataset is allocated
         _check_memory(args, n_rows, _samples_for(args, entry))
-    budget_s = (args.budget_s if args.budget_s is not None else AUDIT_DEFAULT_BUDGET_S) \
+    from dpgp_audit.audit.runner import CLI_BUDGET_S
+
+    budget_s = (args.budget_s if args.budget_s is not None else CLI_BUDGET_S) \
         if args.mode == "sequential" else None
     seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
     from dpgp_audit.audit.runner import DEFAULT_AUDITORS
@@ -531,10 +537,14 @@ def _run_audit(args: argparse.Namespace) -> int:
 
 def _samples_for(args: argparse.Namespace, entry: object) -> int:
     """Draws per side: exactly this many in fixed mode, at most this many in sequential mode."""
+    from dpgp_audit.audit.runner import SEQUENTIAL_HEADROOM, default_n
+
     if args.samples:
         return int(args.samples)
-    base = int(getattr(entry, "audit_samples", None) or AUDIT_DEFAULT_SAMPLES)
-    return base * (SEQUENTIAL_HEADROOM if args.mode == "sequential" else 1)
+    own = getattr(entry, "audit_samples", None)  # the entry's fixed n, else the library's
+    if own is None:
+        return default_n(args.mode)
+    return int(own) * (SEQUENTIAL_HEADROOM if args.mode == "sequential" else 1)
 
 
 def _overall_verdict(reports: Sequence[object]) -> str:

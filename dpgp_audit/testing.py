@@ -32,7 +32,13 @@ from typing import Any
 import numpy as np
 
 from dpgp_audit.audit.neighbours import NeighbourPair
-from dpgp_audit.audit.runner import AuditReport, audit_mechanism
+from dpgp_audit.audit.runner import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_MODE,
+    SEQUENTIAL_DEFAULT_N,
+    AuditReport,
+    audit_mechanism,
+)
 from dpgp_audit.contract import SensitivityQuery
 from dpgp_audit.dataset import Dataset
 
@@ -119,7 +125,8 @@ def _raise(report: AuditReport, seed: int, max_n: int, alpha: float,
 
 
 def assert_private(mechanism: object, data: Dataset, rng: np.random.Generator | int, *,
-                   budget_s: float | None = 10.0, max_n: int = 200_000, alpha: float = 0.05,
+                   budget_s: float | None = DEFAULT_BUDGET_S,
+                   max_n: int = SEQUENTIAL_DEFAULT_N, alpha: float = 0.05,
                    claim: object | None = None, pairs: list[NeighbourPair] | None = None,
                    y_bound: float | None = None, mechanism_id: str | None = None,
                    executor: object | None = None) -> AuditReport:
@@ -140,9 +147,11 @@ def assert_private(mechanism: object, data: Dataset, rng: np.random.Generator | 
         A generator (one seed is drawn from it and printed on failure), or that
         printed int seed to replay a failure.
     budget_s
-        Seconds for the whole audit (``None``: no time limit, only ``max_n``).
+        Seconds for the whole audit (``None``: no time limit, only ``max_n``); default
+        :data:`~dpgp_audit.audit.runner.DEFAULT_BUDGET_S`, as ``audit_mechanism``.
     max_n
-        Most draws per side and pair of the sequential black-box audit.
+        Most draws per side and pair of the sequential black-box audit; default
+        :data:`~dpgp_audit.audit.runner.SEQUENTIAL_DEFAULT_N`, as ``audit_mechanism``.
     alpha
         Family-wise significance level of the statistical auditors.
     claim, pairs, y_bound, executor
@@ -176,7 +185,7 @@ def _assert(mechanism: object, data: Dataset, rng: np.random.Generator | int,
     child = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     report = audit_mechanism(mechanism, data, child, auditors=auditors, n=max_n, alpha=alpha,
                              claim=claim, pairs=pairs, y_bound=y_bound, seed=seed,
-                             mode="sequential", budget_s=budget_s, executor=executor)
+                             mode=DEFAULT_MODE, budget_s=budget_s, executor=executor)
     if report.violation:
         _raise(report, seed, max_n, alpha, mechanism_id)
     return report

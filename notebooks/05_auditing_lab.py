@@ -47,7 +47,7 @@ epsilon: float = 1.0  # the claim audited in sections 1 and 6
 delta: float = 1e-5  # its delta
 alpha: float = 0.05  # each audit's failure probability (1 - confidence)
 seed: int = 2026  # seed of the one random generator
-n_samples: int = 20000  # black-box samples per side in sections 1, 2 and 6
+n_samples: int = 20000  # fixed-mode black-box samples per side in sections 1 and 2
 n_power_reps: int = 10  # independent audits per sample size in the power study
 power_grid: list = [500, 2000, 8000, 32000]  # samples per side in the power study
 n_rounding: int = 20000  # samples per side of the precision auditor's verdicts (section 4)
@@ -99,6 +99,14 @@ print(p)
 # auditor first *explores* (ranks pairs by a cheap score), then *confirms* the best
 # pairs on fresh samples, with a Bonferroni correction over the pairs it confirms.
 #
+# The black-box auditor has two modes. `audit_mechanism(mech, data, rng)` with nothing
+# else — the **default path**, the same as `make audit` — runs it *sequentially* (A.8): it
+# draws in rounds of doubling size, at most 200 000 per side, and stops at the first
+# certified violation or after its time budget (10 s; `make audit` gives each mechanism
+# 1 s). Sections 1, 2 and 5 study what a *given* sample size can certify, so they pass
+# `mode="fixed"`: exactly `n` samples per side, split into a fitting and a certifying part.
+# Section 6 uses the default path.
+#
 # Let us audit a correct mechanism: the analytic Gaussian mechanism on the sum of the
 # targets (P.1), on the kit's embedded sine data.
 
@@ -107,7 +115,7 @@ from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.catalogue import get
 
 mech, data = get("P.1/gaussian-sum").make(epsilon=p["epsilon"], delta=p["delta"])
-report = audit_mechanism(mech, data, rng, n=p["n_samples"], alpha=p["alpha"],
+report = audit_mechanism(mech, data, rng, n=p["n_samples"], mode="fixed", alpha=p["alpha"],
                          name="P.1/gaussian-sum", progress=p["show_progress"])
 print(report.table())
 
@@ -196,7 +204,7 @@ slider_widget(explore_ceiling, {"n": (10, 10_000_000, p["n_samples"])}, log=("n"
 entry = get("planted/sensitivity-x1.25")
 bug, bug_data = entry.make()
 bb_only = audit_mechanism(bug, bug_data, rng, auditors=("blackbox",), n=p["n_samples"],
-                          alpha=p["alpha"], name=entry.id)
+                          mode="fixed", alpha=p["alpha"], name=entry.id)
 print(bb_only.table())
 print()
 sens_only = audit_mechanism(bug, bug_data, rng, auditors=("sensitivity",), name=entry.id)
@@ -381,7 +389,7 @@ from dpgp_audit.viz.audit_report import plot_report
 
 def blackbox_view(n: int):
     """The black-box audit of planted/sensitivity-x2 at n samples per side, as a figure."""
-    rep = audit_mechanism(x2, x2_data, rng, auditors=("blackbox",), n=int(n),
+    rep = audit_mechanism(x2, x2_data, rng, auditors=("blackbox",), n=int(n), mode="fixed",
                           alpha=p["alpha"], name="planted/sensitivity-x2")
     fig = plot_report(rep)
     best = max((r.estimate for r in rep.results), default=float("nan"))
@@ -403,6 +411,8 @@ sample_size_widget(blackbox_view, n=sizes[-1], n_range=(200, 50_000))
 # Any object with a `claim` and a vectorised `sample(data, n, rng)` can be audited.
 # Here is the README's example: the mean of targets in [−2, 2] (one change moves a
 # target by up to 4), released with noise calibrated for sensitivity 1/N instead of 4/N.
+# It runs the default path, `audit_mechanism(mechanism, data, rng)`: the black-box line
+# of the table says how many draws the sequential audit bought before it stopped.
 
 # %%
 from dpgp_audit import ApproxDP, Dataset, outputs_only
@@ -418,7 +428,7 @@ class NoisyMean:                     # targets in [-2, 2]: one change moves y_i 
 
 
 my_data = Dataset(np.linspace(0, 1, 50), np.zeros(50))
-mine = audit_mechanism(NoisyMean(), my_data, rng, n=p["n_samples"])
+mine = audit_mechanism(NoisyMean(), my_data, rng)
 print(mine.table())
 
 # %% [markdown]
@@ -453,7 +463,7 @@ class FixedNoisyMean:
         return self.query(data) + sigma * rng.standard_normal((n, 1))
 
 
-fixed = audit_mechanism(FixedNoisyMean(), my_data, rng, n=p["n_samples"])
+fixed = audit_mechanism(FixedNoisyMean(), my_data, rng)
 fixed
 
 # %% [markdown]
@@ -467,7 +477,7 @@ fixed
 # | **std and variance swapped** | σ passed where σ² is expected (the planted bug draws noise of *variance* σ, i.e. standard deviation √σ): for σ > 1 the noise is √σ times too small | `planted/std-as-variance` | white-box (reads `cov`); the sensitivity checker is blind — the query is right |
 # | **a missing square root** | a squared norm used as a norm (S18-supp's CalcDelta): harmless at the optimum, too little noise anywhere else | `planted/s18-delta-no-sqrt` | white-box and sensitivity |
 # | **neighbour mismatch** | the sensitivity of one relation (add/remove one row) used for a claim under another (replace one row), which moves the sum twice as far | `planted/neighbour-mismatch` | sensitivity checker, with a witness pair |
-# | **reading NO_EVIDENCE as a proof** | an audit that found nothing is taken as "private"; but the black-box ceiling, the pairs the generator proposed and the sample size all limit what it could find | `planted/fixed-seed` (a deterministic release) audited with `n=20` and default arguments: `NO_EVIDENCE` | the black-box auditor, once its ceiling exceeds the claim: fewer tests or more samples (exercise 1) |
+# | **reading NO_EVIDENCE as a proof** | an audit that found nothing is taken as "private"; but the black-box ceiling, the pairs the generator proposed and the sample size all limit what it could find | `planted/fixed-seed` (a deterministic release) audited in fixed mode with `n=20` and otherwise default arguments: `NO_EVIDENCE` | the black-box auditor, once its ceiling exceeds the claim: fewer tests or more samples (exercise 1); the sequential default path keeps drawing until it does |
 #
 # The cell prints each bug's true ε and the cheapest auditor the test suite uses for it.
 
@@ -487,10 +497,11 @@ for mid in ("planted/std-as-variance", "planted/s18-delta-no-sqrt", "planted/nei
 # Difficulty: ★ check your understanding · ★★ apply · ★★★ explore. Solutions:
 # `answers/05_auditing_lab_answers.ipynb` — try first.
 #
-# 1. ★★ **Ceilings.** Audit `planted/fixed-seed` with `auditors=("blackbox",)` and
-#    `n=20`. Why is it not flagged, although the release is deterministic? Which
-#    sample size and which two arguments of `audit_mechanism` make it visible (see
-#    `CHEAPEST_AUDITOR` in `dpgp_audit.audit.planted`)?
+# 1. ★★ **Ceilings.** Audit `planted/fixed-seed` with `auditors=("blackbox",)`,
+#    `mode="fixed"` and `n=20`. Why is it not flagged, although the release is
+#    deterministic? Which sample size and which two arguments of `audit_mechanism` make
+#    it visible at that fixed n (see `CHEAPEST_AUDITOR` in `dpgp_audit.audit.planted`)?
+#    How many draws does the default (sequential) path need?
 # 2. ★★★ **A hard tier.** Build `planted/sensitivity-x1.25` and estimate, with
 #    `detection_rate` and the GDP fit, the n at which it is caught 80 % of the time.
 #    Compare with `plan_samples(1.0, 1e-5, target_fraction=1.0, method="gdp",
@@ -508,7 +519,8 @@ for mid in ("planted/std-as-variance", "planted/s18-delta-no-sqrt", "planted/nei
 #
 # 1. With half the samples spent on fitting and α split over two pairs and two tests,
 #    the ε ceiling of 10 certification samples is below 1 (print
-#    `epsilon_ceiling(10, 0.05 / 4)`). `n=30`, `n_pairs=1`, `fit_fraction=0.3`.
+#    `epsilon_ceiling(10, 0.05 / 4)`). `n=30`, `n_pairs=1`, `fit_fraction=0.3`. The
+#    sequential mode draws in doubling rounds until the ceiling passes the claim.
 # 2. The planner's plan is a few ten thousand per side; the observed rate should
 #    cross 0.8 near it.
 # 3. The query and its bound are right; the noise is wrong. Look at `mu`.

@@ -1,9 +1,10 @@
 """Issue 15 §1: the default path's former blind spots, each closed and tested.
 
 Every planted bug of :mod:`dpgp_audit.audit.planted_blindspots` is caught by
-``audit_mechanism(mech, data, rng)`` — default pairs, default score, default
-auditors — at the n stated in ``BLINDSPOT_AUDITOR``, while its correct twin is
-not flagged at the same n. Expected values come from closed forms (DKW,
+``audit_mechanism(mech, data, rng, n=n, mode="fixed")`` — default pairs, default
+score, default auditors — at exactly the n stated in ``BLINDSPOT_AUDITOR``, while
+its correct twin is not flagged at the same n (the sequential default path is
+tested in ``test_default_path.py``). Expected values come from closed forms (DKW,
 Gaussian CDFs) or exact quadrature, never from the code's own output.
 """
 
@@ -38,8 +39,10 @@ BUGS = list(pb.BLINDSPOT_AUDITOR.items())
 
 def _default_path(mech_id: str, n: int, seed: int = 0, **kw):
     mech, data = get(mech_id).make()
+    # default auditors, pairs and scores at exactly the stated n per side (fixed mode);
+    # the sequential default path is tested in test_default_path.py
     return audit_mechanism(mech, data, np.random.default_rng(seed), n=max(n, 2), name=mech_id,
-                           **kw)
+                           **{"mode": "fixed", **kw})
 
 
 # ----------------------------------------------------------------------------- planted bugs
@@ -254,7 +257,7 @@ FAST = ["shared-noise", "std-as-variance", "noise-before-clipping", "data-depend
 
 def test_mutation_fast_subset_every_form():
     specs = [s for s in mutants(default_dataset()) if s.name in FAST]
-    rows = run_mutation(specs, np.random.default_rng(2026), n=200_000)
+    rows = run_mutation(specs, np.random.default_rng(2026), n=200_000, mode="fixed")
     wrong = [(r.name, r.form, r.verdict) for r in rows if not r.correct]
     assert not wrong
 

@@ -51,8 +51,10 @@ CONTROLS = ["P.1/gaussian-sum", "A.5/gaussian-sum-rows", "A.5/gp-smoother-iso",
 
 def _audit(mech_id: str, auditors: tuple[str, ...], n: int, seed: int = 0, **kw):
     mech, data = get(mech_id).make()
+    # fixed mode: the stated n is exactly the draws per side (the sequential default
+    # path is tested in test_default_path.py)
     return audit_mechanism(mech, data, np.random.default_rng(seed), auditors=auditors,
-                           n=max(n, 2), name=mech_id, **kw)
+                           n=max(n, 2), name=mech_id, **{"mode": "fixed", **kw})
 
 
 def test_A5_every_planted_bug_has_a_stated_auditor():

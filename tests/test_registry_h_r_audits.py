@@ -397,6 +397,9 @@ def test_make_audit_settings_give_no_evidence(mech_id):
     entry = catalogue.get(mech_id)
     mech, data = entry.make()
     n = entry.audit_samples or 2000
-    report = audit_mechanism(mech, data, np.random.default_rng(20261122), n=n,
+    # fixed mode: exactly the entry's audit_samples per side (the CLI's sequential run caps
+    # at ten times that and stops on its seconds budget; an expensive entry such as R.5 then
+    # buys too few draws to reach its claim and is INCONCLUSIVE, not NO_EVIDENCE)
+    report = audit_mechanism(mech, data, np.random.default_rng(20261122), n=n, mode="fixed",
                              auditors=("whitebox", "blackbox", "sensitivity"))
     assert report.verdict is Verdict.NO_EVIDENCE, report.table()

@@ -4,7 +4,8 @@ A correct mechanism audited at its *true* ε must be flagged at most an α fract
 the time, also after the exploratory pair ranking (white-box μ, or pilot samples for
 a mechanism that only samples) and the Bonferroni-corrected confirmation. δ = 0.1
 makes near-tight events common, so the bound gets close to the truth and a bias in
-the pipeline would show.
+the pipeline would show. Fixed mode (exactly 20 000 per side, the split auditor); the
+sequential mode's coverage is tested in ``test_audit_sequential.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def test_A1_pair_search_false_alarm_rate_at_most_alpha(view):
     estimates, alarms = [], 0
     for child in root.spawn(runs):
         rep = audit_mechanism(mech, data, np.random.default_rng(child), auditors=("blackbox",),
-                              n=20_000, alpha=alpha, n_pairs=2)
+                              n=20_000, mode="fixed", alpha=alpha, n_pairs=2)
         res = rep.result("blackbox")
         estimates.append(res.estimate)
         alarms += res.violation

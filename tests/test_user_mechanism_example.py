@@ -19,7 +19,7 @@ def test_readme_audit_your_own_mechanism(capsys):
             return data.y.mean() + sigma * rng.standard_normal((n, 1))
 
     data = Dataset(np.linspace(0, 1, 50), np.zeros(50))
-    report = audit_mechanism(NoisyMean(), data, np.random.default_rng(0), n=20_000)
+    report = audit_mechanism(NoisyMean(), data, np.random.default_rng(0))
     print(report.table())                # black-box VIOLATION: a certified lower bound on epsilon
     # --- README snippet ends ---
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.runner import DEFAULT_BUDGET_S, DEFAULT_MODE
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.norms import L1, L2, Linf, Norm
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
@@ -430,12 +431,22 @@ class MutationRow:
         return (self.verdict != "VIOLATION") if self.private else self.verdict == "VIOLATION"
 
 
-def run_mutation(specs: list[MutantSpec], rng: np.random.Generator, *, n: int = 20_000,
-                 forms: tuple[str, ...] = FORMS, alpha: float = 0.05) -> list[MutationRow]:
-    """Audit every form of every spec on the default path (``audit_mechanism`` defaults)."""
+def run_mutation(specs: list[MutantSpec], rng: np.random.Generator, *, n: int | None = None,
+                 forms: tuple[str, ...] = FORMS, alpha: float = 0.05,
+                 mode: str = DEFAULT_MODE, budget_s: float | None = DEFAULT_BUDGET_S
+                 ) -> list[MutationRow]:
+    """Audit every form of every spec on the default path (``audit_mechanism`` defaults).
+
+    ``n``, ``mode`` and ``budget_s`` are passed to
+    :func:`~dpgp_audit.audit.runner.audit_mechanism`; their defaults are its own (the
+    sequential default path, ``n=None``: its cap), and ``mode="fixed"`` with ``n``
+    reproduces a fixed-n table.
+    """
     import time
 
     from dpgp_audit.audit.runner import audit_mechanism
+
+    kw = {"mode": mode, "budget_s": budget_s}
 
     rng = check_rng(rng)
     rows = []
@@ -443,7 +454,7 @@ def run_mutation(specs: list[MutantSpec], rng: np.random.Generator, *, n: int = 
     for (spec, form), child in zip(jobs, rng.spawn(len(jobs)), strict=True):
         t = time.perf_counter()
         rep = audit_mechanism(build_form(spec, form), spec.data, child, n=n, alpha=alpha,
-                              name=f"{spec.name}[{form}]")
+                              name=f"{spec.name}[{form}]", **kw)
         caught = tuple(r.auditor for r in rep.results if r.violation)
         rows.append(MutationRow(spec.name, form, spec.private, rep.verdict.value, caught,
                                 time.perf_counter() - t))

@@ -682,8 +682,9 @@ def exp_no_half_worst_epsilon(epsilon: float, k: int, n: int) -> float:
 # --------------------------------------------------------------------------------------
 
 #: For each planted bug: the cheapest auditor that can see it, the samples per side it
-#: needs (0: deterministic auditors) and extra ``audit_mechanism`` arguments. The test
-#: suite asserts each row with a fixed seed; the auditing lab tabulates it.
+#: needs in fixed mode (``audit_mechanism(..., mode="fixed")``: exactly that many; 0:
+#: deterministic auditors) and extra ``audit_mechanism`` arguments. The test suite
+#: asserts each row with a fixed seed; the auditing lab tabulates it.
 CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
     # A.7 twins (issue 10): only the precision auditor probes huge legal targets
     "planted/gaussian-sum-no-domain": ("precision", 20_000, {}),

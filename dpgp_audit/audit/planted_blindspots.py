@@ -462,7 +462,8 @@ def build_histogram(closed: bool):
 
 
 #: For each planted bug of this module: the auditor that catches it on the default
-#: path and the samples per side it needs (0: deterministic auditors), plus extra
+#: auditors, pairs and scores, and the samples per side it needs in fixed mode
+#: (``mode="fixed"``: exactly that many; 0: deterministic auditors), plus extra
 #: ``audit_mechanism`` arguments — the same format as ``planted.CHEAPEST_AUDITOR``.
 BLINDSPOT_AUDITOR: dict[str, tuple[str, int, dict]] = {
     "planted/noise-skipped": ("blackbox", 100_000, {}),

@@ -51,7 +51,43 @@ from dpgp_audit.contract import Executor, GaussianRelease, Mechanism, Sensitivit
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Claim, Neighbour
 
-__all__ = ["AUDITORS", "DEFAULT_AUDITORS", "audit_mechanism"]
+__all__ = ["AUDITORS", "CLI_BUDGET_S", "DEFAULT_AUDITORS", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
+           "FIXED_DEFAULT_N", "MODES", "SEQUENTIAL_DEFAULT_N", "SEQUENTIAL_HEADROOM",
+           "audit_mechanism", "default_n"]
+
+# ------------------------------------------------------------------ the default path (A.6, A.8)
+# One place for the defaults of `audit_mechanism`, `python -m dpgp_audit audit` (cli.py)
+# and `dpgp_audit.testing.assert_private`: the edges import these, never repeat them.
+
+#: Black-box modes: ``"fixed"`` draws exactly ``n`` per side (A.3); ``"sequential"`` draws at
+#: most ``n`` per side and pair and stops at the first certified violation (A.8).
+MODES: tuple[str, ...] = ("sequential", "fixed")
+#: The default path's mode, for the library, the CLI and ``assert_private`` alike.
+DEFAULT_MODE = "sequential"
+#: Fixed mode: samples per side (quick mode: catches 2x errors; AUDITING.md §4).
+FIXED_DEFAULT_N = 20_000
+#: In sequential mode the default draw cap is this many times the fixed-n default: the
+#: seconds budget, not the cap, is what normally ends an audit that finds nothing.
+SEQUENTIAL_HEADROOM = 10
+#: Sequential mode: the most draws per side and pair (200 000).
+SEQUENTIAL_DEFAULT_N = SEQUENTIAL_HEADROOM * FIXED_DEFAULT_N
+#: Seconds for one whole audit in sequential mode, for a library call and ``assert_private``.
+DEFAULT_BUDGET_S = 10.0
+#: Seconds per mechanism of ``python -m dpgp_audit audit`` (sequential mode), small so that
+#: ``audit --all`` stays under a minute; ``benchmarks/bench_make_audit.py`` times it.
+CLI_BUDGET_S = 1.0
+
+
+def default_n(mode: str) -> int:
+    """Samples per side that ``n=None`` means in ``mode``.
+
+    :data:`FIXED_DEFAULT_N` in fixed mode (exactly that many per side) and
+    :data:`SEQUENTIAL_DEFAULT_N` in sequential mode (at most that many per side and pair).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return SEQUENTIAL_DEFAULT_N if mode == "sequential" else FIXED_DEFAULT_N
+
 
 AUDITORS: tuple[str, ...] = ("sensitivity", "model-check", "whitebox", "blackbox", "gdp-fit",
                              "precision")
@@ -87,15 +123,22 @@ def _usable(mechanism: Mechanism, pairs: Sequence[NeighbourPair], attr: str) -> 
 
 def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generator, *,
                     auditors: Sequence[str] = DEFAULT_AUDITORS,
-                    n: int = 20_000, alpha: float = 0.05, claim: Claim | None = None,
+                    n: int | None = None, alpha: float = 0.05, claim: Claim | None = None,
                     progress: bool = False, pairs: Sequence[NeighbourPair] | None = None,
                     n_pairs: int = 2, budget: int = 300, score: str = "auto",
                     executor: Executor | None = None, fit_fraction: float | None = None,
                     y_bound: float | None = None, name: str | None = None,
-                    seed: int | None = None, n_mc: int = 20_000, mode: str = "fixed",
-                    budget_s: float | None = None,
+                    seed: int | None = None, n_mc: int = 20_000, mode: str = DEFAULT_MODE,
+                    budget_s: float | None = DEFAULT_BUDGET_S,
                     blas_threads: int | None = 1) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
+
+    With nothing but ``(mechanism, data, rng)`` this is the **default path**, the same
+    as ``python -m dpgp_audit audit`` and :func:`dpgp_audit.testing.assert_private`:
+    every default auditor, the black-box one in anytime-valid sequential mode (A.8)
+    with at most :data:`SEQUENTIAL_DEFAULT_N` draws per side and pair and a budget of
+    :data:`DEFAULT_BUDGET_S` seconds (the CLI gives each mechanism
+    :data:`CLI_BUDGET_S`). ``mode="fixed"`` is the fixed-n split auditor (A.3).
 
     Parameters
     ----------
@@ -111,7 +154,11 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Any of ``"sensitivity"``, ``"model-check"``, ``"whitebox"``, ``"blackbox"``,
         ``"gdp-fit"`` (default :data:`DEFAULT_AUDITORS`).
     n
-        Samples per side for each black-box (and GDP-fit) audit.
+        Samples per side for each black-box (and GDP-fit) audit: exactly ``n`` in fixed
+        mode, **at most** ``n`` per side and pair in sequential mode (a cap; the budget
+        usually ends a run that finds nothing first). ``None`` (default): the mode's
+        default, :func:`default_n` — 200 000 sequential, 20 000 fixed. The precision
+        auditor (A.7) certifies the pairs it hands on with ``n`` per side.
     alpha
         Family-wise significance level, split evenly over the statistical auditors.
     claim
@@ -136,14 +183,19 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     n_mc
         Monte Carlo draws per pair and order for white-box pairs with unequal covariances.
     mode
-        ``"fixed"``: the black-box auditor draws exactly ``n`` per side (A.3);
-        ``"sequential"``: it draws in rounds of doubling size, at most ``n`` per side
-        and pair, and stops at the first certified violation (A.8, anytime-valid;
-        :func:`~dpgp_audit.audit.sequential.audit_sequential`).
+        ``"sequential"`` (default, :data:`DEFAULT_MODE`): the black-box auditor draws in
+        rounds of doubling size, at most ``n`` per side and pair, and stops at the first
+        certified violation (A.8, anytime-valid;
+        :func:`~dpgp_audit.audit.sequential.audit_sequential`). ``"fixed"``: it draws
+        exactly ``n`` per side, split into fitting and certification samples, with
+        Bonferroni over the confirmed pairs (A.3).
     budget_s
-        Wall-clock budget in seconds for the whole audit (sequential mode): the
-        black-box rounds get what the earlier phases left, and stop when it is
-        spent; the report records the draws it bought.
+        Wall-clock budget in seconds for the whole audit, sequential mode only
+        (default :data:`DEFAULT_BUDGET_S`; ``None``: no time limit, only ``n``): the
+        black-box rounds get what the earlier phases left, and stop when it is spent.
+        The report's black-box result records the draws it bought and, under
+        ``reproduce``, the cap that repeats the run bit for bit with ``budget_s=None``.
+        Fixed mode has no time budget (``inputs["budget_s"]`` is then ``None``).
     blas_threads
         BLAS threads while auditing (threadpoolctl; ``None`` leaves them alone). One
         by default: audited mechanisms mostly factor tiny matrices, where a second
@@ -166,11 +218,16 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                 seed=seed, n_mc=n_mc, mode=mode, budget_s=budget_s, blas_threads=None)
     t_all = time.perf_counter()
     rng = check_rng(rng)
-    n = check_positive_int("n", n)
-    if mode not in ("fixed", "sequential"):
-        raise ValueError(f"mode must be 'fixed' or 'sequential', got {mode!r}")
-    if budget_s is not None and not (isinstance(budget_s, int | float) and budget_s > 0):
-        raise ValueError(f"budget_s must be a positive number of seconds, got {budget_s!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    n = default_n(mode) if n is None else check_positive_int("n", n)
+    if budget_s is not None and (isinstance(budget_s, bool)
+                                 or not isinstance(budget_s, int | float)
+                                 or not budget_s > 0):
+        raise ValueError(f"budget_s must be a positive number of seconds or None, "
+                         f"got {budget_s!r}")
+    if mode == "fixed":
+        budget_s = None  # fixed mode draws exactly n per side: no time budget applies
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     auditors = tuple(auditors)
@@ -405,9 +462,10 @@ def _blackbox(step: str, mechanism: Mechanism, pairs: list[NeighbourPair], claim
     from dpgp_audit.audit import blackbox, gdp_fit
 
     t0 = time.perf_counter()
-    # The pilot takes a tenth of a fixed n; a sequential n is only a cap (the CLI's is ten
-    # times the fixed default), so there it takes a hundredth, which is the same pilot.
-    pilot_n = min(200, max(20, n // (100 if sequential else 10)))
+    # The pilot takes a tenth of a fixed n; a sequential n is only a cap (by default
+    # SEQUENTIAL_HEADROOM times the fixed default), so there it takes a hundredth, which is
+    # the same pilot.
+    pilot_n = min(200, max(20, n // (10 * SEQUENTIAL_HEADROOM if sequential else 10)))
     top = rank_pairs(mechanism, pairs, rng_explore, top=n_pairs if step == "blackbox" else 1,
                      pilot_n=pilot_n)
     if not top:

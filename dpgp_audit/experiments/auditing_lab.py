@@ -35,10 +35,13 @@ __all__ = ["audit_blindspot_suite", "audit_planted_suite", "detection_rate"]
 def audit_blindspot_suite(rng: np.random.Generator, *, n_scale: float = 1.0) -> list[dict]:
     """Audit every blind-spot planted bug and its twin on the default path.
 
-    ``audit_mechanism(mech, data, rng, n=n)`` with its defaults (every auditor the
-    mechanism supports, generated pairs, automatic scores), at the samples per side
-    stated in :data:`~dpgp_audit.audit.planted_blindspots.BLINDSPOT_AUDITOR`
-    (times ``n_scale``; at least 2 000 so the black-box has something to fit).
+    ``audit_mechanism(mech, data, rng, n=n, mode="fixed")`` with its other defaults
+    (every auditor the mechanism supports, generated pairs, automatic scores), at
+    exactly the samples per side stated in
+    :data:`~dpgp_audit.audit.planted_blindspots.BLINDSPOT_AUDITOR` (times ``n_scale``;
+    at least 2 000 so the black-box has something to fit). Fixed mode, because the
+    table states what a given n catches; the sequential default path with its cap
+    catches the same bugs (``tests/test_default_path.py``, README).
 
     Returns
     -------
@@ -59,7 +62,8 @@ def audit_blindspot_suite(rng: np.random.Generator, *, n_scale: float = 1.0) -> 
         t = time.perf_counter()
         for key, ident, r in (("", mech_id, r_bug), ("twin_", out["twin"], r_twin)):
             mech, data = get(ident).make()
-            rep = audit_mechanism(mech, data, r, n=n_used, name=ident, **kw)
+            rep = audit_mechanism(mech, data, r, n=n_used, name=ident,
+                                  **{"mode": "fixed", **kw})
             out[f"{key}verdict"] = rep.verdict.value
             if not key:
                 out["caught_by"] = [x.auditor for x in rep.results if x.violation]
@@ -71,6 +75,9 @@ def audit_blindspot_suite(rng: np.random.Generator, *, n_scale: float = 1.0) -> 
 def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None = None,
                         n_scale: float = 1.0, progress: bool = False) -> list[dict]:
     """Audit each planted bug (and its twin) with its cheapest auditor.
+
+    In fixed mode (``audit_mechanism(..., mode="fixed")``): exactly the samples per
+    side that :data:`~dpgp_audit.audit.planted.CHEAPEST_AUDITOR` states.
 
     Parameters
     ----------
@@ -106,6 +113,7 @@ def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None =
         mech, data = entry.make()
         r_bug, r_twin = child.spawn(2)
         t = time.perf_counter()
+        kw = {"mode": "fixed", **kw}  # the table states exact draws per side
         report = audit_mechanism(mech, data, r_bug, auditors=(auditor,), n=n_used,
                                  name=mech_id, **kw)
         seconds = time.perf_counter() - t
