@@ -38,7 +38,7 @@ from dpgp_audit.catalogue import get
 mech, data = get("S21.3/laplace-classification-two-step").make()
 threads = None if sys.argv[1] == "default" else int(sys.argv[1])
 t = time.perf_counter()
-audit_mechanism(mech, data, np.random.default_rng(1), n=200, blas_threads=threads)
+audit_mechanism(mech, data, np.random.default_rng(1), n=200, mode="fixed", blas_threads=threads)
 print(time.perf_counter() - t)
 """
 

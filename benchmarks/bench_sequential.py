@@ -29,16 +29,15 @@ import time  # noqa: E402
 import _common  # noqa: F401  (BLAS pinned to one thread)
 import numpy as np  # noqa: E402
 
-from dpgp_audit.audit.runner import audit_mechanism  # noqa: E402
+from dpgp_audit.audit.runner import FIXED_DEFAULT_N, audit_mechanism  # noqa: E402
 from dpgp_audit.catalogue import entries  # noqa: E402
-from dpgp_audit.cli import AUDIT_DEFAULT_SAMPLES  # noqa: E402
 
 
 def _seq_draws(mech: object, data: object, seeds: list, max_n: int) -> list[float]:
     out = []
     for s in seeds:
         r = audit_mechanism(mech, data, np.random.default_rng(s), auditors=("blackbox",),
-                            n=max_n, mode="sequential")
+                            n=max_n, mode="sequential", budget_s=None)  # draws, not seconds
         bb = r.result("blackbox")
         out.append(float(bb.details["n_per_side"]) if r.violation else math.inf)
     return out
@@ -78,7 +77,7 @@ def main() -> int:
         seeds = np.random.SeedSequence([args.base_seed, k]).spawn(args.seeds)
         seq = float(np.median(_seq_draws(mech, data, seeds, args.max_n)))
         fixed = _fixed_needed(mech, data, seeds, args.max_n)
-        default = e.audit_samples or AUDIT_DEFAULT_SAMPLES
+        default = e.audit_samples or FIXED_DEFAULT_N
         if math.isinf(fixed) and math.isinf(seq):
             ratio, verdict = "-", "neither flags within the cap"
         elif math.isinf(seq):

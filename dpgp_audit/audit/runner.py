@@ -12,12 +12,18 @@
   report says so);
 * ``"blackbox"`` (A.3) always — an **exploratory** phase ranks the pairs cheaply
   (white-box μ, sensitivity ratio or a pilot sample), then a **confirmatory**
-  audit certifies the top pairs on fresh samples, Bonferroni-corrected over
-  the pairs confirmed;
+  audit certifies the top pairs on fresh samples: by default one anytime-valid
+  sequential betting audit over them (A.8, :data:`DEFAULT_MODE`), or with
+  ``mode="fixed"`` a fixed-n split audit per pair, Bonferroni-corrected over the
+  pairs confirmed;
 * ``"gdp-fit"`` (A.3, on request) — the μ lower bound on the top pair.
 
 With a ``query`` the generated pairs also include those where the query jumps
 (:func:`~dpgp_audit.audit.neighbours.query_edge_pairs`), for every auditor.
+
+The defaults — mode, draw cap, seconds budget — are the module constants below, shared
+with ``python -m dpgp_audit audit`` (cli.py) and ``dpgp_audit.testing.assert_private``, so
+that the library, the CLI and a user's privacy test run one default path.
 
 The significance level α is split evenly over the statistical auditors
 (model check, black-box, GDP fit and white-box, whose Monte Carlo route for unequal
