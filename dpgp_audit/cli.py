@@ -377,7 +377,8 @@ def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float, sample
     # the black-box auditor draws `samples` per side for each of its two phases
     minutes = 4.0 * samples * per_draw / 60.0
     if args.mode == "sequential":  # rounds are cut to the seconds budget, except the pilot
-        from dpgp_audit.audit.runner import CLI_BUDGET_S  # and the fitting round
+        # and the fitting round
+        from dpgp_audit.audit.runner import CLI_BUDGET_S
         from dpgp_audit.audit.sequential import default_first_round
 
         budget = args.budget_s if args.budget_s is not None else CLI_BUDGET_S
