@@ -21,6 +21,7 @@ from dpgp_audit.privacy.claims import (
     outputs_only,
     whole_rows,
 )
+from dpgp_audit.privacy.domain import PublicDomain
 
 __version__ = "0.1.0"
 
@@ -33,6 +34,7 @@ __all__ = [
     "Mechanism",
     "Neighbour",
     "NeighbourRelation",
+    "PublicDomain",
     "PureDP",
     "SensitivityQuery",
     "outputs_only",

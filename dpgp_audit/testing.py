@@ -33,6 +33,7 @@ import numpy as np
 
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.runner import (
+    DEFAULT_AUDITORS,
     DEFAULT_BUDGET_S,
     DEFAULT_MODE,
     SEQUENTIAL_DEFAULT_N,
@@ -132,9 +133,12 @@ def assert_private(mechanism: object, data: Dataset, rng: np.random.Generator | 
                    executor: object | None = None) -> AuditReport:
     """Fail (``AssertionError``) when the default audit path finds a privacy violation.
 
-    Runs :func:`~dpgp_audit.audit.runner.audit_mechanism` with every auditor the
-    mechanism supports (sensitivity search A.4, exact white-box A.2, black-box in
-    sequential mode A.8), at family-wise level ``alpha``.
+    Runs :func:`~dpgp_audit.audit.runner.audit_mechanism` on the default path: every
+    auditor of :data:`~dpgp_audit.audit.runner.DEFAULT_AUDITORS` the mechanism supports
+    (sensitivity search A.4, model check, exact white-box A.2, black-box in sequential
+    mode A.8, precision A.7), at family-wise level ``alpha``. A mechanism that declares
+    no public domain (``claim.domain``) fails the precision auditor when legal but huge
+    targets let float rounding swallow its noise.
 
     Parameters
     ----------
@@ -171,7 +175,7 @@ def assert_private(mechanism: object, data: Dataset, rng: np.random.Generator | 
         An ``AssertionError`` whose message names the auditors that fired, their
         certified bounds, the witness pair and a reproduce line.
     """
-    return _assert(mechanism, data, rng, ("whitebox", "blackbox", "sensitivity"),
+    return _assert(mechanism, data, rng, DEFAULT_AUDITORS,
                    budget_s=budget_s, max_n=max_n, alpha=alpha, claim=claim, pairs=pairs,
                    y_bound=y_bound, mechanism_id=mechanism_id, executor=executor)
 

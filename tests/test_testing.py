@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpgp_audit import ApproxDP, Dataset, outputs_only
+from dpgp_audit import ApproxDP, Dataset, PublicDomain, outputs_only
 from dpgp_audit.catalogue import get
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.testing import (
@@ -18,14 +18,16 @@ from dpgp_audit.testing import (
 class NoisyMean:
     """The README's user mechanism: targets in [-2, 2], noise calibrated for 1/N, not 4/N."""
 
-    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0))
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0),
+                     domain=PublicDomain(y_bound=2.0))  # |y| > 2 is refused
 
     def __init__(self, sensitivity_numerator: float = 1.0) -> None:
         self.k = sensitivity_numerator
 
     def sample(self, data, n, rng):
+        y = self.claim.domain.targets(data.y)  # ValueError outside the domain
         sigma = analytic_gaussian_sigma(1.0, 1e-5, self.k / data.n)
-        return data.y.mean() + sigma * rng.standard_normal((n, 1))
+        return y.mean() + sigma * rng.standard_normal((n, 1))
 
 
 class ClippedMeanQuery(NoisyMean):
@@ -67,6 +69,28 @@ def test_assert_private_passes_a_correct_mechanism():
                             max_n=20_000)
     assert not report.violation
     assert report.inputs["mode"] == "sequential"
+
+
+class UndeclaredNoisyMean(NoisyMean):
+    """Correctly calibrated (4/N), but no declared domain: any float target is legal."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0))
+
+    def sample(self, data, n, rng):
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, 4.0 / data.n)
+        return data.y.mean() + sigma * rng.standard_normal((n, 1))
+
+
+def test_assert_private_runs_the_precision_auditor_of_the_default_path():
+    # A.7 on the default path: with no declared domain, legal targets of 1e17 make the
+    # float spacing of the mean exceed the noise sd, and the release can be told apart.
+    with pytest.raises(PrivacyViolation) as info:
+        assert_private(UndeclaredNoisyMean(), DATA, np.random.default_rng(5), budget_s=None,
+                       max_n=20_000)
+    assert "precision" in info.value.bound
+    report = assert_private(NoisyMean(4.0), DATA, np.random.default_rng(5), budget_s=None,
+                            max_n=20_000)  # the same noise with |y| <= 2 declared passes
+    assert {r.auditor for r in report.results} >= {"blackbox", "precision"}
 
 
 def test_assert_private_on_registered_twins_prints_a_cli_command():

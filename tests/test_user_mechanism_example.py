@@ -7,16 +7,18 @@ def test_readme_audit_your_own_mechanism(capsys):
     # --- README snippet starts ---
     import numpy as np
 
-    from dpgp_audit import ApproxDP, Dataset, outputs_only
+    from dpgp_audit import ApproxDP, Dataset, PublicDomain, outputs_only
     from dpgp_audit.audit.runner import audit_mechanism
     from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 
     class NoisyMean:                     # targets in [-2, 2]: one change moves y_i by up to 4
-        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0))
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0),
+                         domain=PublicDomain(y_bound=2.0))  # |y| > 2 is refused
 
         def sample(self, data, n, rng):  # BUG: the sensitivity of the mean is 4/N, not 1/N
+            y = self.claim.domain.targets(data.y)  # ValueError outside the domain
             sigma = analytic_gaussian_sigma(1.0, 1e-5, 1 / data.n)
-            return data.y.mean() + sigma * rng.standard_normal((n, 1))
+            return y.mean() + sigma * rng.standard_normal((n, 1))
 
     data = Dataset(np.linspace(0, 1, 50), np.zeros(50))
     report = audit_mechanism(NoisyMean(), data, np.random.default_rng(0))
@@ -36,16 +38,18 @@ def test_readme_privacy_tests_in_your_own_suite():
     import numpy as np
     import pytest
 
-    from dpgp_audit import ApproxDP, Dataset, outputs_only
+    from dpgp_audit import ApproxDP, Dataset, PublicDomain, outputs_only
     from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
     from dpgp_audit.testing import assert_private, assert_private_for_all_datasets
 
     class NoisyMean:
-        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0))
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0),
+                         domain=PublicDomain(y_bound=2.0))  # |y| > 2 is refused
 
         def sample(self, data, n, rng):
+            y = self.claim.domain.targets(data.y)  # ValueError outside the domain
             sigma = analytic_gaussian_sigma(1.0, 1e-5, 1 / data.n)
-            return data.y.mean() + sigma * rng.standard_normal((n, 1))
+            return y.mean() + sigma * rng.standard_normal((n, 1))
 
     data = Dataset(np.linspace(0, 1, 50), np.zeros(50))
 
