@@ -99,6 +99,10 @@ def test_ceiling_solves_the_perfect_distinguisher_equation():
 
 def test_plan_doubles_and_truncates_at_max_n():
     assert SequentialPlan(max_n=1000, first=50).sizes() == [50, 50, 100, 200, 400, 200]
+    plan = SequentialPlan(max_n=1000, first=50)
+    assert plan.rounds()[-1] == (800, 200)  # scheduled 800, cut at max_n
+    assert plan.piece_sizes(800, 200) == [100, 100]  # pieces of the schedule, not of the cut
+    assert plan.piece_sizes(50, 50) == [7] * 7 + [1]
     assert sum(SequentialPlan(max_n=777, first=32).sizes()) == 777
     grid = epsilon_grid(1.0)
     assert grid[0] == 0.0 and 1.0 in grid and np.all(np.diff(grid) > 0)
@@ -275,3 +279,20 @@ def test_candidates_close_the_atom_blind_spot_between_rounds():
     assert with_c.details["candidate_rule"] == CANDIDATE_RULE
     assert without.verdict is not Verdict.VIOLATION
     assert without.details["candidate_rule"] is None
+
+
+def test_a_violation_stops_inside_a_round_at_a_piece_boundary():
+    # A.8: the wealth is checked after every eighth of a round (Ville holds at every draw),
+    # so the audit need not finish the round in which the evidence became sufficient.
+    mech = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)
+    cut_short = 0
+    for seed in range(4):
+        r = audit_sequential(mech, [(D0, D1)], max_n=2_000_000, rng=np.random.default_rng(seed))
+        assert r.details["stopped"] == "violation"
+        plan = SequentialPlan(max_n=2_000_000, first=r.details["n_fit"])
+        scheduled = plan.rounds()[len(r.details["rounds"])][0]
+        piece = plan.piece_sizes(scheduled, scheduled)[0]
+        last = r.details["rounds"][-1]["draws"]
+        assert last % piece == 0 and 0 < last <= scheduled
+        cut_short += last < scheduled
+    assert cut_short >= 1  # a stop at the round's end in all four would mean no checks inside

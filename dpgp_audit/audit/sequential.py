@@ -51,10 +51,20 @@ smallest grid value ≥ ε*), reporting more than ε* needs g₀ rejected, an ev
 probability ≤ α: the bound is valid simultaneously over all stopping times.
 VIOLATION is reported exactly when the bound reaches the claimed ε.
 
+Stopping inside a round
+-----------------------
+Ville's inequality holds at every draw, not only at round ends. Each round is
+drawn in eight pieces (of the scheduled round size, each with its own child
+generator) with the round's events and bets, and the mixture wealth is checked
+after every piece: a violation stops the audit within an eighth of a round of
+the draw at which the evidence sufficed, so the doubling schedule costs at most
+about 12 % of the draws instead of up to 2× (``benchmarks/bench_sequential.py``).
+
 Reproducibility: round sizes follow a fixed doubling schedule truncated at
-``max_n``; a time budget only ends the run early (possibly truncating the last
-round), and the report records the samples drawn so that rerunning with
-``max_n`` set to that number and no time budget repeats the run bit for bit.
+``max_n``, and the pieces are cut from the scheduled size; a time budget only ends
+the run early (possibly truncating the last round), and the report records the
+samples drawn so that rerunning with ``max_n`` set to that number and no time
+budget repeats the run bit for bit.
 """
 
 from __future__ import annotations
@@ -107,22 +117,39 @@ class SequentialPlan:
 
     ``first`` draws per side in the fitting round 0, then rounds of
     ``first, 2·first, 4·first, …`` per side, the last one truncated at ``max_n``.
+    Score, events and bets are refitted between rounds only; within a round the
+    wealth is checked after each of ``pieces`` equal pieces (of the untruncated
+    round size), so the audit stops within an eighth of a round of the first
+    certified violation instead of at the round's end.
     """
 
     max_n: int
     first: int
+    pieces: int = 8
 
-    def sizes(self) -> list[int]:
-        """Per-side draws of every round (round 0 fits only)."""
-        out, total, size = [], 0, self.first
-        out.append(min(self.first, self.max_n))
-        total = out[0]
+    def rounds(self) -> list[tuple[int, int]]:
+        """``(scheduled, drawn)`` draws per side of every round (round 0 fits only)."""
+        out = [(self.first, min(self.first, self.max_n))]
+        total, size = out[0][1], self.first
         while total < self.max_n:
             step = min(size, self.max_n - total)
-            out.append(step)
+            out.append((size, step))
             total += step
             size *= 2
         return out
+
+    def sizes(self) -> list[int]:
+        """Per-side draws of every round (round 0 fits only)."""
+        return [drawn for _, drawn in self.rounds()]
+
+    def piece_sizes(self, scheduled: int, drawn: int) -> list[int]:
+        """Pieces of a round: ``ceil(scheduled / pieces)`` draws each, cut at ``drawn``.
+
+        A function of the schedule only, so a run truncated by ``max_n`` at a piece
+        boundary draws exactly what the longer run drew up to there.
+        """
+        piece = -(-scheduled // self.pieces)
+        return [piece] * (drawn // piece) + ([drawn % piece] if drawn % piece else [])
 
 
 def default_first_round(max_n: int) -> int:
@@ -217,6 +244,7 @@ class _Stream:
     candidate_names: list = field(default_factory=list)
     X0: np.ndarray | None = None
     X1: np.ndarray | None = None
+    pending: list = field(default_factory=list)  # raw pieces of the current round
     s0: np.ndarray = field(default_factory=lambda: np.empty(0))  # sorted past scores, M(D)
     s1: np.ndarray = field(default_factory=lambda: np.empty(0))
 
@@ -229,19 +257,24 @@ class _Stream:
             if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
                 raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
                                  "the audit refuses to count them")
-        self.X0 = X0 if self.X0 is None else np.concatenate([self.X0, X0])
-        self.X1 = X1 if self.X1 is None else np.concatenate([self.X1, X1])
+        self.pending.append((X0, X1))  # joined to X0, X1 by update() at the round's end
         if self.score is None:
             return np.empty(0), np.empty(0)
         return (np.asarray(self.score(X0), dtype=float),  # type: ignore[operator]
                 np.asarray(self.score(X1), dtype=float))  # type: ignore[operator]
 
     def update(self, s0: np.ndarray, s1: np.ndarray) -> None:
-        """Add a round's draws; refit a learned score (and the candidates) on the raw draws."""
+        """Add a round's scored draws; refit a learned score (and candidates) on its raw draws."""
         if self.frozen:
             self.s0 = np.sort(np.concatenate([self.s0, s0]))
             self.s1 = np.sort(np.concatenate([self.s1, s1]))
             return
+        if self.pending:
+            P0 = [X for X, _ in self.pending]
+            P1 = [X for _, X in self.pending]
+            self.X0 = np.concatenate(P0 if self.X0 is None else [self.X0, *P0])
+            self.X1 = np.concatenate(P1 if self.X1 is None else [self.X1, *P1])
+            self.pending = []
         assert self.X0 is not None and self.X1 is not None
         if self.fixed is not None:
             fn, name = self.fixed, self.fixed.name  # type: ignore[attr-defined]
@@ -475,7 +508,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     stopped = "max_n"
     log_thr = math.log(1.0 / alpha)
     last_bets: list[list[dict]] = [[] for _ in streams]
-    for size, r_round in zip(sizes[1:], rng_rounds, strict=True):
+    for (scheduled, size), r_round in zip(plan.rounds()[1:], rng_rounds, strict=True):
         if budget_s is not None:  # shorten the round to what the measured cost says fits
             left = budget_s - (clock() - t_start)
             fits = int(left / max(per_draw * len(streams), 1e-12))
@@ -484,28 +517,39 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
                 break
             size = min(size, fits)
         t_round = clock()
-        c = 0
-        for k, (st, r) in enumerate(zip(streams, child_rngs(r_round, len(streams)),
-                                        strict=True)):
-            bets = _choose_bets(st, eps_c, grid, del_c, tests)
-            last_bets[k] = bets
-            s0, s1 = st.draw(r, size)
-            for bet in bets:
-                counts = _joint_counts(s0, s1, bet)
-                for frac in (1.0, 0.5):
-                    log_w[c] += log_wealth_increment(counts, frac * bet["u"], grid, del_c)
-                    c += 1
-            st.update(s0, s1)
-        n_drawn += size
-        mix = np.logaddexp.reduce(log_w, axis=0) - math.log(comps)
-        rejected |= mix >= log_thr
+        # events and bets are fixed for the whole round, from earlier rounds' draws only
+        bets = [_choose_bets(st, eps_c, grid, del_c, tests) for st in streams]
+        last_bets = bets
+        piece_rngs = [child_rngs(r, plan.pieces)
+                      for r in child_rngs(r_round, len(streams))]
+        kept: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in streams]
+        drawn = 0
+        for j, m in enumerate(plan.piece_sizes(scheduled, size)):
+            c = 0
+            for k, st in enumerate(streams):
+                s0, s1 = st.draw(piece_rngs[k][j], m)
+                kept[k].append((s0, s1))
+                for bet in bets[k]:
+                    counts = _joint_counts(s0, s1, bet)
+                    for frac in (1.0, 0.5):
+                        log_w[c] += log_wealth_increment(counts, frac * bet["u"], grid, del_c)
+                        c += 1
+            drawn += m
+            mix = np.logaddexp.reduce(log_w, axis=0) - math.log(comps)
+            rejected |= mix >= log_thr  # Ville: checking after every piece costs nothing
+            if rejected[: i_claim + 1].all():
+                stopped = "violation"
+                break
+        n_drawn += drawn
         dt = clock() - t_round
-        per_draw = dt / max(1, size * len(streams))
-        rounds.append({"n_per_side": n_drawn, "draws": size,
+        per_draw = dt / max(1, drawn * len(streams))
+        rounds.append({"n_per_side": n_drawn, "draws": drawn,
                        "log_wealth_at_claim": float(mix[i_claim]), "seconds": dt})
-        if rejected[: i_claim + 1].all():
-            stopped = "violation"
+        if stopped == "violation":
             break
+        for st, pieces in zip(streams, kept, strict=True):
+            st.update(np.concatenate([p[0] for p in pieces]),
+                      np.concatenate([p[1] for p in pieces]))
 
     closed = np.cumprod(rejected).astype(bool)
     bound = float(grid[np.flatnonzero(closed)[-1]]) if closed[0] else 0.0
