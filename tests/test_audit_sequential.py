@@ -296,3 +296,26 @@ def test_a_violation_stops_inside_a_round_at_a_piece_boundary():
         assert last % piece == 0 and 0 < last <= scheduled
         cut_short += last < scheduled
     assert cut_short >= 1  # a stop at the round's end in all four would mean no checks inside
+
+
+def test_stopped_says_max_n_only_when_the_cap_was_reached():
+    # A round cut short by the time budget ends the run, and the report says so, also
+    # when it was the last scheduled round (it used to read "max_n" there). Fake time
+    # advances by 1 ms per draw, so the budget buys a known number of draws.
+    class Timed(ScalarGaussianWB):
+        now = 0.0
+
+        def sample(self, data, n, rng):
+            Timed.now += 1e-3 * n
+            return super().sample(data, n, rng)
+
+    last_round_cut = False
+    for budget in np.arange(6.0, 13.0, 0.5):  # 6 000 draws in all need 12 s (two sides)
+        Timed.now = 0.0
+        r = audit_sequential(Timed(SIGMA, CLAIM), [(D0, D1)], max_n=6_000,
+                             rng=np.random.default_rng(1), budget_s=float(budget),
+                             clock=lambda: Timed.now)
+        reached = r.details["n_per_side"] == 6_000
+        assert (r.details["stopped"] == "max_n") == reached, (budget, r.details["stopped"])
+        last_round_cut |= not reached and len(r.details["rounds"]) == 9  # 1 904 of 4 096
+    assert last_round_cut

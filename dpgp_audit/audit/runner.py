@@ -203,10 +203,12 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         ``reproduce``, the cap that repeats the run bit for bit with ``budget_s=None``.
         Fixed mode has no time budget (``inputs["budget_s"]`` is then ``None``).
     blas_threads
-        BLAS threads while auditing (threadpoolctl; ``None`` leaves them alone). One
-        by default: audited mechanisms mostly factor tiny matrices, where a second
-        BLAS thread only spins, and on a loaded 2-core machine it made one draw of
-        S21.3 two-step cost 5-10x more (``benchmarks/bench_make_audit.py``).
+        BLAS and OpenMP threads while auditing (threadpoolctl, every API it knows;
+        ``None`` leaves them alone). One by default: audited mechanisms mostly factor
+        tiny matrices, where a second BLAS thread only spins, and on a loaded 2-core
+        machine it made one draw of S21.3 two-step cost 5-10x more
+        (``benchmarks/bench_make_audit.py``); the same holds for the OpenMP threads of
+        the classifier score's small gradient-boosted trees.
 
     Returns
     -------
@@ -216,7 +218,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         from threadpoolctl import threadpool_limits
 
         blas_threads = check_positive_int("blas_threads", blas_threads)
-        with threadpool_limits(limits=blas_threads, user_api="blas"):
+        with threadpool_limits(limits=blas_threads):  # BLAS and OpenMP
             return audit_mechanism(
                 mechanism, data, rng, auditors=auditors, n=n, alpha=alpha, claim=claim,
                 progress=progress, pairs=pairs, n_pairs=n_pairs, budget=budget, score=score,

@@ -515,7 +515,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
             if fits < max(1, size // 10):
                 stopped = "budget_s"
                 break
-            size = min(size, fits)
+            if fits < size:  # a round cut short by the budget: it ends the run
+                size, stopped = fits, "budget_s"
         t_round = clock()
         # events and bets are fixed for the whole round, from earlier rounds' draws only
         bets = [_choose_bets(st, eps_c, grid, del_c, tests) for st in streams]
@@ -545,7 +546,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         per_draw = dt / max(1, drawn * len(streams))
         rounds.append({"n_per_side": n_drawn, "draws": drawn,
                        "log_wealth_at_claim": float(mix[i_claim]), "seconds": dt})
-        if stopped == "violation":
+        if stopped in ("violation", "budget_s"):
             break
         for st, pieces in zip(streams, kept, strict=True):
             st.update(np.concatenate([p[0] for p in pieces]),
