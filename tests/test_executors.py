@@ -1,14 +1,15 @@
 """Issue 15 §4, chunks that pay: the grouping rule of :class:`BatchingExecutor`.
 
-A fake pool runs tasks at once in this process and an injectable clock stands in
-for time: each fake draw advances the clock by a set cost, so every expected value
-below follows by hand from the rule in ``dpgp_audit/audit/executors.py`` — no
-assertion depends on real time.
+A fake pool runs tasks in this process and an injectable clock stands in for time:
+each fake draw advances the clock by a set cost, and the pool books every task on
+the simulated worker that frees up first, so every expected value below follows by
+hand from the rule in ``dpgp_audit/audit/executors.py`` — no assertion depends on
+real time.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import given, settings
@@ -27,19 +28,41 @@ class FakeClock:
         return self.t
 
 
-class FakePool:
-    """``concurrent.futures``-like pool: runs each task at once, records its batch."""
+class FakeFuture:
+    """Done when its simulated worker would have finished; ``result()`` moves the clock there."""
 
-    def __init__(self, workers: int | None) -> None:
-        if workers is not None:
+    def __init__(self, value, done_at: float, clock: FakeClock) -> None:
+        self.value, self.done_at, self.clock = value, done_at, clock
+
+    def result(self):
+        self.clock.t = max(self.clock.t, self.done_at)
+        return self.value
+
+
+class FakePool:
+    """``concurrent.futures``-like pool of ``workers`` simulated workers on the fake clock.
+
+    A task runs at once in this process (its draws move the clock), then the clock is
+    wound back to the submission time and the task is booked on the worker that frees
+    up first (ties: lowest number), as a pool queue does; its future is done when that
+    worker would have finished. ``exposed=False``: the pool does not say its size.
+    """
+
+    def __init__(self, clock: FakeClock, workers: int, *, exposed: bool = True) -> None:
+        if exposed:
             self._max_workers = workers
+        self.clock = clock
+        self.free_at = [0.0] * workers
         self.batches: list[list[tuple]] = []
 
     def submit(self, fn, *args):
         self.batches.append(list(args[1]))  # _run_batch(fn, batch, clock)
-        fut: Future = Future()
-        fut.set_result(fn(*args))
-        return fut
+        t0 = self.clock.t
+        value = fn(*args)
+        cost, self.clock.t = self.clock.t - t0, t0
+        w = min(range(len(self.free_at)), key=lambda h: (self.free_at[h], h))
+        self.free_at[w] = max(t0, self.free_at[w]) + cost
+        return FakeFuture(value, self.free_at[w], self.clock)
 
 
 class Phase:
@@ -90,49 +113,67 @@ def test_balanced_groups_partition_within_one_chunk(rows, k):
 
 def test_expensive_draws_time_one_chunk_once_then_learn_from_tasks():
     clock = FakeClock()
-    pool = FakePool(workers=2)
+    pool = FakePool(clock, workers=2)
     ex = BatchingExecutor(pool, clock=clock)
     ph = Phase(clock)
 
     # Phase 1 (first ever): chunk 0 runs here to time it (1 ms per draw); the other
-    # 23 chunks hold 5.704 s of work -> ceil(5.704 / (2 workers x 2 s)) = 2 tasks per
-    # worker -> 4 tasks, balanced by rows.
+    # 23 chunks hold 5.816 s of work -> ceil(5.816 / (2 workers x 2 s)) = 2 tasks per
+    # worker -> 4 tasks, balanced by rows: 6, 6, 5 and 5 chunks of 256 rows, the
+    # 184-row chunk on a lightest one -> 1536, 1536, 1464 and 1280 rows. On two
+    # workers: 1.536 + 1.464 = 3.0 s of wall time for 5 816 draws.
     rows1 = [256] * 23 + [184]
     ph.run(ex, rows1, cost=1e-3)
     assert ex.timed_locally == 1
     tasks = _task_indices(pool)
     assert len(tasks) == 4 and ex.submitted == 4
-    sent = sorted(i for t in tasks for i in t)
-    assert sent == list(range(1, 24))  # everything but the timed chunk
-    loads = [sum(rows1[i] for i in t) for t in tasks]
-    assert max(loads) - min(loads) <= 256
+    assert sorted(i for t in tasks for i in t) == list(range(1, 24))  # all but the timed one
+    assert sorted(sum(rows1[i] for i in t) for t in tasks) == [1280, 1464, 1536, 1536]
     assert ex.per_draw == pytest.approx(1e-3, rel=1e-9)
+    assert ex.task_per_draw == pytest.approx(1e-3, rel=1e-9)
+    assert ex.wall_per_draw == pytest.approx(3.0 / 5816, rel=1e-9)
 
-    # Phase 2: draws now cost 3 ms (as on a slower worker). Nothing runs here; the
-    # cost is learnt from the tasks' own timings. At the old estimate of 1 ms the rule
-    # sees 24 x 256 x 1 ms = 6.144 s -> ceil(6.144 / 4) = 2 per worker -> 4 tasks.
+    # Phase 2: on the workers a draw now costs 3 ms (slow workers). The last remote
+    # phase paid (0.52 ms < 1 ms of wall per draw), so nothing runs here; tasks are
+    # sized from the tasks' last timing: 24 x 256 x 1 ms = 6.144 s -> 2 per worker.
     before = len(pool.batches)
-    ph.ran.clear()
     ph.run(ex, [256] * 24, cost=3e-3, offset=100)
     tasks = _task_indices(pool, before)
-    assert len(tasks) % 2 == 0 and len(tasks) == 4
+    assert len(tasks) == 4
+    assert [len(t) for t in tasks] == [6, 6, 6, 6]
     assert sorted(i for t in tasks for i in t) == list(range(100, 124))
     assert ex.timed_locally == 1  # no local timing after the first phase
-    assert ex.per_draw == pytest.approx(3e-3, rel=1e-9)
+    assert ex.task_per_draw == pytest.approx(3e-3, rel=1e-9)  # learnt from the tasks
+    # two rounds of 4.608 s tasks on 2 workers: 9.216 s for 6 144 draws = 1.5 ms each
+    assert ex.wall_per_draw == pytest.approx(1.5e-3, rel=1e-9)
 
-    # Phase 3: a small round (sequential auditor: 16 draws per side) stays here,
-    # without a separate timing chunk; its own timing becomes the estimate.
+    # Phase 3: that did not pay (1.5 ms of wall per draw against 1 ms here): this
+    # phase runs here, timed as a whole, with no separate timing chunk.
     before = len(pool.batches)
-    ph.run(ex, [16, 16], cost=2e-3, offset=200)
+    ph.run(ex, [256] * 24, cost=1e-3, offset=200)
     assert len(pool.batches) == before
     assert ex.timed_locally == 1
+    assert ex.per_draw == pytest.approx(1e-3, rel=1e-9)
+
+    # Phase 4: the verdict is forgotten after one phase here; the workers are fast
+    # again and the phase goes out (task size from the last task timing, 3 ms:
+    # 18.4 s -> ceil(18.432 / 4) = 5 tasks per worker, 10 tasks).
+    before = len(pool.batches)
+    ph.run(ex, [256] * 24, cost=1e-3, offset=300)
+    assert len(pool.batches) - before == 10
+    assert ex.task_per_draw == pytest.approx(1e-3, rel=1e-9)
+
+    # Phase 5: a small round (sequential auditor: 16 draws per side) stays here.
+    before = len(pool.batches)
+    ph.run(ex, [16, 16], cost=2e-3, offset=400)
+    assert len(pool.batches) == before and ex.timed_locally == 1
     assert ex.per_draw == pytest.approx(2e-3, rel=1e-9)
-    assert [p[0] for p in ex.phases] == ["remote", "remote", "local"]
+    assert [p[0] for p in ex.phases] == ["remote", "remote", "local", "remote", "local"]
 
 
 def test_cheap_draws_stay_in_process_every_phase():
     clock = FakeClock()
-    pool = FakePool(workers=2)
+    pool = FakePool(clock, workers=2)
     ex = BatchingExecutor(pool, clock=clock)
     ph = Phase(clock)
     for k in range(5):  # e.g. sequential rounds of doubling size
@@ -144,7 +185,7 @@ def test_cheap_draws_stay_in_process_every_phase():
 
 def test_phase_below_two_tasks_of_work_stays_here_even_if_each_draw_is_dear():
     clock = FakeClock()
-    pool = FakePool(workers=2)
+    pool = FakePool(clock, workers=2)
     ex = BatchingExecutor(pool, clock=clock)
     ph = Phase(clock)
     ph.run(ex, [100] * 4, cost=1e-3)  # 0.3 s left after the timed chunk < 2 x 0.25 s
@@ -153,20 +194,18 @@ def test_phase_below_two_tasks_of_work_stays_here_even_if_each_draw_is_dear():
 
 def test_explicit_workers_and_one_task_per_worker_when_tasks_are_short():
     clock = FakeClock()
-    pool = FakePool(workers=None)  # says nothing about its size
+    pool = FakePool(clock, workers=3, exposed=False)  # says nothing about its size
     ex = BatchingExecutor(pool, clock=clock, workers=3)
     ph = Phase(clock)
     # 31 chunks x 256 x 0.5 ms = 3.968 s left -> ceil(3.968 / 6) = 1 task per worker
     ph.run(ex, [256] * 32, cost=5e-4)
     tasks = _task_indices(pool)
-    assert len(tasks) == 3
-    loads = sorted(len(t) for t in tasks)
-    assert loads == [10, 10, 11]
+    assert sorted(len(t) for t in tasks) == [10, 10, 11]
 
 
 def test_unknown_worker_count_sends_tasks_of_about_task_s():
     clock = FakeClock()
-    pool = FakePool(workers=None)
+    pool = FakePool(clock, workers=2, exposed=False)
     ex = BatchingExecutor(pool, clock=clock)
     ph = Phase(clock)
     # 16 chunks x 100 x 1 ms = 1.6 s left, task_s = 0.25 s -> int(6.4) = 6 tasks
@@ -176,12 +215,12 @@ def test_unknown_worker_count_sends_tasks_of_about_task_s():
 
 def test_task_s_zero_sends_each_chunk_after_the_timed_one():
     clock = FakeClock()
-    pool = FakePool(workers=2)
+    pool = FakePool(clock, workers=1)
     ex = BatchingExecutor(pool, clock=clock, min_draw_s=0, task_s=0)
     ph = Phase(clock)
-    ph.run(ex, [10] * 6, cost=1e-9)
+    ph.run(ex, [10] * 6, cost=1e-6)
     assert _task_indices(pool) == [[1], [2], [3], [4], [5]]
-    ph.run(ex, [10] * 3, cost=1e-9, offset=10)
+    ph.run(ex, [10] * 3, cost=1e-6, offset=10)  # even though one worker did not pay
     assert _task_indices(pool, 5) == [[10], [11], [12]]
 
 
@@ -197,7 +236,7 @@ def test_worker_count_reads_pools_and_dask_like_clients():
             return {"tcp://a": 1, "tcp://b": 2}
 
     assert worker_count(DaskLike()) == 3
-    assert worker_count(FakePool(workers=None)) is None
+    assert worker_count(FakePool(FakeClock(), 2, exposed=False)) is None
 
 
 @pytest.mark.parametrize("kw, name", [({"workers": 0}, "workers"),
@@ -205,11 +244,11 @@ def test_worker_count_reads_pools_and_dask_like_clients():
                                       ({"task_s": -1}, "task_s")])
 def test_bad_arguments_name_the_parameter(kw, name):
     with pytest.raises(ValueError, match=name):
-        BatchingExecutor(FakePool(2), **kw)
+        BatchingExecutor(FakePool(FakeClock(), 2), **kw)
 
 
 def test_rows_must_match_jobs():
-    ex = BatchingExecutor(FakePool(2), clock=FakeClock())
+    ex = BatchingExecutor(FakePool(FakeClock(), 2), clock=FakeClock())
     with pytest.raises(ValueError, match="rows"):
         ex.run_chunks(lambda size, index: index, [(1, 0), (1, 1)], [1])
     with pytest.raises(ValueError, match="k"):

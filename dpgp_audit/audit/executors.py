@@ -13,8 +13,11 @@ cost per draw:
   sampler once per round: it pays the timing once, not once a round);
 * when a draw costs less than ``min_draw_s`` (shipping its score back would cost
   about as much as drawing it), or the phase holds less than ``2 * task_s`` seconds
-  of work, everything runs in this process — a parallel run is then never slower
-  than a serial one by more than the timing of one chunk;
+  of work, or the latest phase sent out took longer in wall time per draw than a draw
+  takes here (a loaded machine, slow workers, a fresh worker's imports: the parallel
+  run did not pay), the phase runs in this process; the phase after it may go out
+  again — so a parallel run loses at most the timing of one chunk and, on a machine
+  where parallel runs do not pay, every other phase's difference;
 * otherwise the chunks are grouped into ``m`` tasks per worker (``m = 1`` unless a
   task would exceed ``max_task_s`` seconds of work; never a task below ``task_s``),
   by *rows*, not chunk counts: the longest-processing-time rule gives every task the
@@ -27,7 +30,7 @@ Chunk boundaries are a function of ``n`` alone (the sampler's rule); only the
 grouping of chunks into tasks depends on timings, so results stay bit-identical.
 Any executor handed to the auditors is wrapped in one automatically;
 ``BatchingExecutor(ex, min_draw_s=0, task_s=0)`` submits every chunk after the
-first timed one as its own task, for tests of the pickling path.
+first timed one as its own task, always, for tests of the pickling path.
 """
 
 from __future__ import annotations
@@ -107,7 +110,8 @@ class BatchingExecutor:
     min_draw_s
         Draw cost below which chunks stay in process.
     task_s
-        Least work per submitted task, in seconds; ``0`` sends every chunk as its own task.
+        Least work per submitted task, in seconds; ``0`` sends every chunk (after the
+        timed first one) as its own task, whatever the timings say.
     max_task_s
         Work per task above which each worker gets more than one task.
     workers
@@ -119,9 +123,16 @@ class BatchingExecutor:
     Attributes
     ----------
     per_draw
-        Latest cost per draw in seconds (``None`` before the first phase): from the
-        in-process run of the latest local phase, or from the submitted tasks' own
-        timings of the latest remote phase.
+        Seconds per draw in this process (``None`` before the first phase): the timed
+        first chunk, then the timing of every phase run here.
+    task_per_draw
+        Seconds per draw inside the submitted tasks of the latest remote phase (their
+        own timings, on the workers); sizes the next remote phase's tasks.
+    wall_per_draw
+        Wall seconds per draw of the latest remote phase, shipping included: a phase
+        goes out again only while this beats ``per_draw`` (a parallel run that did not
+        pay — a loaded machine, slow workers — sends the next phase back in process;
+        then it is forgotten, and the phase after that may go out again).
     submitted, timed_locally
         Tasks sent to the wrapped executor; chunks run in process only to time them
         (at most one over the executor's life).
@@ -149,6 +160,8 @@ class BatchingExecutor:
         self.workers = workers
         self.clock = clock
         self.per_draw: float | None = None
+        self.task_per_draw: float | None = None
+        self.wall_per_draw: float | None = None
         self.submitted = 0
         self.timed_locally = 0
         self.phases: list[tuple[str, int, int]] = []
@@ -169,34 +182,52 @@ class BatchingExecutor:
         per_worker = max(1, math.ceil(work / (w * self.max_task_s)))
         return max(1, min(chunks, w * per_worker, most))
 
+    def _remote_pays(self, per_draw: float, rows: int) -> bool:
+        """Send a phase of ``rows`` draws out? (cost per draw here: ``per_draw``)."""
+        if per_draw < self.min_draw_s:
+            return False  # shipping a result back costs about as much as drawing it
+        if self.task_s == 0:
+            return True  # every chunk as its own task, whatever it costs (pickling tests)
+        if per_draw * rows < 2 * self.task_s:
+            return False  # too little work for two tasks
+        # the latest remote phase must have beaten this process's cost per draw; if it
+        # did not, this phase stays here and the next one may try again (a first task
+        # on a fresh worker also pays its imports: one slow phase is not a verdict)
+        if self.wall_per_draw is not None and self.wall_per_draw >= per_draw:
+            self.wall_per_draw = None
+            return False
+        return True
+
     def run_chunks(self, fn: Callable, jobs: Sequence[tuple], rows: Sequence[int]) -> list:
         """``[fn(*args) for args in jobs]`` in order; ``rows[i]`` draws are in job ``i``."""
         if len(rows) != len(jobs):
             raise ValueError(f"rows has {len(rows)} entries for {len(jobs)} jobs")
         if not jobs:
             return []
+        rows = [int(r) for r in rows]
         results: list = [None] * len(jobs)
         start, first_s = 0, 0.0
         if self.per_draw is None:  # the only chunk ever run just to time it
             t = self.clock()
             results[0] = fn(*jobs[0])
             first_s = self.clock() - t
-            self.per_draw = first_s / max(1, int(rows[0]))
+            self.per_draw = first_s / max(1, rows[0])
             self.timed_locally += 1
             start = 1
         rest = list(range(start, len(jobs)))
-        work = self.per_draw * float(sum(int(rows[i]) for i in rest))
-        if not rest or self.per_draw < self.min_draw_s or \
-                (self.task_s > 0 and work < 2 * self.task_s):
+        n_rest = sum(rows[i] for i in rest)
+        if not rest or not self._remote_pays(self.per_draw, n_rest):
             t = self.clock()
             for i in rest:
                 results[i] = fn(*jobs[i])
             if rest:  # a whole phase in process: its timing is free
-                self.per_draw = (first_s + self.clock() - t) / max(1, sum(int(r) for r in rows))
-            self.phases.append(("local", 0, int(sum(int(r) for r in rows))))
+                self.per_draw = (first_s + self.clock() - t) / max(1, sum(rows))
+            self.phases.append(("local", 0, sum(rows)))
             return results
+        work = (self.task_per_draw or self.per_draw) * n_rest  # seconds on the workers
         groups = [[rest[j] for j in g] for g in
                   balanced_groups([rows[i] for i in rest], self._tasks(work, len(rest)))]
+        t = self.clock()
         futures = [self.executor.submit(_run_batch, fn,  # type: ignore[attr-defined]
                                         [jobs[i] for i in g], self.clock) for g in groups]
         self.submitted += len(futures)
@@ -206,9 +237,9 @@ class BatchingExecutor:
             seconds += float(dt)
             for i, r in zip(g, out, strict=True):
                 results[i] = r
-        # learnt from the tasks' own timings (on the workers, shipping excluded)
-        self.per_draw = seconds / max(1, sum(int(rows[i]) for i in rest))
-        self.phases.append(("remote", len(futures), int(sum(int(r) for r in rows))))
+        self.wall_per_draw = (self.clock() - t) / max(1, n_rest)
+        self.task_per_draw = seconds / max(1, n_rest)  # the tasks' own timings
+        self.phases.append(("remote", len(futures), sum(rows)))
         return results
 
 
