@@ -84,10 +84,24 @@ def worker_count(executor: object) -> int | None:
 def balanced_groups(rows: Sequence[int], k: int) -> list[list[int]]:
     """Split chunk indices into ``k`` groups with near-equal total rows.
 
-    Longest processing time first: chunks in decreasing size (ties by index) each go
-    to the group with the fewest rows so far (ties by group number), so any two
-    groups differ by at most the largest chunk. Deterministic; indices sorted inside
-    each group; empty groups dropped (``k`` larger than the number of chunks).
+    Longest processing time first (LPT; Graham, SIAM J. Appl. Math. 17, 1969): chunks
+    in decreasing size (ties by index) each go to the group with the fewest rows so far
+    (ties by group number). A group only receives a chunk while it is the lightest, so
+    any two groups differ by at most the largest chunk. Deterministic; indices sorted
+    inside each group; empty groups dropped (``k`` larger than the number of chunks).
+    Only the grouping depends on this rule, never a chunk's rows or generator.
+
+    Parameters
+    ----------
+    rows
+        Draws in each chunk.
+    k
+        Number of groups wanted (>= 1).
+
+    Returns
+    -------
+    list of list of int
+        ``min(k, len(rows))`` groups of chunk indices, a partition of ``range(len(rows))``.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
