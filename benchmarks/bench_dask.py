@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"{os.cpu_count()} CPUs; load average at start {os.getloadavg()[0]:.2f}; "
           f"best of {args.repeat}", flush=True)
-    print("| engine | case | ms/draw | n/side | serial s | 2 workers s | par/serial | speed-up"
+    print("| engine | case | µs/draw | n/side | serial s | 2 workers s | par/serial | speed-up"
           " | worker slowdown s | engine bound 2/s | kit share | tasks | identical | load |"
           " target |")
     print("|---" * 15 + "|")
@@ -192,10 +192,11 @@ def main(argv: list[str] | None = None) -> int:
                     good = 1 / ratio >= min_speedup
                     target = f"speed-up >= {min_speedup}: {'ok' if good else 'MISS'}"
                 ok &= good and same
-                print(f"| {engine} | {name} | {here / rows * 1e3:.4f} | {n} | {ts:.2f} | "
+                sent = batching[-1].submitted
+                share = f"{(1 / ratio) / bound:.2f}" if sent else "- (in process)"
+                print(f"| {engine} | {name} | {here / rows * 1e6:.3g} | {n} | {ts:.2f} | "
                       f"{tp:.2f} | {ratio:.2f} | {1 / ratio:.2f} | {slow:.2f} | {bound:.2f} | "
-                      f"{(1 / ratio) / bound:.2f} | {batching[-1].submitted} | {same} | "
-                      f"{load:.1f} | {target} |", flush=True)
+                      f"{share} | {sent} | {same} | {load:.1f} | {target} |", flush=True)
     return 0 if ok else 1
 
 
