@@ -10,7 +10,8 @@ on each engine (start-up excluded; results checked bit-identical):
   sets ``MALLOC_TRIM_THRESHOLD_=65536`` on its workers (config
   ``distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_: null``). That setting
   turns off glibc's dynamic mmap threshold, so every 200 KB matrix of the 1 ms
-  stand-in is mapped and unmapped anew.
+  stand-in is mapped and unmapped anew. A first line times 256 such draws in plain
+  processes with and without that variable, in the main thread and in a thread.
 
 Cases (the stand-in ``SlowRelease`` is never tuned to parallelise: its cost is one
 eigen-decomposition of a ``size × size`` matrix per draw):
@@ -142,14 +143,49 @@ def _slowdown(executor, mech, data, rows: int) -> tuple[float, float]:
     return float(here), float(there)
 
 
+def _probe() -> None:
+    """Print medians of 5 chunks (256 draws, ~1 ms stand-in): main thread, then a thread."""
+    import threading
+
+    _, data = get("P.1/gaussian-sum").make()
+    mech = SlowRelease()
+    _chunk_seconds(mech, data, 256, 99)
+    here = float(np.median([_chunk_seconds(mech, data, 256, i) for i in range(5)]))
+    out: list[float] = []
+    t = threading.Thread(target=lambda: out.extend(_chunk_seconds(mech, data, 256, i)
+                                                   for i in range(5)))
+    t.start()
+    t.join()
+    print(f"{here:.3f} {float(np.median(out)):.3f}")
+
+
+def _malloc_probe() -> str:
+    """Plain processes with and without Dask's malloc variable: seconds per 256 draws."""
+    import subprocess
+
+    cells = []
+    for value in (None, "65536"):
+        env = {k: v for k, v in os.environ.items() if k != _MALLOC}
+        if value is not None:
+            env[_MALLOC] = value
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--probe"], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+        cells.append(f"{_MALLOC}={value}: main thread {out[-2]} s, a thread {out[-1]} s")
+    return "; ".join(cells)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1, help="best of R timings (default 1)")
+    parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--engine", action="append", choices=[e for e, _ in ENGINES],
                         help="run only this engine (repeatable; default: all)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be >= 1")
+    if args.probe:
+        _probe()
+        return 0
 
     cheap, data = get("P.1/gaussian-sum").make()
     d1 = data.with_target(0, float(data.y[0]) + 1.0)
@@ -165,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"{os.cpu_count()} CPUs; load average at start {os.getloadavg()[0]:.2f}; "
           f"best of {args.repeat}", flush=True)
+    print(f"256 draws of the ~1 ms stand-in in a plain process: {_malloc_probe()}", flush=True)
     print("| engine | case | µs/draw | n/side | serial s | 2 workers s | par/serial | speed-up"
           " | worker slowdown s | engine bound 2/s | kit share | tasks' slowdown together"
           " | tasks | identical | load | target |")
