@@ -9,13 +9,16 @@ real time.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpgp_audit.audit.executors import BatchingExecutor, balanced_groups, worker_count
+from dpgp_audit.audit.sequential import audit_sequential
+from dpgp_audit.catalogue import get
 
 
 class FakeClock:
@@ -253,3 +256,24 @@ def test_rows_must_match_jobs():
         ex.run_chunks(lambda size, index: index, [(1, 0), (1, 1)], [1])
     with pytest.raises(ValueError, match="k"):
         balanced_groups([1, 2], 0)
+
+
+def test_sequential_rounds_time_one_local_chunk_in_all():
+    # The sequential auditor calls the sampler once per round; a shared executor times
+    # one chunk here over the whole audit, not one per round, and stays bit-identical.
+    class SyncPool:
+        def submit(self, fn, *args):
+            fut: Future = Future()
+            fut.set_result(fn(*args))
+            return fut
+
+    mech, data = get("P.2/laplace-sum").make()
+    d0, d1 = data, data.with_target(0, float(data.y[0]) + 1.0)
+    ex = BatchingExecutor(SyncPool(), min_draw_s=0, task_s=0)
+    remote = audit_sequential(mech, [(d0, d1)], max_n=30_000, rng=np.random.default_rng(9),
+                              executor=ex)
+    serial = audit_sequential(mech, [(d0, d1)], max_n=30_000, rng=np.random.default_rng(9))
+    assert len(remote.details["rounds"]) >= 3
+    assert len(ex.phases) >= 4 and ex.timed_locally == 1
+    assert all(where == "remote" for where, _, _ in ex.phases)
+    assert remote.estimate == serial.estimate
