@@ -197,7 +197,11 @@ class BatchingExecutor:
         return max(1, min(chunks, w * per_worker, most))
 
     def _remote_pays(self, per_draw: float, rows: int) -> bool:
-        """Send a phase of ``rows`` draws out? (cost per draw here: ``per_draw``)."""
+        """Send a phase of ``rows`` draws out? (cost per draw here: ``per_draw``).
+
+        Forgets ``wall_per_draw`` when it keeps a phase home for it, so that the phase
+        after may try the workers again.
+        """
         if per_draw < self.min_draw_s:
             return False  # shipping a result back costs about as much as drawing it
         if self.task_s == 0:
