@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from dpgp_audit.audit.blackbox import audit_blackbox
-from dpgp_audit.audit.executors import BatchingExecutor
+from dpgp_audit.audit.executors import BatchingExecutor, worker_count
 from dpgp_audit.audit.sequential import audit_sequential
 from dpgp_audit.catalogue import get
 
@@ -16,10 +18,21 @@ distributed = pytest.importorskip("dask.distributed", reason="the dask extra is 
 @pytest.fixture(scope="module")
 def client():
     # Worker processes import dpgp_audit like this process does (PYTHONPATH is inherited).
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
+    # The nanny writes its pre-spawn variables (MALLOC_TRIM_THRESHOLD_, ...) into this
+    # process's environment: put it back, so later subprocesses of the suite do not inherit them.
+    saved = dict(os.environ)
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as c:
+            yield c
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def test_worker_count_of_a_real_cluster(client):
+    assert worker_count(client) == 2
 
 
 def test_blackbox_audit_through_a_real_cluster_is_bit_identical(client):
@@ -27,7 +40,8 @@ def test_blackbox_audit_through_a_real_cluster_is_bit_identical(client):
     d0, d1 = data, data.with_target(0, float(data.y[0]) + 1.0)
     kw = dict(n=40_000)
     serial = audit_blackbox(mech, d0, d1, rng=np.random.default_rng(8), **kw)
-    # min_draw_s = task_s = 0: every chunk after the timed first one goes to the workers
+    # min_draw_s = task_s = 0: every chunk after the timed first one goes to the workers,
+    # one chunk per task, in every phase
     forced = BatchingExecutor(client, min_draw_s=0, task_s=0)
     remote = audit_blackbox(mech, d0, d1, rng=np.random.default_rng(8), executor=forced, **kw)
     assert forced.submitted > 4

@@ -30,7 +30,9 @@ into about 32 chunks per side (at least 256 rows, at most the memory cap), so an
 expensive mechanism has enough chunks to spread; the chunk rule depends only on n
 and the output size, never on timings. Every executor is wrapped in a
 :class:`~dpgp_audit.audit.executors.BatchingExecutor`, which keeps cheap draws in
-process and groups the chunks of expensive ones into tasks of about 0.25 s.
+process and groups the chunks of expensive ones into a few tasks per worker, balanced
+by rows; it times one chunk in process once and learns the cost per draw from the
+tasks' own timings afterwards (so the sequential auditor's rounds pay no timing each).
 """
 
 from __future__ import annotations
