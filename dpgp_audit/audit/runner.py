@@ -45,6 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.executors import as_batching
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     adversarial_rows,
@@ -226,6 +227,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                 seed=seed, n_mc=n_mc, mode=mode, budget_s=budget_s, blas_threads=None)
     t_all = time.perf_counter()
     rng = check_rng(rng)
+    executor = as_batching(executor)  # one cost-per-draw estimate for every pair and phase
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     n = default_n(mode) if n is None else check_positive_int("n", n)

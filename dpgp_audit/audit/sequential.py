@@ -78,6 +78,7 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox import _claim_epsilon_delta
+from dpgp_audit.audit.executors import as_batching
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs
 from dpgp_audit.audit.scores import (
@@ -471,6 +472,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     plan = SequentialPlan(max_n=max_n, first=min(first, max_n - 1))
     sizes = plan.sizes()
     triples = _pairs(pairs)
+    executor = as_batching(executor)  # shared by every pair: one timed chunk in all
     grid = epsilon_grid(eps_c)
     i_claim = int(np.searchsorted(grid, eps_c))
     rng_fit, *rng_rounds = child_rngs(rng, len(sizes))
