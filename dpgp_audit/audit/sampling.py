@@ -49,7 +49,8 @@ from dpgp_audit.audit.executors import BatchingExecutor, as_batching
 from dpgp_audit.contract import Executor, Mechanism
 from dpgp_audit.dataset import Dataset
 
-__all__ = ["ChunkedSampler", "auto_chunk", "child_rngs", "prepare_split", "run_jobs"]
+__all__ = ["ChunkedSampler", "auto_chunk", "child_rngs", "prepare_split", "run_jobs",
+           "split_sizes"]
 
 
 _FIT_CHUNK = 50_000  # rows per chunk while fitting (the output size is not known yet)
@@ -69,7 +70,8 @@ def child_rngs(rng: np.random.Generator, k: int) -> list[np.random.Generator]:
         return [np.random.default_rng(s) for s in seed.spawn(k)]
 
 
-def _sizes(n: int, chunk: int) -> list[int]:
+def split_sizes(n: int, chunk: int) -> list[int]:
+    """``n`` cut into pieces of ``chunk`` (the last one shorter if ``chunk`` does not divide n)."""
     return [chunk] * (n // chunk) + ([n % chunk] if n % chunk else [])
 
 
@@ -140,7 +142,7 @@ class ChunkedSampler:
 
     def jobs(self, rng: np.random.Generator, n: int) -> list[tuple]:
         """One ``(side, args)`` per chunk and side, each chunk with its own child generator."""
-        sizes = _sizes(n, self.chunk_rows(n))
+        sizes = split_sizes(n, self.chunk_rows(n))
         rngs = child_rngs(rng, 2 * len(sizes))
         out = []
         for side, data in enumerate((self.d0, self.d1)):

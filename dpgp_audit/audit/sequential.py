@@ -80,7 +80,7 @@ from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox import _claim_epsilon_delta
 from dpgp_audit.audit.executors import as_batching
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs
+from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs, split_sizes
 from dpgp_audit.audit.scores import (
     CANDIDATE_RULE,
     EXTRA_RAW_ROWS,
@@ -149,8 +149,7 @@ class SequentialPlan:
         A function of the schedule only, so a run truncated by ``max_n`` at a piece
         boundary draws exactly what the longer run drew up to there.
         """
-        piece = -(-scheduled // self.pieces)
-        return [piece] * (drawn // piece) + ([drawn % piece] if drawn % piece else [])
+        return split_sizes(drawn, -(-scheduled // self.pieces))
 
 
 def default_first_round(max_n: int) -> int:
@@ -246,13 +245,19 @@ class _Stream:
     X0: np.ndarray | None = None
     X1: np.ndarray | None = None
     pending: list = field(default_factory=list)  # raw pieces of the current round
+    pending_scores: list = field(default_factory=list)  # its scored pieces, once frozen
     s0: np.ndarray = field(default_factory=lambda: np.empty(0))  # sorted past scores, M(D)
     s1: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     def draw(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """Scores of ``size`` fresh draws per side (score fitted on earlier rounds)."""
+        """Scores of ``size`` fresh draws per side (score fitted on earlier rounds).
+
+        The draws are kept until :meth:`update` adds them at the round's end.
+        """
         if self.frozen:
-            return self.sampler.scores(rng, size, self.score)  # type: ignore[arg-type]
+            s0, s1 = self.sampler.scores(rng, size, self.score)  # type: ignore[arg-type]
+            self.pending_scores.append((s0, s1))
+            return s0, s1
         X0, X1 = self.sampler.raw(rng, size)
         for X in (X0, X1):
             if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
@@ -264,11 +269,12 @@ class _Stream:
         return (np.asarray(self.score(X0), dtype=float),  # type: ignore[operator]
                 np.asarray(self.score(X1), dtype=float))  # type: ignore[operator]
 
-    def update(self, s0: np.ndarray, s1: np.ndarray) -> None:
-        """Add a round's scored draws; refit a learned score (and candidates) on its raw draws."""
+    def update(self) -> None:
+        """Add the round's draws; refit a learned score (and candidates) on the raw draws."""
         if self.frozen:
-            self.s0 = np.sort(np.concatenate([self.s0, s0]))
-            self.s1 = np.sort(np.concatenate([self.s1, s1]))
+            self.s0 = np.sort(np.concatenate([self.s0, *(a for a, _ in self.pending_scores)]))
+            self.s1 = np.sort(np.concatenate([self.s1, *(b for _, b in self.pending_scores)]))
+            self.pending_scores = []
             return
         if self.pending:
             P0 = [X for X, _ in self.pending]
@@ -493,7 +499,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         if fixed is not None:
             st.score, st.score_name = fixed, fixed.name
             st.frozen = st.cand_rng is None
-        st.update(*st.draw(r, sizes[0]))
+        st.draw(r, sizes[0])
+        st.update()
         if chunk_size is None:
             dim = int(np.size(mechanism.mean(d0))) if fixed is not None else \
                 int(np.prod(np.shape(st.X0)[1:], dtype=int)) if st.X0 is not None else 1
@@ -525,13 +532,11 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         last_bets = bets
         piece_rngs = [child_rngs(r, plan.pieces)
                       for r in child_rngs(r_round, len(streams))]
-        kept: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in streams]
         drawn = 0
         for j, m in enumerate(plan.piece_sizes(scheduled, size)):
             c = 0
             for k, st in enumerate(streams):
                 s0, s1 = st.draw(piece_rngs[k][j], m)
-                kept[k].append((s0, s1))
                 for bet in bets[k]:
                     counts = _joint_counts(s0, s1, bet)
                     for frac in (1.0, 0.5):
@@ -550,9 +555,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
                        "log_wealth_at_claim": float(mix[i_claim]), "seconds": dt})
         if stopped in ("violation", "budget_s"):
             break
-        for st, pieces in zip(streams, kept, strict=True):
-            st.update(np.concatenate([p[0] for p in pieces]),
-                      np.concatenate([p[1] for p in pieces]))
+        for st in streams:
+            st.update()
 
     closed = np.cumprod(rejected).astype(bool)
     bound = float(grid[np.flatnonzero(closed)[-1]]) if closed[0] else 0.0
