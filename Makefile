@@ -9,7 +9,7 @@ NB_STAMP     := $(VENV)/.installed-notebooks
 NEURAL_STAMP := $(VENV)/.installed-neural
 STAMP        := $(VENV)/.installed
 BROWSER_STAMP := $(VENV)/.installed-browser
-NB_PARAMS ?= tests/notebook_params
+NB_PARAMS ?= tests/notebooks/params
 TORCH_VERSION ?= 2.13.0
 # PyTorch's CPU-only wheel index, used when reachable. `make test TORCH_INDEX=` skips it and
 # installs torch from the default index (on Linux x86_64 PyPI's default wheel is the CUDA build).
@@ -46,7 +46,7 @@ help:
 	@echo "               installs every extra; torch from the CPU-only index (TORCH_INDEX=...)"
 	@echo "make test-notebooks  only the notebook tests (papermill + nbval, tiny CI parameters)"
 	@echo "make test-browser    JupyterLab end to end in Chromium (Playwright; not in make test)"
-	@echo "make refs      rewrite tests/notebook_refs/ (strict nbval references) after a change"
+	@echo "make refs      rewrite tests/notebooks/refs/ (strict nbval references) after a change"
 	@echo "               (add one: make refs NB=01_smith2018_cloaking)"
 	@echo "make lab       JupyterLab on notebooks/ (start at index.ipynb)"
 	@echo "make notebooks papermill every notebook with full-scale parameters into build/"
@@ -147,7 +147,7 @@ notebooks: $(NB_STAMP)
 	  --out build/full/REPRODUCTION.md
 
 refs: $(STAMP)
-	$(PY) -m tests.notebook_harness --write-refs $(NB)
+	$(PY) -m tests.notebooks.harness --write-refs $(NB)
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
@@ -161,7 +161,7 @@ bench: $(BENCH_STAMP)
 
 # Binder: a virtual environment built only from binder/ (requirements.txt, then postBuild),
 # rebuilt when those files change; there `audit --all` must find no violation and every
-# notebook must run with its CI parameters (tests/notebook_params/*.yaml).
+# notebook must run with its CI parameters (tests/notebooks/params/*.yaml).
 $(BINDER_STAMP): binder/requirements.txt binder/postBuild binder/runtime.txt
 	rm -rf $(BINDER_VENV)
 	$(PYTHON) -m venv $(BINDER_VENV) || python3 -m venv $(BINDER_VENV)

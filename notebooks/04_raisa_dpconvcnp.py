@@ -447,7 +447,7 @@ if repro_json:
 #    `mech.worst_case_mu()` matches the white-box audit, and find the `t` at which the
 #    composed bound is loosest.
 # 3. ★★ Plant a bug: build a `DPSetConv` and halve its signal noise covariance (see
-#    `tests/test_r_dpsetconv.py`). Does `audit_whitebox` catch it?
+#    `tests/methods/raisa/test_dpsetconv.py`). Does `audit_whitebox` catch it?
 # 4. ★★★ Train your own DPConvCNP on the sawtooth generator
 #    (`python -m dpgp_audit.neural.train --generator sawtooth --minutes 5 --out my.pt`)
 #    and compare it with the noise lower bound in `oracle_nll`.

@@ -63,7 +63,7 @@ def _defaults(notebook) -> dict:
 
     import nbformat
 
-    from tests.notebook_harness import parameters_cell
+    from tests.notebooks.harness import parameters_cell
 
     cell = parameters_cell(nbformat.read(notebook, as_version=4))
     assert cell is not None, f"{notebook.name} has no parameters cell"
@@ -76,7 +76,7 @@ def _defaults(notebook) -> dict:
 
 
 def _notebooks():
-    from tests.notebook_harness import discover
+    from tests.notebooks.harness import discover
 
     found = discover()
     assert found, "no notebooks found"
@@ -96,7 +96,7 @@ def test_defaults_ci_and_full_scale_values_pass_their_schema():
 
     import yaml
 
-    from tests.notebook_harness import load_params
+    from tests.notebooks.harness import load_params
 
     full = Path(__file__).resolve().parents[1] / "notebooks" / "full_scale"
     for notebook in _notebooks():

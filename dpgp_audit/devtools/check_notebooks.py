@@ -5,7 +5,7 @@ Usage::
     python -m dpgp_audit.devtools.check_notebooks notebooks/*.ipynb
 
 A notebook passes when it is valid nbformat JSON, has no outputs and no
-execution counts (outputs live only in ``tests/notebook_refs``), has a code cell
+execution counts (outputs live only in ``tests/notebooks/refs``), has a code cell
 tagged ``parameters`` holding only plain literal assignments (papermill does not
 re-derive anything else, see NOTEBOOKS.md §2.1), and its kernelspec is
 ``python3``. With ``--paired``, each notebook must also have its jupytext

@@ -2,7 +2,7 @@
 
 A teaching notebook must not say "the ratio is 0.5" above a cell that prints 0.25.
 The course follows one convention, and this module checks it on an *executed*
-notebook (``tests/notebook_harness.py`` captures the notebook nbval executed and
+notebook (``tests/notebooks/harness.py`` captures the notebook nbval executed and
 runs :func:`check_quoted_numbers` on it, so every notebook test checks its prose):
 
 1. **Numbers that depend on the parameters** (a coverage, an RMSE, a true ε) are

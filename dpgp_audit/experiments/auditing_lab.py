@@ -41,7 +41,7 @@ def audit_blindspot_suite(rng: np.random.Generator, *, n_scale: float = 1.0) -> 
     :data:`~dpgp_audit.audit.planted_blindspots.BLINDSPOT_AUDITOR` (times ``n_scale``;
     at least 2 000 so the black-box has something to fit). Fixed mode, because the
     table states what a given n catches; the sequential default path with its cap
-    catches the same bugs (``tests/test_default_path.py``, README).
+    catches the same bugs (``tests/audit/test_default_path.py``, README).
 
     Returns
     -------

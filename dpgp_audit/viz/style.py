@@ -5,7 +5,7 @@ a method keeps its colour from notebook 00 to notebook 05 (the R.5 DP-SGD SVGP
 baseline is the same orange in every figure of notebook 04), and a reader can
 match curves across figures without reading legends.
 
-Rules of the course's figures (issue 14, §4), enforced by ``tests/test_viz_style.py``:
+Rules of the course's figures (issue 14, §4), enforced by ``tests/viz/test_style.py``:
 
 * **one colour per method**: :func:`method_colour` maps a label (case-insensitive,
   matched on known aliases, so ``"DP-SVGP (200 DP-SGD steps)"`` finds the baseline)

@@ -70,7 +70,7 @@ for t in (0.5, 0.9):
           f"claimed {m.mu:.4f}")
     if wb.details["mu"] < m.worst_case_mu() * (1 - 1e-6):
         print("   the generated pairs fall short of the worst case: 'exact' is exact for the worst"
-              " generated pair only (the adversarial pair of tests/test_r_dpsetconv.py reaches it)")
+              " generated pair only (the adversarial pair of tests/methods/raisa/test_dpsetconv.py reaches it)")
 ts = np.linspace(0.05, 0.95, p["n_t"])
 ratio = [DPSetConv.from_budget(grid, epsilon=p["epsilon"], delta=p["delta"], lengthscale=1.0,
                                clip_bound=1.0, t=float(t)).worst_case_mu() for t in ts]

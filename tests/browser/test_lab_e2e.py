@@ -31,7 +31,7 @@ import pytest
 
 pytest.importorskip("playwright", reason="pip install 'dpgp_audit[browser]'")
 
-from tests import notebook_harness as nh  # noqa: E402
+from tests.notebooks import harness as nh  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

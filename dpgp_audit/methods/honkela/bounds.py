@@ -19,7 +19,7 @@ Everything in this module is pure maths (no privacy step, no GP model):
   :func:`rk_min_distance` — bounds R_k ≥ ‖k(Z, x)‖₂ for every x (H eqs. 4, 7, 8).
 
 Findings about the paper's formulas (each verified by brute force in
-``tests/test_h_bounds.py``):
+``tests/methods/honkela/test_bounds.py``):
 
 1. H eq. (6) is attained only when (σ_a/σ_b)² ≥ R_y²/(2 R_k²). In the proof (H
    eq. 29) the maximiser t = −y y′/(2c) of the quadratic in t = ⟨k, k′⟩ must

@@ -20,7 +20,7 @@ matrix products (no loop over the |Z|² unit matrices E_ij):
 
 H eq. (14) drops the cross terms v_i v_j (M_i M_jᵀ + M_j M_iᵀ) because it treats
 the (i, j) and (j, i) perturbations as independent. Both variants are offered;
-``tests/test_h_posterior.py`` checks each against a loop over E_ij and the
+``tests/methods/honkela/test_posterior.py`` checks each against a loop over E_ij and the
 symmetric one against Monte Carlo.
 
 The regulariser makes the matrix positive definite only with high probability.

@@ -33,7 +33,7 @@ Two readings of the paper are kept for comparison and **neither is valid**:
     smaller still; text and algorithm disagree and the text's choice is the
     larger (it is the one the §5.1 numbers use).
 
-tests/test_s21_mechanisms.py shows the sensitivity checker finding neighbours
+tests/methods/s21/test_mechanisms.py shows the sensitivity checker finding neighbours
 that exceed both paper rules and never the valid one.
 
 Relation to S18.4 (:mod:`dpgp_audit.methods.s18.hyperparameter_selection`): the S18-supp selection

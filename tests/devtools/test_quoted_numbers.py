@@ -80,9 +80,9 @@ def test_harness_fails_a_notebook_whose_prose_contradicts_its_output(tmp_path, m
     from dpgp_audit.devtools.nbbuild import code, md, write_notebook
 
     try:
-        from tests import notebook_harness as nh
+        from tests.notebooks import harness as nh
     except ImportError:  # pragma: no cover - pytest without the repo root on sys.path
-        import notebook_harness as nh
+        import harness as nh
 
     monkeypatch.setattr(nh, "PARAMS", tmp_path / "params")
     monkeypatch.setattr(nh, "REFS", tmp_path / "refs")
@@ -103,7 +103,7 @@ def test_every_marker_in_the_notebooks_follows_a_number():
 
     from dpgp_audit.devtools.quoted_numbers import MARK
 
-    root = Path(__file__).resolve().parents[1] / "notebooks"
+    root = Path(__file__).resolve().parents[2] / "notebooks"
     marked_total = 0
     for path in sorted([*root.glob("*.ipynb"), *root.glob("answers/*.ipynb")]):
         for cell in nbformat.read(path, as_version=4).cells:

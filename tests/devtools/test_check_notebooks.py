@@ -11,7 +11,7 @@ import pytest
 from dpgp_audit.devtools.check_notebooks import check_notebook, main
 from dpgp_audit.devtools.nbbuild import code, md, write_notebook
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _clean(tmp_path, params="epsilon = 1.0\nn: int = 3  # size"):

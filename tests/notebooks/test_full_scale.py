@@ -8,9 +8,9 @@ import nbformat
 import pytest
 import yaml
 
-from tests.notebook_harness import discover, parameter_names
+from tests.notebooks.harness import discover, parameter_names
 
-FULL = Path(__file__).resolve().parents[1] / "notebooks" / "full_scale"
+FULL = Path(__file__).resolve().parents[2] / "notebooks" / "full_scale"
 
 
 @pytest.mark.parametrize("notebook", discover(), ids=lambda p: p.stem)

@@ -22,7 +22,7 @@ from dpgp_audit.audit.sequential import (
 )
 from dpgp_audit.privacy.claims import ApproxDP, PureDP
 from dpgp_audit.privacy.gdp import gdp_epsilon
-from tests.test_audit_blackbox import (
+from tests.audit.blackbox.test_fixed import (
     CLAIM,
     D0,
     D1,

@@ -16,7 +16,7 @@ from dpgp_audit.audit.orderstat import (
     order_statistic_ranks,
 )
 from dpgp_audit.privacy.claims import PureDP
-from tests.test_audit_blackbox import (
+from tests.audit.blackbox.test_fixed import (
     CLAIM,
     D0,
     D1,

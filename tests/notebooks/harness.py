@@ -3,12 +3,12 @@
 Notebooks are edited as text: ``notebooks/NN_name.py`` (jupytext percent format) is
 paired with ``NN_name.ipynb`` through ``notebooks/jupytext.toml``. Edit the ``.py``
 (or the notebook in JupyterLab), then run ``make sync`` (``jupytext --sync
-notebooks/*.ipynb``); ``tests/test_jupytext_pairs.py`` and ``make lint`` fail when a
+notebooks/*.ipynb``); ``tests/devtools/test_jupytext_pairs.py`` and ``make lint`` fail when a
 pair is out of sync. The harness runs the ``.ipynb``.
 
-How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/test_notebooks.py``):
+How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/notebooks/test_notebooks.py``):
 
-1. **Parameters.** ``tests/notebook_params/NN_name.yaml`` holds the tiny CI values
+1. **Parameters.** ``tests/notebooks/params/NN_name.yaml`` holds the tiny CI values
    (a missing file is a test failure). Every key must name a variable of the
    notebook's ``parameters`` cell (papermill itself only logs unknown names), and
    ``show_progress`` must be false.
@@ -21,19 +21,19 @@ How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/test_notebooks.p
    package functions, never relative paths) and ``PYTHONPATH`` starts with the
    repository root, so the kernel imports *this* checkout's ``dpgp_audit``
    whether or not the package is installed.
-4. **Where numbers matter** a reference copy ``tests/notebook_refs/NN_name.ipynb``
+4. **Where numbers matter** a reference copy ``tests/notebooks/refs/NN_name.ipynb``
    (executed with the same CI parameters, written by ``make refs``) exists. Then
    the single execution of step 3 is *strict* instead of lax: the reference is
    copied to ``build/ci`` and run with ``--nbval`` and the sanitize file
-   ``tests/nbval_sanitize.cfg``, so every output must match the stored one
+   ``tests/notebooks/nbval_sanitize.cfg``, so every output must match the stored one
    (memory addresses, digits past the fourth decimal and tqdm timings
    sanitised; images are not compared). The reference's code must equal the
    prepared notebook's code, otherwise the test fails and says to run
    ``make refs``. Either way each notebook executes exactly once.
-5. **Figures.** The plugin ``tests/nbval_outputs.py`` records the MIME types of
+5. **Figures.** The plugin ``tests/notebooks/nbval_outputs.py`` records the MIME types of
    every output of that single run (``build/ci/NN_name.outputs.json``); the test
    checks that the notebook displayed at least the number of ``image/png``
-   figures declared for it in ``tests/notebook_figures.yaml``.
+   figures declared for it in ``tests/notebooks/figures.yaml``.
 6. **Prose agrees with outputs.** The same run also keeps the executed notebook
    (plugin :mod:`dpgp_audit.devtools.nbval_capture`) and
    :func:`dpgp_audit.devtools.quoted_numbers.check_quoted_numbers` checks every
@@ -41,8 +41,8 @@ How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/test_notebooks.p
 
 Command line (``make refs``)::
 
-    python -m tests.notebook_harness --write-refs            # refresh existing refs
-    python -m tests.notebook_harness --write-refs 00_dp_basics   # create/refresh one
+    python -m tests.notebooks.harness --write-refs            # refresh existing refs
+    python -m tests.notebooks.harness --write-refs 00_dp_basics   # create/refresh one
 """
 
 from __future__ import annotations
@@ -56,12 +56,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
-PARAMS = ROOT / "tests" / "notebook_params"
-REFS = ROOT / "tests" / "notebook_refs"
-SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
-FIGURES = ROOT / "tests" / "notebook_figures.yaml"
+PARAMS = ROOT / "tests" / "notebooks" / "params"
+REFS = ROOT / "tests" / "notebooks" / "refs"
+SANITIZE = ROOT / "tests" / "notebooks" / "nbval_sanitize.cfg"
+FIGURES = ROOT / "tests" / "notebooks" / "figures.yaml"
 BUILD = ROOT / "build" / "ci"
 KERNEL = "python3"
 CELL_TIMEOUT = 300  # seconds per cell; CI notebooks should take seconds in total
@@ -204,7 +204,7 @@ def kernel_env() -> dict[str, str]:
 def nbval_command(path: Path, *, strict: bool) -> list[str]:
     """The pytest/nbval command line that executes ``path`` once."""
     cmd = [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider",
-           "-p", "tests.nbval_outputs", "-p", "dpgp_audit.devtools.nbval_capture",
+           "-p", "tests.notebooks.nbval_outputs", "-p", "dpgp_audit.devtools.nbval_capture",
            "-o", "addopts=", "--rootdir", str(path.parent),
            "--nbval-current-env", f"--nbval-cell-timeout={CELL_TIMEOUT}",
            f"--nbval-kernel-startup-timeout={STARTUP_TIMEOUT}"]
@@ -230,7 +230,7 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
         if not ref_is_current(prepared, ref):
             return False, "strict", (
                 f"{_rel(ref)} is stale: its code differs from {notebook.name} "
-                "with the CI parameters. Run `make refs` (python -m tests.notebook_harness "
+                "with the CI parameters. Run `make refs` (python -m tests.notebooks.harness "
                 "--write-refs), review the output diff, and commit it."
             )
         target = out_dir / f"{notebook.stem}.ref.ipynb"
@@ -342,10 +342,10 @@ def write_reference(notebook: Path, out_dir: Path = BUILD) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``--write-refs [NAME ...]``."""
-    parser = argparse.ArgumentParser(prog="python -m tests.notebook_harness",
+    parser = argparse.ArgumentParser(prog="python -m tests.notebooks.harness",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--write-refs", action="store_true",
-                        help="(re)write tests/notebook_refs/ from the CI parameters")
+                        help="(re)write tests/notebooks/refs/ from the CI parameters")
     parser.add_argument("names", nargs="*",
                         help="notebook stems (default: every notebook that has a reference)")
     args = parser.parse_args(argv)
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [p for p in by_stem.values() if ref_path(p).is_file()]
         if not chosen:
             print("no reference notebooks yet; name one, e.g. "
-                  "python -m tests.notebook_harness --write-refs 00_dp_basics")
+                  "python -m tests.notebooks.harness --write-refs 00_dp_basics")
     for nb in chosen:
         print(f"wrote {_rel(write_reference(nb))}")
     return 0

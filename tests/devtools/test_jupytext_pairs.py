@@ -15,7 +15,7 @@ jupytext = pytest.importorskip("jupytext", reason="jupytext is in the notebooks/
 from dpgp_audit.devtools.check_notebooks import check_pair, main  # noqa: E402
 from dpgp_audit.devtools.nbbuild import code, md, write_notebook  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NB_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted([*NB_DIR.glob("*.ipynb"), *NB_DIR.glob("answers/*.ipynb")])
 TWINS = sorted([*NB_DIR.glob("*.py"), *NB_DIR.glob("answers/*.py")])

@@ -1,8 +1,8 @@
 """Every notebook runs in CI: papermill-injected tiny parameters, executed once by nbval.
 
-See ``tests/notebook_harness.py`` for the procedure. New notebooks in
+See ``tests/notebooks/harness.py`` for the procedure. New notebooks in
 ``notebooks/`` are picked up automatically; each needs
-``tests/notebook_params/<stem>.yaml``.
+``tests/notebooks/params/<stem>.yaml``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 try:
-    from tests import notebook_harness as nh
+    from tests.notebooks import harness as nh
 except ImportError:  # pytest run without the repository root on sys.path
-    import notebook_harness as nh
+    import harness as nh
 
 NOTEBOOKS = nh.discover()
 

@@ -67,7 +67,7 @@ MOMENTS_NOT_APPLICABLE = {
     "planted/fixed-seed": "its sampler is the bug: every call reuses one noise draw",
     "planted/shared-noise-model": "its sampler is the bug: one noise draw shared by every "
                                   "output while cov() states iid noise (the model check's "
-                                  "target, tests/test_blindspots.py)",
+                                  "target, tests/bugs/test_blindspots.py)",
 }
 MOMENTS_N = 20_000
 MOMENTS_ALPHA = 1e-4  # per test; ~30 Gaussian releases x 2 tests: family-wise <= 6e-3

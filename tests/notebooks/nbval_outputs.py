@@ -1,11 +1,11 @@
-"""pytest plugin for the nbval subprocess of ``tests/notebook_harness.py``.
+"""pytest plugin for the nbval subprocess of ``tests/notebooks/harness.py``.
 
 nbval executes a notebook cell by cell but writes no executed copy. This plugin
 records, for every executed cell, the type and MIME keys of each output, and
 writes them as JSON to the path in ``DPGP_NBVAL_OUTPUTS`` when the session ends,
 so that the notebook tests can check the executed notebook (e.g. that its figures
 were really displayed as ``image/png``) without running it a second time.
-Loaded with ``-p tests.nbval_outputs``; it does nothing when the variable is unset.
+Loaded with ``-p tests.notebooks.nbval_outputs``; it does nothing when the variable is unset.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Hypothesis draws the malformed argument; the contract (``dpgp_audit.contract``) fixes the
 expected outcome: ``sample(data, n, rng)`` raises ``ValueError`` or ``TypeError`` whose
 message names the offending parameter (``data``, ``n``, ``rng`` or ``y``), and returns
-nothing. Malformed datasets themselves cannot be built (``tests/test_dataset_validation.py``).
+nothing. Malformed datasets themselves cannot be built (``tests/test_dataset.py``).
 """
 
 from __future__ import annotations
