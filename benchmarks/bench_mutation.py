@@ -1,6 +1,6 @@
 """Mutation benchmark (issue 15 §1): how many hurried-user mistakes the default path catches.
 
-Every mutant of :mod:`dpgp_audit.audit.mutants` is audited in both forms — only
+Every mutant of :mod:`dpgp_audit.bugs.mutants` is audited in both forms — only
 ``sample`` (black-box user), and ``sample`` plus the description its author wrote
 (``mean``/``cov`` or ``query``/``sensitivity_bound``) — by the default path
 ``audit_mechanism(mech, data, rng, n=N)`` with nothing hand-chosen: no pairs, no
@@ -24,7 +24,8 @@ import time
 import numpy as np
 from _common import report  # pins BLAS to one thread
 
-from dpgp_audit.audit.mutants import mutants, mutation_score, run_mutation
+from dpgp_audit.bugs.mutants import mutants
+from dpgp_audit.experiments.mutation import mutation_score, run_mutation
 from dpgp_audit.audit.runner import DEFAULT_MODE, default_n
 from dpgp_audit.datasets.default import default_dataset
 

@@ -14,7 +14,6 @@ have IDs starting ``planted/`` and are excluded unless asked for.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -122,13 +121,7 @@ def _toolbox() -> list[Entry]:
 
 def _s18() -> list[Entry]:
     from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.methods.s18 import (
-        binning,
-        cloaking,
-        hyperparameter_selection,
-        planted,
-        standard,
-    )
+    from dpgp_audit.methods.s18 import binning, cloaking, hyperparameter_selection, standard
 
     s18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
     out = [
@@ -156,21 +149,6 @@ def _s18() -> list[Entry]:
               hyperparameter_selection._build_selection,
               hyperparameter_selection.default_selection_data, {"epsilon": 1.0, "d": 1.0}),
     ]
-    data = default_dataset()
-    for pid, twin, title, build in (
-        ("planted/s18-delta-no-sqrt", "S18.2/cloaking",
-         "Cloaking with Alg. 1 CalcDelta (no sqrt) on an unconverged optimiser",
-         planted.build_delta_no_sqrt),
-        ("planted/s18-pinv-drops-direction", "S18.2/cloaking",
-         "Cloaking whose truncated pseudo-inverse drops a noise direction",
-         planted.build_pinv_drops),
-        ("planted/s18-supnorm", "S18.1/standard",
-         "Standard DP-GP calibrated to the sup-norm instead of the RKHS norm",
-         planted.build_supnorm),
-    ):
-        true_eps = planted.exact_gaussian_epsilon(build(data, **s18), data, 1.0, 0.01)
-        out.append(Entry(pid, "S18", title, build, default_dataset, dict(s18),
-                         true_epsilon=true_eps, twin=twin))
     return out
 
 
@@ -200,10 +178,6 @@ def _s21() -> list[Entry]:
         Entry("S21.5/selection", "S21",
               "Hyperparameter selection: exponential mechanism on clipped CV SSE (S21 Alg. 1)",
               sel._build_selection, sel.default_selection_data, {"epsilon": 1.0, "d": 1.0}),
-        Entry("planted/s21-unclipped-sse", "S21",
-              "BUG: sensitivity from clipped errors, utility from the unclipped SSE",
-              sel._build_unclipped, sel.planted_selection_data, {"epsilon": 1.0, "d": 1.0},
-              true_epsilon=math.inf, twin="S21.5/selection"),
     ]
 
 
@@ -261,173 +235,25 @@ def _raisa() -> list[Entry]:
     ]
 
 
-def _planted_a5() -> list[Entry]:
-    from dpgp_audit.audit import planted as pl
-    from dpgp_audit.datasets.default import default_dataset
+def _zoo() -> list[Entry]:
+    """The bug zoo (A.5): every planted bug and the correct twins kept for it."""
+    from dpgp_audit.bugs import zoo
 
-    gauss = {"epsilon": 1.0, "delta": 1e-5}
-    out = [
-        Entry("A.5/gaussian-sum-rows", "A.5", "Control: Gaussian sum under whole-row replacement",
-              pl.build_sum_rows, default_dataset, dict(gauss)),
-        Entry("A.5/gp-smoother-iso", "A.5", "Control: GP posterior mean + iid Gaussian noise",
-              pl.build_gp_iso, default_dataset, dict(gauss)),
-        Entry("A.5/gp-smoother-prior", "A.5",
-              "Control: GP posterior mean + prior-shaped noise (Mahalanobis sensitivity)",
-              pl.build_gp_prior, default_dataset, dict(gauss)),
-        Entry("A.5/laplace-vector", "A.5", "Control: 16-dim Laplace, L1 calibration",
-              pl.build_laplace_l1, default_dataset, {"epsilon": 1.0}),
-        Entry("A.5/exp-mech", "A.5", "Control: exponential mechanism with the factor 2",
-              pl.build_exponential("vote", 2.0), pl.exp_default_data, {"epsilon": 1.0}),
-    ]
-    # (name, title, build, default data, defaults, true epsilon or None: exact Gaussian, twin)
-    bugs = [
-        ("sensitivity-x2", "Gaussian sum, sensitivity halved",
-         functools.partial(pl.build_sensitivity_underestimated, factor=2.0),
-         default_dataset, dict(gauss), None, "P.1/gaussian-sum"),
-        ("sensitivity-x1.25", "Gaussian sum, sensitivity / 1.25",
-         functools.partial(pl.build_sensitivity_underestimated, factor=1.25),
-         default_dataset, dict(gauss), None, "P.1/gaussian-sum"),
-        ("neighbour-mismatch", "Gaussian sum, add/remove sensitivity under replace-one",
-         pl.build_neighbour_mismatch, default_dataset, dict(gauss), None,
-         "A.5/gaussian-sum-rows"),
-        ("std-as-variance", "Gaussian sum, noise variance set to sigma",
-         pl.build_std_as_variance, default_dataset, dict(gauss), None, "P.1/gaussian-sum"),
-        ("classical-large-eps", "Classical Gaussian calibration at epsilon = 20",
-         pl.build_classical_large_eps, default_dataset, {"epsilon": 20.0, "delta": 1e-5}, None,
-         "P.1/gaussian-sum"),
-        ("hall-large-eps", "GP release, Hall calibration at epsilon = 20",
-         pl.build_hall_large_eps, default_dataset, {"epsilon": 20.0, "delta": 1e-5}, None,
-         "A.5/gp-smoother-prior"),
-        ("gp-sup-norm", "GP release, sup-norm sensitivity for an L2 proof",
-         pl.build_gp_sup_norm, default_dataset, dict(gauss), None, "A.5/gp-smoother-iso"),
-        ("fixed-seed", "Gaussian sum, noise from a fixed seed",
-         pl.build_fixed_seed, default_dataset, dict(gauss), math.inf, "P.1/gaussian-sum"),
-        ("singular-noise", "GP release, rank-truncated noise covariance",
-         pl.build_singular_noise, default_dataset, dict(gauss), math.inf,
-         "A.5/gp-smoother-prior"),
-        ("data-dependent-hyperparams", "GP release, noise amplitude fitted on private y",
-         pl.build_data_dependent, default_dataset, dict(gauss), math.inf,
-         "A.5/gp-smoother-prior"),
-        ("laplace-l2", "16-dim Laplace calibrated with the L2 sensitivity",
-         pl.build_laplace_l2, default_dataset, {"epsilon": 1.0}, 4.0, "A.5/laplace-vector"),
-        ("exp-no-half", "Exponential mechanism without the factor 2 (vote utility)",
-         pl.build_exponential("vote", 1.0), pl.exp_default_data, {"epsilon": 1.0},
-         pl.exp_no_half_worst_epsilon(1.0, 10, pl.exp_default_data().n), "A.5/exp-mech"),
-        ("exp-no-half-monotone",
-         "Negative control: no factor 2, but a monotone utility (still epsilon-DP)",
-         pl.build_exponential("monotone", 1.0), pl.exp_default_data, {"epsilon": 1.0}, 1.0,
-         "A.5/exp-mech"),
-    ]
-    for name, title, build, data_fn, defaults, true_eps, twin in bugs:
-        if true_eps is None:
-            mech = build(data_fn(), **defaults)
-            true_eps = pl.linear_gaussian_true_epsilon(mech, defaults["delta"])
-        out.append(Entry(f"planted/{name}", "A.5", title, build, data_fn, defaults,
-                         true_epsilon=float(true_eps), twin=twin))
+    out = [Entry(c.id, "A.5", c.title, c.build, c.default_data, dict(c.defaults),
+                 audit_samples=c.audit_samples, audit_budget_s=c.audit_budget_s)
+           for c in zoo.controls()]
+    out += [Entry(b.id, b.paper, b.title, b.build, b.default_data, dict(b.defaults),
+                  true_epsilon=b.true_epsilon, twin=b.twin, audit_samples=b.audit_samples,
+                  audit_budget_s=b.audit_budget_s)
+            for b in zoo.planted()]
     return out
-
-
-def _planted_precision() -> list[Entry]:
-    """A.7's planted twins (issue 10): the releases as shipped before declared domains."""
-    from dpgp_audit.datasets.default import default_dataset
-    from dpgp_audit.methods.s21 import mechanisms as s21
-    from dpgp_audit.methods.toolbox import unguarded as u
-
-    s18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
-    # rounding makes two releases deterministic and different: the loss is unbounded
-    return [
-        Entry("planted/gaussian-sum-no-domain", "A.5",
-              "BUG: Gaussian sum with no bound on |y| (rounding swallows the noise)",
-              u.build_gaussian_sum_no_domain, default_dataset,
-              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}, true_epsilon=math.inf,
-              twin="P.1/gaussian-sum"),
-        Entry("planted/laplace-sum-no-domain", "A.5",
-              "BUG: Laplace sum with no bound on |y| (rounding swallows the noise)",
-              u.build_laplace_sum_no_domain, default_dataset, {"epsilon": 1.0, "d": 1.0},
-              true_epsilon=math.inf, twin="P.2/laplace-sum"),
-        Entry("planted/cloaking-no-domain", "A.5",
-              "BUG: S18 cloaking with no bound on |y| (rounding swallows the noise)",
-              u.build_cloaking_no_domain, default_dataset, dict(s18), true_epsilon=math.inf,
-              twin="S18.2/cloaking"),
-        Entry("planted/sparse-cloaking-no-domain", "A.5",
-              "BUG: S21 sparse cloaking with no bound on |y| (rounding swallows the noise)",
-              u.build_sparse_cloaking_no_domain, s21.default_regression_data,
-              {"epsilon": 1.0, "delta": 0.01, "d": 1.0, "inducing_seed": 0},
-              true_epsilon=math.inf, twin="S21.2/sparse-cloaking"),
-    ]
-
-
-# ----------------------------------------------------------------- issue 15 §1: blind spots
-#: The edge double-count's loss (true eps 1.465 against a claim of 1 at delta = 1e-5) lives
-#: in a far Gaussian tail: the sequential auditor certifies it after ~1e6 draws per side
-#: (about 1 s here), above the default cap of 10 x 20 000; the twin gets the same budget.
-HISTOGRAM_AUDIT_SAMPLES = 400_000
-HISTOGRAM_AUDIT_BUDGET_S = 4.0
-
-def _planted_blindspots() -> list[Entry]:
-    """Planted bugs of the default path's former blind spots, with their correct twins."""
-    from dpgp_audit.audit import planted_blindspots as pb
-    from dpgp_audit.datasets.default import default_dataset
-
-    gauss = {"epsilon": 1.0, "delta": 1e-5}
-    pure = {"epsilon": 1.0}
-    return [
-        Entry("A.5/gaussian-sum-sample-only", "A.5",
-              "Control: analytic Gaussian sum exposing only sample() (twin of the atom and "
-              "data-dependent-scale bugs)", pb.build_noise_never_skipped, default_dataset,
-              dict(gauss), audit_samples=100_000),
-        Entry("A.5/bin-sums", "A.5", "Control: 5 public-bin sums + iid Gaussian noise, as stated",
-              pb.build_bin_sums, default_dataset, dict(gauss)),
-        Entry("A.5/svt", "A.5", "Control: sparse vector technique (Lyu, Su & Li 2017, Alg. 1)",
-              pb.build_svt("alg1"), pb.answers_data, dict(pure)),
-        Entry("A.5/noisy-max", "A.5", "Control: report noisy max with Lap(2 Delta/eps)",
-              pb.build_noisy_max(2.0, False), pb.answers_data, dict(pure)),
-        Entry("A.5/histogram", "A.5", "Control: 4-bin histogram of |y| <= 1, half-open bins",
-              pb.build_histogram(False), default_dataset, dict(gauss),
-              audit_samples=HISTOGRAM_AUDIT_SAMPLES, audit_budget_s=HISTOGRAM_AUDIT_BUDGET_S),
-        Entry("planted/noise-skipped", "A.5",
-              "Gaussian sum whose noise is skipped with probability 100 delta (an atom)",
-              pb.build_noise_skipped, default_dataset, dict(gauss), true_epsilon=math.inf,
-              twin="A.5/gaussian-sum-sample-only", audit_samples=100_000),
-        Entry("planted/shared-noise-model", "A.5",
-              "Bin sums with one shared noise draw while cov() states iid noise",
-              pb.build_shared_noise, default_dataset, dict(gauss), true_epsilon=math.inf,
-              twin="A.5/bin-sums"),
-        Entry("planted/data-dependent-scale", "A.5",
-              "Gaussian sum with noise sd proportional to sd(y), sample() only",
-              pb.build_data_dependent_scale, default_dataset, dict(gauss),
-              true_epsilon=math.inf, twin="A.5/gaussian-sum-sample-only"),
-        Entry("planted/svt-no-query-noise", "A.5",
-              "SVT without noise on the queries (Lyu, Su & Li 2017, Alg. 5)",
-              pb.build_svt("alg5"), pb.answers_data, dict(pure), true_epsilon=math.inf,
-              twin="A.5/svt"),
-        Entry("planted/svt-no-cutoff", "A.5",
-              "SVT answering every query with Lap(2 Delta/eps) query noise (Alg. 6)",
-              pb.build_svt("alg6"), pb.answers_data, dict(pure),
-              true_epsilon=pb.SVT_NO_CUTOFF_EPSILON, twin="A.5/svt"),
-        Entry("planted/noisy-max-half-scale", "A.5",
-              "Report noisy max with Lap(Delta/eps) when every answer may move",
-              pb.build_noisy_max(1.0, False), pb.answers_data, dict(pure), true_epsilon=2.0,
-              twin="A.5/noisy-max"),
-        Entry("planted/noisy-max-with-value", "A.5",
-              "Report noisy max releasing the noisy max value too (loss in a rare tail)",
-              pb.build_noisy_max(2.0, True), pb.answers_data, dict(pure),
-              true_epsilon=pb.noisy_max_with_value_epsilon(1.0, pb.answers_data().n),
-              twin="A.5/noisy-max"),
-        Entry("planted/histogram-edge-double-count", "A.5",
-              "Histogram counting a value on an interior bin edge in both bins",
-              pb.build_histogram(True), default_dataset, dict(gauss),
-              true_epsilon=pb.histogram_edge_true_epsilon(), twin="A.5/histogram",
-              audit_samples=HISTOGRAM_AUDIT_SAMPLES, audit_budget_s=HISTOGRAM_AUDIT_BUDGET_S),
-    ]
 
 
 @functools.cache
 def _table() -> dict[str, Entry]:
     """ID → entry for the whole catalogue (built once, on first use)."""
     table: dict[str, Entry] = {}
-    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _planted_a5, _planted_precision,
-                 _planted_blindspots):
+    for part in (_toolbox, _s18, _s21, _honkela, _raisa, _zoo):
         for entry in part():
             if entry.id in table:
                 raise ValueError(f"mechanism ID {entry.id!r} is catalogued twice")

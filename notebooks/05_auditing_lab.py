@@ -485,12 +485,12 @@ fixed
 # The cell prints each bug's true ε and the cheapest auditor the test suite uses for it.
 
 # %%
-from dpgp_audit.audit.planted import CHEAPEST_AUDITOR
+from dpgp_audit.bugs import zoo
 
 for mid in ("planted/std-as-variance", "planted/s18-delta-no-sqrt", "planted/neighbour-mismatch",
             "planted/fixed-seed"):
     e = get(mid)
-    auditor, n_side, _ = CHEAPEST_AUDITOR[mid]
+    auditor, n_side = zoo.get(mid).caught_by, zoo.get(mid).n
     print(f"{mid:<30} true eps {e.true_epsilon:>6.3g}   cheapest auditor: {auditor:<11} "
           f"n/side: {n_side:,}")
 
@@ -503,7 +503,7 @@ for mid in ("planted/std-as-variance", "planted/s18-delta-no-sqrt", "planted/nei
 # 1. ★★ **Ceilings.** Audit `planted/fixed-seed` with `auditors=("blackbox",)`,
 #    `mode="fixed"` and `n=20`. Why is it not flagged, although the release is
 #    deterministic? Which sample size and which two arguments of `audit_mechanism` make
-#    it visible at that fixed n (see `CHEAPEST_AUDITOR` in `dpgp_audit.audit.planted`)?
+#    it visible at that fixed n (see the bug's row in `dpgp_audit.bugs.zoo`)?
 #    How many draws does the default (sequential) path need?
 # 2. ★★★ **A hard tier.** Build `planted/sensitivity-x1.25` and estimate, with
 #    `detection_rate` and the GDP fit, the n at which it is caught 80 % of the time.
@@ -514,7 +514,7 @@ for mid in ("planted/std-as-variance", "planted/s18-delta-no-sqrt", "planted/nei
 # 4. ★ **Your own bug.** Change `FixedNoisyMean.sensitivity_bound` to `1 / 50`. Which
 #    auditor reports it first, and what witness pair does it give?
 # 5. ★★ **Monotone utilities.** Using `exp_realised_epsilon` from
-#    `dpgp_audit.audit.planted`, compute the realised ε of `planted/exp-no-half` and of
+#    `dpgp_audit.bugs.calibration`, compute the realised ε of `planted/exp-no-half` and of
 #    its monotone twin on every pair from `neighbour_pairs(exp_default_data(),
 #    whole_rows(1.0), rng)`. Which is larger, and why?
 #

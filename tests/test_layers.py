@@ -8,6 +8,9 @@ Layers, from the bottom (ARCHITECTURE.md; issue 13 §1):
 * ``methods/``: methods, privacy, gp, datasets and base;
 * ``audit/``: audit, privacy and base (the auditors see mechanisms only through the
   contract), plus the documented lazy viz imports of :data:`ALLOWED_EXCEPTIONS`;
+* ``bugs/``: the zoo of broken mechanisms (A.5) — bugs, methods, privacy, gp, datasets
+  and base; never audit (the auditors must not know which bugs exist, and the zoo
+  must not lean on them), and only edges import it;
 * **edges**: ``catalogue``, ``cli``, ``__main__``, ``experiments/``, ``viz/``, ``neural/``,
   ``devtools/``, ``params``, ``testing`` (assertions for users' suites) and the package
   ``__init__`` — may import anything, and only
@@ -27,7 +30,7 @@ from pathlib import Path
 
 PACKAGE = "dpgp_audit"
 BASE = frozenset({"contract", "dataset", "norms", "_validation"})
-LAYERS = frozenset({"gp", "privacy", "datasets", "methods", "audit"})
+LAYERS = frozenset({"gp", "privacy", "datasets", "methods", "audit", "bugs"})
 EDGES = frozenset({"catalogue", "cli", "__main__", "experiments", "viz", "neural", "devtools",
                    "params", "testing", "__init__"})
 ALLOWED: dict[str, frozenset[str]] = {
@@ -37,6 +40,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "datasets": frozenset({"datasets", "gp", "base"}),
     "methods": frozenset({"methods", "privacy", "gp", "datasets", "base"}),
     "audit": frozenset({"audit", "privacy", "base"}),
+    "bugs": frozenset({"bugs", "methods", "privacy", "gp", "datasets", "base"}),
 }
 #: (importing module, imported module): allowed although it crosses a layer, each with
 #: its reason. Only function-level (lazy) imports may be listed.
@@ -208,12 +212,18 @@ def test_checker_sees_a_known_violation_and_cycle():
         "dpgp_audit.audit.c": [("dpgp_audit.viz.d", False), ("dpgp_audit.privacy.e", True)],
         "dpgp_audit.viz.d": [("dpgp_audit.catalogue", True)],
         "dpgp_audit.privacy.e": [],
-        "dpgp_audit.catalogue": [],
+        "dpgp_audit.catalogue": [("dpgp_audit.bugs.f", True)],
+        "dpgp_audit.bugs.f": [("dpgp_audit.methods.b", True)],
+        "dpgp_audit.audit.g": [("dpgp_audit.bugs.f", True)],
+        "dpgp_audit.bugs.h": [("dpgp_audit.audit.g", True)],
     }
     found = violations(graph)
     assert any(v.startswith("dpgp_audit.gp.a (gp) -> dpgp_audit.methods.b") for v in found)
     assert any(v.startswith("dpgp_audit.audit.c (audit) -> dpgp_audit.viz.d") for v in found)
-    assert len(found) == 2  # methods -> gp, audit -> privacy and edge -> edge are allowed
+    assert any(v.startswith("dpgp_audit.audit.g (audit) -> dpgp_audit.bugs.f") for v in found)
+    assert any(v.startswith("dpgp_audit.bugs.h (bugs) -> dpgp_audit.audit.g") for v in found)
+    # methods -> gp, audit -> privacy, edge -> bugs, bugs -> methods and edge -> edge are allowed
+    assert len(found) == 4
     assert cycles(graph) == [["dpgp_audit.gp.a", "dpgp_audit.methods.b"]]
 
 

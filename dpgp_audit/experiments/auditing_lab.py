@@ -1,9 +1,8 @@
 """Experiments on the auditors themselves, for the auditing lab notebook (catalogue A.5, A.6).
 
 * :func:`audit_planted_suite` — every planted bug audited by the cheapest
-  auditor able to see it, at the sample size it needs
-  (:data:`~dpgp_audit.audit.planted.CHEAPEST_AUDITOR`), next to its correct
-  twin audited the same way;
+  auditor able to see it, at the sample size it needs (its row of
+  :func:`dpgp_audit.bugs.zoo.planted`), next to its correct twin audited the same way;
 * :func:`audit_blindspot_suite` — the planted bugs of the default path's former
   blind spots (issue 15 §1: atoms, a sampler that contradicts its own model,
   data-dependent noise, vector answers, bin edges), each audited by the *default
@@ -22,10 +21,9 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.neighbours import NeighbourPair
-from dpgp_audit.audit.planted import CHEAPEST_AUDITOR
-from dpgp_audit.audit.planted_blindspots import BLINDSPOT_AUDITOR, blindspot_table
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.stats import cp_lower, cp_upper
+from dpgp_audit.bugs import zoo
 from dpgp_audit.catalogue import get
 from dpgp_audit.contract import Mechanism
 
@@ -37,8 +35,8 @@ def audit_blindspot_suite(rng: np.random.Generator, *, n_scale: float = 1.0) -> 
 
     ``audit_mechanism(mech, data, rng, n=n, mode="fixed")`` with its other defaults
     (every auditor the mechanism supports, generated pairs, automatic scores), at
-    exactly the samples per side stated in
-    :data:`~dpgp_audit.audit.planted_blindspots.BLINDSPOT_AUDITOR` (times ``n_scale``;
+    exactly the samples per side stated in their rows of :func:`dpgp_audit.bugs.zoo.planted`
+    (times ``n_scale``;
     at least 2 000 so the black-box has something to fit). Fixed mode, because the
     table states what a given n catches; the sequential default path with its cap
     catches the same bugs (``tests/audit/test_default_path.py``, README).
@@ -50,17 +48,15 @@ def audit_blindspot_suite(rng: np.random.Generator, *, n_scale: float = 1.0) -> 
         auditors that found a violation), ``twin``, ``twin_verdict``, ``seconds``.
     """
     rng = check_rng(rng)
-    meta = {r["id"]: r for r in blindspot_table()}
+    bugs = [b for b in zoo.planted() if b.bug_class]
     rows = []
-    for mech_id, child in zip(BLINDSPOT_AUDITOR, rng.spawn(len(BLINDSPOT_AUDITOR)),
-                              strict=True):
-        _, n, kw = BLINDSPOT_AUDITOR[mech_id]
-        n_used = max(2_000, int(round(n * n_scale)))
+    for bug, child in zip(bugs, rng.spawn(len(bugs)), strict=True):
+        n_used = max(2_000, int(round(bug.n * n_scale)))
         r_bug, r_twin = child.spawn(2)
-        out = {"id": mech_id, "class": meta[mech_id]["class"], "n": n_used,
-               "twin": meta[mech_id]["twin"]}
+        out = {"id": bug.id, "class": bug.bug_class, "n": n_used, "twin": bug.twin}
         t = time.perf_counter()
-        for key, ident, r in (("", mech_id, r_bug), ("twin_", out["twin"], r_twin)):
+        kw = bug.audit_kwargs
+        for key, ident, r in (("", bug.id, r_bug), ("twin_", bug.twin, r_twin)):
             mech, data = get(ident).make()
             rep = audit_mechanism(mech, data, r, n=n_used, name=ident,
                                   **{"mode": "fixed", **kw})
@@ -77,14 +73,14 @@ def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None =
     """Audit each planted bug (and its twin) with its cheapest auditor.
 
     In fixed mode (``audit_mechanism(..., mode="fixed")``): exactly the samples per
-    side that :data:`~dpgp_audit.audit.planted.CHEAPEST_AUDITOR` states.
+    side that the bug's row of :func:`dpgp_audit.bugs.zoo.planted` states.
 
     Parameters
     ----------
     rng
         Generator; each bug and each twin gets a spawned child.
     ids
-        Planted IDs (default: every entry of ``CHEAPEST_AUDITOR``).
+        Planted IDs (default: every planted bug of the zoo).
     n_scale
         Multiply the stated sample sizes (e.g. 0.5 to see where an audit starts
         to miss); deterministic auditors ignore it.
@@ -99,7 +95,7 @@ def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None =
         ``twin_verdict``, ``seconds``.
     """
     rng = check_rng(rng)
-    ids = list(CHEAPEST_AUDITOR) if ids is None else list(ids)
+    ids = [b.id for b in zoo.planted()] if ids is None else list(ids)
     it = ids
     if progress:
         from tqdm.auto import tqdm
@@ -107,7 +103,8 @@ def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None =
         it = tqdm(ids, desc="planted bugs")
     rows = []
     for mech_id, child in zip(it, rng.spawn(len(ids)), strict=True):
-        auditor, n, kw = CHEAPEST_AUDITOR[mech_id]
+        bug = zoo.get(mech_id)
+        auditor, n, kw = bug.caught_by, bug.n, bug.audit_kwargs
         n_used = max(2, int(round(n * n_scale))) if n else 2
         entry = get(mech_id)
         mech, data = entry.make()

@@ -31,7 +31,8 @@ from IPython.display import Markdown, display
 from dpgp_audit import ApproxDP, Dataset, outputs_only, whole_rows
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.planner import plan_samples
-from dpgp_audit.audit.planted import CHEAPEST_AUDITOR, exp_default_data, exp_realised_epsilon
+from dpgp_audit.bugs import zoo
+from dpgp_audit.bugs.calibration import exp_default_data, exp_realised_epsilon
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.sensitivity import check_sensitivity, witness_pair
 from dpgp_audit.audit.stats import epsilon_ceiling
@@ -58,7 +59,8 @@ fixed_seed, fs_data = get("planted/fixed-seed").make()
 default = audit_mechanism(fixed_seed, fs_data, rng, auditors=("blackbox",), n=20, mode="fixed")
 print(default.table())
 print(f"ceiling of 10 certification samples at alpha/4: {epsilon_ceiling(10, 0.05 / 4):.2f}")
-auditor, n_side, kwargs = CHEAPEST_AUDITOR["planted/fixed-seed"]
+bug = zoo.get("planted/fixed-seed")
+auditor, n_side, kwargs = bug.caught_by, bug.n, bug.audit_kwargs
 tuned = audit_mechanism(fixed_seed, fs_data, rng, auditors=(auditor,), n=n_side, mode="fixed",
                         **kwargs)
 print(f"with n={n_side} and {kwargs}: {tuned.verdict.value}")

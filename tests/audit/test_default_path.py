@@ -3,7 +3,7 @@
 ``audit_mechanism(mech, data, rng)``, ``python -m dpgp_audit audit`` and
 ``dpgp_audit.testing.assert_private`` share one black-box mode, one draw cap and the budget
 constants of :mod:`dpgp_audit.audit.runner`; and that default catches a hurried-user bug
-(:mod:`dpgp_audit.audit.mutants`) that the fixed split at n = 20 000 misses.
+(:mod:`dpgp_audit.bugs.mutants`) that the fixed split at n = 20 000 misses.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from scipy import stats
 
 from dpgp_audit import cli, testing
 from dpgp_audit.audit import runner
-from dpgp_audit.audit.mutants import build_form, mutants
+from dpgp_audit.bugs.mutants import build_form, mutants
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.runner import (
     CLI_BUDGET_S,

@@ -1,8 +1,8 @@
 """Issue 15 §1: the default path's former blind spots, each closed and tested.
 
-Every planted bug of :mod:`dpgp_audit.audit.planted_blindspots` is caught by
+Every planted bug of :mod:`dpgp_audit.bugs.blindspots` is caught by
 ``audit_mechanism(mech, data, rng, n=n, mode="fixed")`` — default pairs, default
-score, default auditors — at exactly the n stated in ``BLINDSPOT_AUDITOR``, while
+score, default auditors — at exactly the n stated in the zoo (``bugs.zoo``), while
 its correct twin is not flagged at the same n (the sequential default path is
 tested in ``test_default_path.py``). Expected values come from closed forms (DKW,
 Gaussian CDFs) or exact quadrature, never from the code's own output.
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpgp_audit.audit import planted_blindspots as pb
+from dpgp_audit.bugs import blindspots as pb
 from dpgp_audit.audit.blackbox import audit_blackbox
 from dpgp_audit.audit.model_check import (
     check_model,
@@ -24,17 +24,20 @@ from dpgp_audit.audit.model_check import (
     dkw_critical,
     kolmogorov_distance,
 )
-from dpgp_audit.audit.mutants import build_form, mutants, run_mutation
+from dpgp_audit.bugs import zoo
+from dpgp_audit.bugs.mutants import build_form, mutants
 from dpgp_audit.audit.neighbours import is_neighbour, neighbour_pairs, query_edge_pairs
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.scores import fit_atoms, fit_quadratic
 from dpgp_audit.catalogue import get
+from dpgp_audit.experiments.mutation import run_mutation
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.privacy.claims import Neighbour, PureDP, all_answers, outputs_only
 
-BUGS = list(pb.BLINDSPOT_AUDITOR.items())
+BLINDSPOT_BUGS = [b for b in zoo.planted() if b.bug_class]
+BUGS = [(b.id, (b.caught_by, b.n, b.audit_kwargs)) for b in BLINDSPOT_BUGS]
 
 
 def _default_path(mech_id: str, n: int, seed: int = 0, **kw):
@@ -67,14 +70,12 @@ def test_blindspot_twin_not_flagged_at_the_same_n(mech_id, row):
     assert report.verdict is not Verdict.VIOLATION, report.table()
 
 
-def test_blindspot_table_is_pure_and_complete():
-    rows = pb.blindspot_table()
-    assert {r["id"] for r in rows} == set(pb.BLINDSPOT_AUDITOR)
-    assert len(rows) >= 6
-    classes = {r["class"] for r in rows}
+def test_blindspot_rows_are_complete():
+    assert len(BLINDSPOT_BUGS) >= 6
+    classes = {b.bug_class for b in BLINDSPOT_BUGS}
     assert len(classes) >= 5
-    for r in rows:
-        assert get(r["id"]).twin == r["twin"]
+    for b in BLINDSPOT_BUGS:
+        assert get(b.id).twin == b.twin
 
 
 # ----------------------------------------------------------------------------- model check
@@ -300,7 +301,7 @@ def test_auditing_lab_blindspot_suite_runs_the_default_path():
     from dpgp_audit.experiments.auditing_lab import audit_blindspot_suite
 
     rows = audit_blindspot_suite(np.random.default_rng(3), n_scale=0.02)
-    assert {r["id"] for r in rows} == set(pb.BLINDSPOT_AUDITOR)
+    assert {r["id"] for r in rows} == {b.id for b in BLINDSPOT_BUGS}
     assert all(r["twin_verdict"] != "VIOLATION" for r in rows)
     assert sum(r["verdict"] == "VIOLATION" for r in rows) >= 5
 

@@ -27,10 +27,10 @@ ALLOW: dict[str, str] = {
     # Mutation-benchmark wrappers (issue 15 §1): one class per *form*, built for each
     # hurried-user mistake by audit.mutants.mutants(); deliberately not catalogued, since
     # the benchmark measures the auditors on bugs nobody planted for them.
-    "dpgp_audit.audit.mutants.SampleOnly": "mutation-benchmark form (sample only)",
-    "dpgp_audit.audit.mutants._WithDiscreteModel": "mutation-benchmark form (with its model)",
-    "dpgp_audit.audit.mutants._WithGaussianModel": "mutation-benchmark form (with its model)",
-    "dpgp_audit.audit.mutants._WithQuery": "mutation-benchmark form (with its query)",
+    "dpgp_audit.bugs.mutants.SampleOnly": "mutation-benchmark form (sample only)",
+    "dpgp_audit.bugs.mutants._WithDiscreteModel": "mutation-benchmark form (with its model)",
+    "dpgp_audit.bugs.mutants._WithGaussianModel": "mutation-benchmark form (with its model)",
+    "dpgp_audit.bugs.mutants._WithQuery": "mutation-benchmark form (with its query)",
 }
 
 # Known gaps for the lead to resolve (register or move to ALLOW), each with what blocks it.

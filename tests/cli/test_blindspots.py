@@ -1,6 +1,6 @@
 """Issue 15 §1 on ``make audit``'s default path: the CLI's sequential black-box auditor (A.8).
 
-Each blind-spot planted bug of :mod:`dpgp_audit.audit.planted_blindspots` must be
+Each blind-spot planted bug of :mod:`dpgp_audit.bugs.blindspots` must be
 flagged by the *black-box* auditor itself (not only by the model check, the white-box
 auditor or A.7) when run as ``python -m dpgp_audit audit --mechanism ID --seed S``,
 within the catalogue's draw cap (``audit_samples`` × the sequential headroom), and each
@@ -20,11 +20,11 @@ import json
 
 import pytest
 
-from dpgp_audit.audit import planted_blindspots as pb
+from dpgp_audit.bugs import zoo
 from dpgp_audit.catalogue import get
 from dpgp_audit.cli import main
 
-BUGS = sorted(pb.BLINDSPOT_AUDITOR)
+BUGS = sorted(b.id for b in zoo.planted() if b.bug_class)
 TWINS = sorted({get(b).twin for b in BUGS})
 
 

@@ -21,15 +21,14 @@ S21 ingredients: the noise inside the clip, any linear model per configuration,
 the per-row (same j in every fold) sensitivity, and threshold dropping; both
 sample with the toolbox's exponential mechanism.
 
-Planted twin ``planted/s21-unclipped-sse``: the sensitivity is computed for
-clipped errors but the utility uses the unclipped SSE (Alg. 1 line 9, and the
-paper's §5.1 numbers: 1597 > 4 · (4d)² = 256 cannot be a clipped SSE). One
-target far from its prediction then moves the utility without bound.
+The ``unclipped_utility`` switch reproduces a reading of Alg. 1 line 9 (and the
+paper's §5.1 numbers: 1597 > 4 · (4d)² = 256 cannot be a clipped SSE) in which the
+utility uses the unclipped SSE; it is the planted bug ``planted/s21-unclipped-sse``
+of :mod:`dpgp_audit.bugs.s21`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -213,44 +212,11 @@ def default_selection_data() -> Dataset:
     return Dataset(x[:, None], np.sin(x), name="default-selection")
 
 
-def planted_selection_data() -> Dataset:
-    """Adversarial data for the planted twin: two large targets that make the configurations tie.
-
-    The last target is 3000 and the first is solved for so that the *unclipped* CV
-    SSEs of the two default configurations are equal (both selected with
-    probability ½). Moving the first target by d = 1 then shifts the unclipped
-    utilities by far more than the clipped sensitivity allows.
-    """
-    return Dataset(default_selection_data().X, np.array(_planted_targets()),
-                   name="planted-selection")
-
-
-@functools.cache
-def _planted_targets() -> tuple[float, ...]:
-    from scipy import optimize
-
-    base = default_selection_data()
-    mech = _build_unclipped(base, epsilon=1.0)
-    start = base.with_target(base.n - 1, 3000.0)
-
-    def gap(v: float) -> float:
-        s = mech.sse(start.with_target(0, v))
-        return float(s[0] - s[1])
-
-    v = optimize.brentq(gap, 0.0, 3.0e4, xtol=1e-10)
-    return tuple(start.with_target(0, v).y.tolist())
-
-
-def _default_configs() -> list[tuple[str, CloakingMap]]:
+def default_configs() -> list[tuple[str, CloakingMap]]:
+    """The two configurations of the catalogue entry: lengthscales 0.7 and 3."""
     return gp_grid([0.7, 3.0], [0.5], [1.0])
 
 
 def _build_selection(data: Dataset, *, epsilon: float, d: float = 1.0, folds: int = 3,
                      rule: SensitivityRule = "valid") -> CVSelection:
-    return CVSelection(data.X, tuple(_default_configs()), d, epsilon, folds=folds, rule=rule)
-
-
-def _build_unclipped(data: Dataset, *, epsilon: float, d: float = 1.0, folds: int = 3
-                     ) -> CVSelection:
-    return CVSelection(data.X, tuple(_default_configs()), d, epsilon, folds=folds,
-                       unclipped_utility=True)
+    return CVSelection(data.X, tuple(default_configs()), d, epsilon, folds=folds, rule=rule)

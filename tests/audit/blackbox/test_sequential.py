@@ -263,7 +263,7 @@ def test_candidates_close_the_atom_blind_spot_between_rounds():
     # probability 1e-3 under D and 0 under D' (true eps infinite). Only the 'atoms'
     # candidate, chosen between rounds on earlier draws, sees it: the main (identity)
     # score alone sees a correct Gaussian sum and cannot certify more than the claim.
-    from dpgp_audit.audit.planted_blindspots import NoiseSkippedSum
+    from dpgp_audit.bugs.blindspots import NoiseSkippedSum
     from dpgp_audit.audit.scores import CANDIDATE_RULE
     from dpgp_audit.dataset import Dataset
 

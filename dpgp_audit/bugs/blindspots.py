@@ -1,10 +1,9 @@
 """Planted bugs for the default path's former blind spots, each with its correct twin (A.5).
 
-Issue 15 §1 lists classes of mistakes that ``audit_mechanism(mech, data, rng)``
-used to miss. Each class has a planted bug here, a correct twin (a ``A.5/…``
-control, registered beside it in :mod:`dpgp_audit.catalogue`), and a row in
-:data:`BLINDSPOT_AUDITOR`: the auditor that catches it on the default path and
-the samples per side it needs.
+Classes of mistakes that ``audit_mechanism(mech, data, rng)`` used to miss. Each
+class has a planted bug here and a correct twin (an ``A.5/…`` control); their row in
+:mod:`dpgp_audit.bugs.zoo` names the class, the twin, the true ε and the auditor that
+catches the bug on the default path with the samples per side it needs.
 
 ==================================== ============================================ =========
 ID                                    bug (class)                                  true ε
@@ -54,7 +53,6 @@ from dpgp_audit.privacy.domain import PublicDomain, declared_domain
 from dpgp_audit.privacy.gdp import gdp_epsilon
 
 __all__ = [
-    "BLINDSPOT_AUDITOR",
     "BinSums",
     "DataDependentScaleSum",
     "HistogramRelease",
@@ -63,7 +61,6 @@ __all__ = [
     "SparseVector",
     "SVT_NO_CUTOFF_EPSILON",
     "answers_data",
-    "blindspot_table",
     "histogram_edge_true_epsilon",
     "noisy_max_log_probabilities",
     "noisy_max_with_value_epsilon",
@@ -461,21 +458,6 @@ def build_histogram(closed: bool):
     return build
 
 
-#: For each planted bug of this module: the auditor that catches it on the default
-#: auditors, pairs and scores, and the samples per side it needs in fixed mode
-#: (``mode="fixed"``: exactly that many; 0: deterministic auditors), plus extra
-#: ``audit_mechanism`` arguments — the same format as ``planted.CHEAPEST_AUDITOR``.
-BLINDSPOT_AUDITOR: dict[str, tuple[str, int, dict]] = {
-    "planted/noise-skipped": ("blackbox", 100_000, {}),
-    "planted/shared-noise-model": ("model-check", 4_000, {}),
-    "planted/data-dependent-scale": ("blackbox", 2_000, {}),
-    "planted/svt-no-query-noise": ("blackbox", 2_000, {}),
-    "planted/svt-no-cutoff": ("blackbox", 20_000, {}),
-    "planted/noisy-max-half-scale": ("blackbox", 20_000, {}),
-    "planted/noisy-max-with-value": ("blackbox", 20_000, {}),
-    "planted/histogram-edge-double-count": ("whitebox", 0, {}),
-}
-
 #: Realised ε of SVT Alg. 6 (k = 10, ε = 1) on the generated pattern pairs, by exact
 #: quadrature (:func:`pattern_epsilon`; checked in the tests). A lower bound on its true ε,
 #: which is at most kε/2 = 5 (each of the k decisions leaks at most ε/2 given ρ).
@@ -492,38 +474,6 @@ def noisy_max_with_value_epsilon(epsilon: float, k: int) -> float:
     rare event.
     """
     return k * epsilon / 2.0
-
-
-def blindspot_table() -> list[dict]:
-    """One row per blind-spot planted bug: class, bug, twin, auditor, n (for the auditing lab).
-
-    Pure: reads :data:`BLINDSPOT_AUDITOR` and the module's table; runs nothing.
-    """
-    rows = []
-    for mech_id, (auditor, n, kw) in BLINDSPOT_AUDITOR.items():
-        meta = _META.get(mech_id, {})
-        rows.append({"id": mech_id, "class": meta.get("class", ""),
-                     "twin": meta.get("twin", ""), "auditor": auditor, "n_per_side": n,
-                     "arguments": dict(kw)})
-    return rows
-
-
-_META: dict[str, dict] = {
-    "planted/noise-skipped": {"class": "atom in a continuous output",
-                              "twin": "A.5/gaussian-sum-sample-only"},
-    "planted/shared-noise-model": {"class": "sampler contradicts its own mean/cov",
-                                   "twin": "A.5/bin-sums"},
-    "planted/data-dependent-scale": {"class": "data-dependent noise, sample only",
-                                     "twin": "A.5/gaussian-sum-sample-only"},
-    "planted/svt-no-query-noise": {"class": "vector answers (SVT Alg. 5)", "twin": "A.5/svt"},
-    "planted/svt-no-cutoff": {"class": "vector answers (SVT Alg. 6)", "twin": "A.5/svt"},
-    "planted/noisy-max-half-scale": {"class": "vector answers (noisy max, Lap(1/eps))",
-                                     "twin": "A.5/noisy-max"},
-    "planted/noisy-max-with-value": {"class": "vector answers, loss in a rare event",
-                                     "twin": "A.5/noisy-max"},
-    "planted/histogram-edge-double-count": {"class": "structural edge (bin boundary)",
-                                            "twin": "A.5/histogram"},
-}
 
 
 # --------------------------------------------------------------------------- exact losses

@@ -1,6 +1,6 @@
 """Mistakes a hurried user or a paper implementation makes, for the mutation benchmark (A.5).
 
-The planted bugs of :mod:`dpgp_audit.audit.planted` were written *for* the
+The planted bugs of :mod:`dpgp_audit.bugs.calibration` were written *for* the
 auditors. These mutants were not: each is a small mechanism with one mistake of
 the kind that reaches real code (wrong scale, composition at full ε, noise
 before clipping, amplification without subsampling, shared noise, a misstated
@@ -21,8 +21,9 @@ Every mutant comes in two **forms**:
     can be wrong in its own way (it describes the intended mechanism, not the
     buggy sampler) — :mod:`dpgp_audit.audit.model_check` exists for that.
 
-:func:`mutants` lists them; ``benchmarks/bench_mutation.py`` audits every form on
-the default path and reports the mutation score per form.
+:func:`mutants` lists them; :func:`dpgp_audit.experiments.mutation.run_mutation` (run by
+``benchmarks/bench_mutation.py``) audits every form on the default path and reports the
+mutation score per form.
 """
 
 from __future__ import annotations
@@ -35,15 +36,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.runner import DEFAULT_BUDGET_S, DEFAULT_MODE
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.norms import L1, L2, Linf, Norm
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, Claim, PureDP, outputs_only, whole_rows
 from dpgp_audit.privacy.domain import PublicDomain, declared_domain
 
-__all__ = ["FORMS", "MutantSpec", "MutationRow", "SampleOnly", "build_form", "mutants",
-           "mutation_score", "run_mutation"]
+__all__ = ["FORMS", "MutantSpec", "SampleOnly", "build_form", "mutants"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
 _EPS, _DELTA = 1.0, 1e-5
@@ -145,6 +144,11 @@ class MutantSpec:
     draw: Callable[[Dataset, int, np.random.Generator], np.ndarray]
     model: dict
     data: Dataset
+
+    @property
+    def id(self) -> str:
+        """The zoo's ID: ``mutant/<name>`` (planted bugs are ``planted/<name>``)."""
+        return f"mutant/{self.name}"
 
 
 def build_form(spec: MutantSpec, form: str) -> SampleOnly:
@@ -412,61 +416,3 @@ def _corr_draw(s1: float) -> Callable[[Dataset, int, np.random.Generator], np.nd
     def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         return float(np.sum(d.y)) + rng.standard_normal((n, 4)) @ L.T
     return draw
-
-
-@dataclass(frozen=True)
-class MutationRow:
-    """The default-path verdict on one form of one mutant."""
-
-    name: str
-    form: str
-    private: bool
-    verdict: str
-    caught_by: tuple[str, ...]
-    seconds: float
-
-    @property
-    def correct(self) -> bool:
-        """Caught (a bug) or not flagged (a control)."""
-        return (self.verdict != "VIOLATION") if self.private else self.verdict == "VIOLATION"
-
-
-def run_mutation(specs: list[MutantSpec], rng: np.random.Generator, *, n: int | None = None,
-                 forms: tuple[str, ...] = FORMS, alpha: float = 0.05,
-                 mode: str = DEFAULT_MODE, budget_s: float | None = DEFAULT_BUDGET_S
-                 ) -> list[MutationRow]:
-    """Audit every form of every spec on the default path (``audit_mechanism`` defaults).
-
-    ``n``, ``mode`` and ``budget_s`` are passed to
-    :func:`~dpgp_audit.audit.runner.audit_mechanism`; their defaults are its own (the
-    sequential default path, ``n=None``: its cap), and ``mode="fixed"`` with ``n``
-    reproduces a fixed-n table.
-    """
-    import time
-
-    from dpgp_audit.audit.runner import audit_mechanism
-
-    kw = {"mode": mode, "budget_s": budget_s}
-
-    rng = check_rng(rng)
-    rows = []
-    jobs = [(s, f) for s in specs for f in forms]
-    for (spec, form), child in zip(jobs, rng.spawn(len(jobs)), strict=True):
-        t = time.perf_counter()
-        rep = audit_mechanism(build_form(spec, form), spec.data, child, n=n, alpha=alpha,
-                              name=f"{spec.name}[{form}]", **kw)
-        caught = tuple(r.auditor for r in rep.results if r.violation)
-        rows.append(MutationRow(spec.name, form, spec.private, rep.verdict.value, caught,
-                                time.perf_counter() - t))
-    return rows
-
-
-def mutation_score(rows: list[MutationRow]) -> dict[str, dict]:
-    """Per form: bugs caught / bugs, and controls flagged / controls."""
-    out = {}
-    for form in sorted({r.form for r in rows}):
-        bugs = [r for r in rows if r.form == form and not r.private]
-        ctrl = [r for r in rows if r.form == form and r.private]
-        out[form] = {"caught": sum(r.correct for r in bugs), "bugs": len(bugs),
-                     "false_alarms": sum(not r.correct for r in ctrl), "controls": len(ctrl)}
-    return out

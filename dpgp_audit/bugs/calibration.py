@@ -1,19 +1,14 @@
-"""Planted bugs: deliberately broken mechanisms and their correct twins (catalogue A.5).
+"""Planted calibration bugs: noise on the wrong scale, norm or neighbour relation (A.5).
 
 An auditor is only trustworthy if it catches bugs we know are there and stays
-quiet on mechanisms we know are correct. This module defines (and
-:mod:`dpgp_audit.catalogue` registers)
+quiet on mechanisms we know are correct. This module holds the mechanisms of the
+classic slips of calibration (AUDITING.md §5.5) — planted bugs ``planted/<name>``
+and their correct controls ``A.5/<name>`` — and :mod:`dpgp_audit.bugs.zoo` lists each
+with its twin, true ε and the auditor expected to catch it.
 
-* **planted bugs**, IDs ``planted/<name>``, each with its true ε at the claimed δ
-  (``Entry.true_epsilon``) and the ID of its correct twin (``Entry.twin``);
-* **correct controls**, IDs ``A.5/<name>``, which are ordinary registered
-  mechanisms (so ``make audit`` audits them too).
-
-The bugs follow AUDITING.md §5.5. They are built from ``privacy/`` and the
-contract only — the audit layer must not import ``gp/`` or ``methods/`` — so the
-GP-like releases here are small self-contained linear smoothers: posterior-mean
-weights ``C = K_*f (K_ff + s² I)⁻¹`` of an EQ kernel computed with numpy
-(S18 eq. 3; H §3), released with Gaussian noise.
+The GP-like releases here are small self-contained linear smoothers, posterior-mean
+weights ``C = K_*f (K_ff + s² I)⁻¹`` of an EQ kernel computed with numpy (S18 eq. 3;
+H §3), released with Gaussian noise: a reader sees the whole mechanism in one place.
 
 =================================== ========================= ============ ==============
 ID                                   bug                       true ε       cheapest auditor
@@ -45,7 +40,6 @@ import numpy as np
 from scipy import linalg
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.planted_blindspots import BLINDSPOT_AUDITOR
 from dpgp_audit.dataset import Dataset, check_dataset, clip_targets
 from dpgp_audit.norms import L1, L2, Linf, Mahalanobis, Norm
 from dpgp_audit.privacy.calibrate import (
@@ -64,7 +58,6 @@ from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declar
 from dpgp_audit.privacy.gdp import gdp_epsilon
 
 __all__ = [
-    "CHEAPEST_AUDITOR",
     "DataDependentAmplitudeGP",
     "ExponentialSelection",
     "FixedNoiseMechanism",
@@ -676,45 +669,6 @@ def exp_no_half_worst_epsilon(epsilon: float, k: int, n: int) -> float:
     d0 = Dataset(np.zeros((n, 1)), y)
     return exp_realised_epsilon(mech, d0, d0.with_target(0, 0.99))
 
-
-# --------------------------------------------------------------------------------------
-# Which auditor catches which bug (the table itself is in dpgp_audit.catalogue)
-# --------------------------------------------------------------------------------------
-
-#: For each planted bug: the cheapest auditor that can see it, the samples per side it
-#: needs in fixed mode (``audit_mechanism(..., mode="fixed")``: exactly that many; 0:
-#: deterministic auditors) and extra ``audit_mechanism`` arguments. The test suite
-#: asserts each row with a fixed seed; the auditing lab tabulates it.
-CHEAPEST_AUDITOR: dict[str, tuple[str, int, dict]] = {
-    # A.7 twins (issue 10): only the precision auditor probes huge legal targets
-    "planted/gaussian-sum-no-domain": ("precision", 20_000, {}),
-    "planted/laplace-sum-no-domain": ("precision", 20_000, {}),
-    "planted/cloaking-no-domain": ("precision", 20_000, {}),
-    "planted/sparse-cloaking-no-domain": ("precision", 20_000, {}),
-    "planted/sensitivity-x2": ("sensitivity", 0, {}),
-    "planted/sensitivity-x1.25": ("sensitivity", 0, {}),
-    "planted/neighbour-mismatch": ("sensitivity", 0, {}),
-    "planted/gp-sup-norm": ("sensitivity", 0, {}),
-    "planted/singular-noise": ("sensitivity", 0, {}),
-    "planted/std-as-variance": ("whitebox", 0, {}),
-    "planted/s18-delta-no-sqrt": ("whitebox", 0, {}),
-    "planted/s18-pinv-drops-direction": ("whitebox", 0, {}),
-    "planted/s18-supnorm": ("whitebox", 0, {}),
-    "planted/classical-large-eps": ("whitebox", 0, {}),
-    "planted/hall-large-eps": ("whitebox", 0, {}),
-    "planted/data-dependent-hyperparams": ("whitebox", 0, {"n_mc": 2_000}),
-    # 20 per side (AUDITING.md §5.5 target): 5 fit the threshold (ties between equally
-    # pessimistic thresholds are broken by raw separation), 15 certify it; one pair, so
-    # no Bonferroni split over pairs.
-    "planted/fixed-seed": ("blackbox", 20, {"n_pairs": 1, "fit_fraction": 0.25}),
-    "planted/laplace-l2": ("blackbox", 10_000, {}),
-    "planted/exp-no-half": ("blackbox", 5_000, {}),
-    "planted/s21-unclipped-sse": ("blackbox", 20_000, {"score": "categorical"}),
-    # issue 15 §1: the default path's former blind spots (planted_blindspots.py)
-    **BLINDSPOT_AUDITOR,
-    # negative control (kept last): the same auditor at the same n must NOT flag it
-    "planted/exp-no-half-monotone": ("blackbox", 5_000, {}),
-}
 
 def linear_gaussian_true_epsilon(mech: LinearGaussianMechanism, delta: float) -> float:
     """Exact ε(δ) of a planted linear-Gaussian bug: worst Mahalanobis shift over columns.
