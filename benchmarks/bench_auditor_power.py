@@ -36,12 +36,12 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from dpgp_audit.audit.blackbox import audit_blackbox  # noqa: E402
-from dpgp_audit.audit.orderstat import (  # noqa: E402
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox  # noqa: E402
+from dpgp_audit.audit.blackbox.orderstat import (  # noqa: E402
     audit_order_statistics,
     choose_threshold_strategy,
 )
-from dpgp_audit.audit.sequential import audit_sequential  # noqa: E402
+from dpgp_audit.audit.blackbox.sequential import audit_sequential  # noqa: E402
 from dpgp_audit.dataset import Dataset  # noqa: E402
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma  # noqa: E402
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only  # noqa: E402

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from _common import GPLikeRelease, best_of, headline, report  # pins BLAS to 1 thread
 
-from dpgp_audit.audit.blackbox import audit_blackbox
-from dpgp_audit.audit.planner import plan_samples
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
+from dpgp_audit.audit.blackbox.planner import plan_samples
 
 
 def main() -> int:

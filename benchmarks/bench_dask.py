@@ -1,7 +1,7 @@
 """Chunks that pay (issue 15 §4): serial against 2 worker processes, on two engines.
 
 Each case is one black-box audit (``audit_blackbox``, a fit phase then a certify
-phase), timed serially and through :class:`~dpgp_audit.audit.executors.BatchingExecutor`
+phase), timed serially and through :class:`~dpgp_audit.audit.blackbox.executors.BatchingExecutor`
 on each engine (start-up excluded; results checked bit-identical):
 
 * **process pool**: ``concurrent.futures.ProcessPoolExecutor(2)``;
@@ -58,8 +58,8 @@ from dataclasses import dataclass  # noqa: E402
 import _common  # noqa: F401  (BLAS pinned to one thread)
 import numpy as np  # noqa: E402
 
-from dpgp_audit.audit.blackbox import audit_blackbox  # noqa: E402
-from dpgp_audit.audit.executors import BatchingExecutor, worker_count  # noqa: E402
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox  # noqa: E402
+from dpgp_audit.audit.blackbox.executors import BatchingExecutor, worker_count  # noqa: E402
 from dpgp_audit.catalogue import get  # noqa: E402
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only  # noqa: E402
 

@@ -25,7 +25,7 @@ from _common import GPLikeRelease, best_of, headline, report, versus  # pins BLA
 from scipy.stats import beta, norm
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-from dpgp_audit.audit.gdp_fit import audit_gdp_fit
+from dpgp_audit.audit.blackbox.gdp_fit import audit_gdp_fit
 
 
 def external_pipeline(mech: GPLikeRelease, d0, d1, n: int, rng: np.random.Generator,

@@ -379,7 +379,7 @@ def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float, sample
     if args.mode == "sequential":  # rounds are cut to the seconds budget, except the pilot
         # and the fitting round
         from dpgp_audit.audit.runner import CLI_BUDGET_S
-        from dpgp_audit.audit.sequential import default_first_round
+        from dpgp_audit.audit.blackbox.sequential import default_first_round
 
         budget = args.budget_s if args.budget_s is not None else CLI_BUDGET_S
         floor_draws = 4 * (default_first_round(samples) + 200)
@@ -472,7 +472,7 @@ def _run_audit(args: argparse.Namespace) -> int:
             _check_time(args, entry.id, per_draw, samples)
         built.append((entry, mech, data))
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
-    from dpgp_audit.audit.executors import executor_from_address
+    from dpgp_audit.audit.blackbox.executors import executor_from_address
 
     executor = executor_from_address(args.scheduler)
     bar = None

@@ -416,7 +416,7 @@ display(Markdown(
 
 # %%
 from dpgp_audit import catalogue as registry
-from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.whitebox import audit_whitebox
 

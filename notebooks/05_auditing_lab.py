@@ -137,7 +137,7 @@ print(report.table())
 # curve is the white-box auditor's exact trade-off curve for the worst pair.
 
 # %%
-from dpgp_audit.audit.planner import plan_samples
+from dpgp_audit.audit.blackbox.planner import plan_samples
 
 plan = plan_samples(p["epsilon"], p["delta"], target_fraction=0.8, alpha=p["alpha"])
 plan_gdp = plan_samples(p["epsilon"], p["delta"], target_fraction=0.8, alpha=p["alpha"],
@@ -344,11 +344,11 @@ print(f"noise sd {sd:.3g}; float spacing at n x 1e17 = {np.spacing(hard_data.n *
 # with its sensitivity halved (true ε ≈ 2.15), hand the sensitivity checker's witness
 # pair to the black-box and GDP-fit auditors, and repeat each audit
 # `n_power_reps` times per sample size. The dashed lines are the sample-size
-# planner's predictions (`dpgp_audit.audit.planner.power_at`) for the model-free
+# planner's predictions (`dpgp_audit.audit.blackbox.planner.power_at`) for the model-free
 # bound and for the GDP fit.
 
 # %%
-from dpgp_audit.audit.planner import power_at
+from dpgp_audit.audit.blackbox.planner import power_at
 from dpgp_audit.audit.sensitivity import check_sensitivity, witness_pair
 from dpgp_audit.experiments.auditing_lab import detection_rate
 from dpgp_audit.privacy.gdp import gdp_mu

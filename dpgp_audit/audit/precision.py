@@ -362,7 +362,7 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
 
     α is split evenly over the chosen pairs (Bonferroni).
     """
-    from dpgp_audit.audit.blackbox import _claim_epsilon_delta, audit_blackbox
+    from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta, audit_blackbox
 
     t0 = time.perf_counter()
     rng = check_rng(rng)
@@ -455,7 +455,7 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
                               pilot=pilot, n_pairs=n_pairs, per_scale=per_scale,
                               budget_s=budget_s)
     if screen.skipped is not None:
-        from dpgp_audit.audit.blackbox import _claim_epsilon_delta
+        from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 
         claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
         return AuditResult(auditor="precision", verdict=Verdict.INCONCLUSIVE,

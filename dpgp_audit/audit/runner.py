@@ -45,7 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.executors import as_batching
+from dpgp_audit.audit.blackbox.executors import as_batching
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     adversarial_rows,
@@ -193,7 +193,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         ``"sequential"`` (default, :data:`DEFAULT_MODE`): the black-box auditor draws in
         rounds of doubling size, at most ``n`` per side and pair, and stops at the first
         certified violation (A.8, anytime-valid;
-        :func:`~dpgp_audit.audit.sequential.audit_sequential`). ``"fixed"``: it draws
+        :func:`~dpgp_audit.audit.blackbox.sequential.audit_sequential`). ``"fixed"``: it draws
         exactly ``n`` per side, split into fitting and certification samples, with
         Bonferroni over the confirmed pairs (A.3).
     budget_s
@@ -469,7 +469,8 @@ def _blackbox(step: str, mechanism: Mechanism, pairs: list[NeighbourPair], claim
     In sequential mode the top pairs are confirmed together by one anytime-valid
     betting audit (their wealth is averaged, so α is not split over them).
     """
-    from dpgp_audit.audit import blackbox, gdp_fit
+    from dpgp_audit.audit.blackbox import fixed as blackbox
+    from dpgp_audit.audit.blackbox import gdp_fit
 
     t0 = time.perf_counter()
     # The pilot takes a tenth of a fixed n; a sequential n is only a cap (by default
@@ -481,7 +482,7 @@ def _blackbox(step: str, mechanism: Mechanism, pairs: list[NeighbourPair], claim
     if not top:
         return "no generated pair is accepted by the mechanism"
     if sequential:
-        from dpgp_audit.audit.sequential import audit_sequential
+        from dpgp_audit.audit.blackbox.sequential import audit_sequential
 
         left = None if budget_s is None else max(1e-3, budget_s - (time.perf_counter() - t0))
         r = audit_sequential(mechanism, [p for p, _ in top], max_n=max(2, n), rng=rng,

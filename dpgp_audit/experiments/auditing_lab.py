@@ -165,7 +165,8 @@ def detection_rate(mechanism: Mechanism, pair: NeighbourPair, sizes: Sequence[in
     dict
         ``sizes``, ``rate``, ``rate_lo``, ``rate_hi``, ``hits``, ``reps``, ``auditor``.
     """
-    from dpgp_audit.audit import blackbox, gdp_fit
+    from dpgp_audit.audit.blackbox import fixed as blackbox
+    from dpgp_audit.audit.blackbox import gdp_fit
 
     rng = check_rng(rng)
     reps = check_positive_int("reps", reps)

@@ -30,7 +30,7 @@ from IPython.display import Markdown, display
 
 from dpgp_audit import ApproxDP, Dataset, outputs_only, whole_rows
 from dpgp_audit.audit.neighbours import neighbour_pairs
-from dpgp_audit.audit.planner import plan_samples
+from dpgp_audit.audit.blackbox.planner import plan_samples
 from dpgp_audit.bugs import zoo
 from dpgp_audit.bugs.calibration import exp_default_data, exp_realised_epsilon
 from dpgp_audit.audit.runner import audit_mechanism

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.neighbours import NeighbourPair, is_neighbour
 from dpgp_audit.audit.precision import (
     HUGE_SCALES,

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpgp_audit.audit.planner import plan_samples, power_at
+from dpgp_audit.audit.blackbox.planner import plan_samples, power_at
 from dpgp_audit.audit.stats import (
     cp_lower,
     cp_upper,

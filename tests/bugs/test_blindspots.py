@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 from dpgp_audit.bugs import blindspots as pb
-from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.model_check import (
     check_model,
     detectable_effects,
@@ -29,7 +29,7 @@ from dpgp_audit.bugs.mutants import build_form, mutants
 from dpgp_audit.audit.neighbours import is_neighbour, neighbour_pairs, query_edge_pairs
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.runner import audit_mechanism
-from dpgp_audit.audit.scores import fit_atoms, fit_quadratic
+from dpgp_audit.audit.blackbox.scores import fit_atoms, fit_quadratic
 from dpgp_audit.catalogue import get
 from dpgp_audit.experiments.mutation import run_mutation
 from dpgp_audit.dataset import Dataset
@@ -367,11 +367,11 @@ def test_candidate_scores_are_executor_independent_and_picklable():
     assert a.estimate == b.estimate and a.details["tests"] == b.details["tests"]
     assert any(t["score"].startswith("atoms") for t in a.details["tests"])
     assert a.verdict is Verdict.VIOLATION  # an atom of 1000 delta at 20 000 per side
-    from dpgp_audit.audit.scores import fit_classifier, fit_kde
+    from dpgp_audit.audit.blackbox.scores import fit_classifier, fit_kde
 
     X0 = np.random.default_rng(0).laplace(size=(500, 2))
     X1 = X0 + 1
-    from dpgp_audit.audit.scores import fit_lda
+    from dpgp_audit.audit.blackbox.scores import fit_lda
 
     for sc in (fit_classifier(X0, X1, np.random.default_rng(1)),
                fit_kde(fit_lda(X0, X1), X0, X1)):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dpgp_audit import catalogue
-from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.runner import audit_mechanism

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import optimize
 
-from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.synthetic import sinc_data

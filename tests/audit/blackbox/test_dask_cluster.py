@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from dpgp_audit.audit.blackbox import audit_blackbox
-from dpgp_audit.audit.executors import BatchingExecutor, worker_count
-from dpgp_audit.audit.sequential import audit_sequential
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
+from dpgp_audit.audit.blackbox.executors import BatchingExecutor, worker_count
+from dpgp_audit.audit.blackbox.sequential import audit_sequential
 from dpgp_audit.catalogue import get
 
 distributed = pytest.importorskip("dask.distributed", reason="the dask extra is not installed")

@@ -3,7 +3,7 @@
 A fake pool runs tasks in this process and an injectable clock stands in for time:
 each fake draw advances the clock by a set cost, and the pool books every task on
 the simulated worker that frees up first, so every expected value below follows by
-hand from the rule in ``dpgp_audit/audit/executors.py`` — no assertion depends on
+hand from the rule in ``dpgp_audit/audit/blackbox/executors.py`` — no assertion depends on
 real time.
 """
 
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpgp_audit.audit.executors import BatchingExecutor, balanced_groups, worker_count
-from dpgp_audit.audit.sequential import audit_sequential
+from dpgp_audit.audit.blackbox.executors import BatchingExecutor, balanced_groups, worker_count
+from dpgp_audit.audit.blackbox.sequential import audit_sequential
 from dpgp_audit.catalogue import get
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpgp_audit.audit.blackbox import audit_blackbox
-from dpgp_audit.audit.orderstat import (
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
+from dpgp_audit.audit.blackbox.orderstat import (
     audit_order_statistics,
     choose_threshold_strategy,
     epsilon_from_order_statistics,

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.result import Verdict
-from dpgp_audit.audit.sequential import (
+from dpgp_audit.audit.blackbox.sequential import (
     SequentialPlan,
     audit_sequential,
     epsilon_grid,
@@ -264,7 +264,7 @@ def test_candidates_close_the_atom_blind_spot_between_rounds():
     # candidate, chosen between rounds on earlier draws, sees it: the main (identity)
     # score alone sees a correct Gaussian sum and cannot certify more than the claim.
     from dpgp_audit.bugs.blindspots import NoiseSkippedSum
-    from dpgp_audit.audit.scores import CANDIDATE_RULE
+    from dpgp_audit.audit.blackbox.scores import CANDIDATE_RULE
     from dpgp_audit.dataset import Dataset
 
     mech = NoiseSkippedSum(1.0, 1e-5, 1.0, p_skip=1e-3)

@@ -265,7 +265,7 @@ def test_r2_check_sensitivity_joint_reaches_worst_case_not_claim(rng):
 
 def test_r2_blackbox_lower_bound_below_exact_epsilon(rng):
     """A.3 on the density-worst pair: the certified ε lower bound stays below the exact ε."""
-    from dpgp_audit.audit.blackbox import audit_blackbox
+    from dpgp_audit.audit.blackbox.fixed import audit_blackbox
     from dpgp_audit.audit.result import Verdict
     from dpgp_audit.privacy.gdp import gdp_epsilon
 

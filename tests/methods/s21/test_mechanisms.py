@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpgp_audit import catalogue
-from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.sensitivity import check_sensitivity

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dpgp_audit import catalogue
-from dpgp_audit.audit.blackbox import audit_blackbox
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.whitebox import audit_whitebox
 from dpgp_audit.privacy.calibrate import UnprovenCalibrationWarning

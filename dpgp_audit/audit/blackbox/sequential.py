@@ -34,7 +34,7 @@ Candidate scores (issue 15 §1)
 With ``score="auto"`` each pair's score is chosen between rounds among the main
 score (the exact ``lr-gaussian`` one or a learned categorical/identity/lda score)
 and the fixed-n auditor's extra candidates (atoms, quadratic, kde, classifier, a
-learned score beside ``lr-gaussian``; :data:`~dpgp_audit.audit.scores.CANDIDATE_RULE`),
+learned score beside ``lr-gaussian``; :data:`~dpgp_audit.audit.blackbox.scores.CANDIDATE_RULE`),
 fitted on one half of the earlier rounds' raw draws and judged on the other half
 by the expected log growth of their best bet at the claimed ε. The main score
 wins ties. Candidates are refitted each round until :data:`CANDIDATE_ROWS` raw
@@ -77,11 +77,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.blackbox import _claim_epsilon_delta
-from dpgp_audit.audit.executors import as_batching
+from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
+from dpgp_audit.audit.blackbox.executors import as_batching
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs, split_sizes
-from dpgp_audit.audit.scores import (
+from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs, split_sizes
+from dpgp_audit.audit.blackbox.scores import (
     CANDIDATE_RULE,
     EXTRA_RAW_ROWS,
     fit_candidates,
@@ -89,7 +89,7 @@ from dpgp_audit.audit.scores import (
     learn_score,
 )
 from dpgp_audit.audit.stats import cp_lower, cp_upper
-from dpgp_audit.audit.twosample import NO_PROOF_NOTE, tail_counts, threshold_grid, witness_dict
+from dpgp_audit.audit.blackbox.twosample import NO_PROOF_NOTE, tail_counts, threshold_grid, witness_dict
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
@@ -107,7 +107,7 @@ BET_FRACTIONS = np.concatenate([np.geomspace(1e-4, 0.5, 40), 1.0 - np.geomspace(
 _FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose events and bets
 _TAILS = ("upper", "lower")
 #: Raw draws per side up to which the extra candidate scores are (re)fitted each round;
-#: the fixed-n auditor's :data:`~dpgp_audit.audit.scores.EXTRA_RAW_ROWS` per half.
+#: the fixed-n auditor's :data:`~dpgp_audit.audit.blackbox.scores.EXTRA_RAW_ROWS` per half.
 CANDIDATE_ROWS = 2 * EXTRA_RAW_ROWS
 _DIRECTIONS = ("D'>D", "D>D'")
 

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit.audit.sampling import ChunkedSampler, child_rngs
+from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs
 from dpgp_audit.contract import GaussianRelease, Mechanism
 from dpgp_audit.dataset import Dataset
 

@@ -1,7 +1,7 @@
 """Spreading sampling chunks over an executor only where it pays (issue 15 §4; catalogue A.3).
 
 The samplers cut every phase into chunks with their own child generators
-(:mod:`~dpgp_audit.audit.sampling`), so *which* process draws a chunk never changes
+(:mod:`~dpgp_audit.audit.blackbox.sampling`), so *which* process draws a chunk never changes
 a result. :class:`BatchingExecutor` decides *where* chunks run, from a measured
 cost per draw:
 

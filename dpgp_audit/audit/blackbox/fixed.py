@@ -22,10 +22,10 @@ Both auditors only call ``mechanism.sample(data, n, rng)``, so they test the
     predictions over ~240 thresholds picks lucky tail thresholds (a winner's
     curse: predicted ε 1.5, certified 0.3 in our trials at 3.8 M samples).
 
-The pieces both sample-based auditors share live beside it: :mod:`~dpgp_audit.audit.scores`
-(the scores and their fitting), :mod:`~dpgp_audit.audit.sampling` (chunked, reproducible
-sampling and executors) and :mod:`~dpgp_audit.audit.twosample` (threshold grids, tail
-counts and trade-off points). The GDP-fit auditor is :mod:`~dpgp_audit.audit.gdp_fit`.
+The pieces both sample-based auditors share live beside it: :mod:`~dpgp_audit.audit.blackbox.scores`
+(the scores and their fitting), :mod:`~dpgp_audit.audit.blackbox.sampling` (chunked, reproducible
+sampling and executors) and :mod:`~dpgp_audit.audit.blackbox.twosample` (threshold grids, tail
+counts and trade-off points). The GDP-fit auditor is :mod:`~dpgp_audit.audit.blackbox.gdp_fit`.
 """
 
 from __future__ import annotations
@@ -38,15 +38,15 @@ import numpy as np
 
 from dpgp_audit._validation import check_rng
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.audit.sampling import _sample_raw, auto_chunk, child_rngs, prepare_split, run_jobs
-from dpgp_audit.audit.scores import FittedScore, fit_score, fixed_score
+from dpgp_audit.audit.blackbox.sampling import _sample_raw, auto_chunk, child_rngs, prepare_split, run_jobs
+from dpgp_audit.audit.blackbox.scores import FittedScore, fit_score, fixed_score
 from dpgp_audit.audit.stats import (
     cp_lower,
     cp_upper,
     epsilon_ceiling,
     epsilon_lower_bound,
 )
-from dpgp_audit.audit.twosample import (
+from dpgp_audit.audit.blackbox.twosample import (
     DEFAULT_DELTA,
     FIT_LEVEL,
     NO_PROOF_NOTE,
@@ -257,7 +257,7 @@ def audit_blackbox(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
     extra_scores
         With ``score="auto"``: also fit the extra candidate scores (atoms,
         quadratic, kde, classifier, a learned score beside ``lr-gaussian``; rule
-        :data:`~dpgp_audit.audit.scores.CANDIDATE_RULE`) and certify the best
+        :data:`~dpgp_audit.audit.blackbox.scores.CANDIDATE_RULE`) and certify the best
         predicted tests over all of them (issue 15 §1). ``False``: the main score only.
 
     Returns

@@ -1,8 +1,8 @@
 """Threshold tests between two samples of scores (catalogue A.3).
 
 The candidate thresholds, the tail counts at each, the empirical trade-off points
-(for plots) and the constants shared by :mod:`~dpgp_audit.audit.blackbox` and
-:mod:`~dpgp_audit.audit.gdp_fit`.
+(for plots) and the constants shared by :mod:`~dpgp_audit.audit.blackbox.fixed` and
+:mod:`~dpgp_audit.audit.blackbox.gdp_fit`.
 """
 
 from __future__ import annotations

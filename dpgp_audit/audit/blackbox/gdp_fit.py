@@ -7,7 +7,7 @@
     trade-off curve is Gaussian (labelled ``Guarantee.LOWER_BOUND_GDP``).
 
 It shares scores, sampling and threshold machinery with the black-box auditor
-(:mod:`~dpgp_audit.audit.blackbox`).
+(:mod:`~dpgp_audit.audit.blackbox.fixed`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ import numpy as np
 
 from dpgp_audit._validation import check_rng
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.audit.sampling import auto_chunk, child_rngs, prepare_split
-from dpgp_audit.audit.scores import fit_score, fixed_score
+from dpgp_audit.audit.blackbox.sampling import auto_chunk, child_rngs, prepare_split
+from dpgp_audit.audit.blackbox.scores import fit_score, fixed_score
 from dpgp_audit.audit.stats import (
     cp_upper,
     mu_ceiling,
     mu_lower_bound,
 )
-from dpgp_audit.audit.twosample import (
+from dpgp_audit.audit.blackbox.twosample import (
     DEFAULT_DELTA,
     FIT_LEVEL,
     NO_PROOF_NOTE,

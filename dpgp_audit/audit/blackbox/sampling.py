@@ -29,7 +29,7 @@ Chunks that pay: unless ``chunk_size`` is given, a phase of n draws per side is 
 into about 32 chunks per side (at least 256 rows, at most the memory cap), so an
 expensive mechanism has enough chunks to spread; the chunk rule depends only on n
 and the output size, never on timings. Every executor is wrapped in a
-:class:`~dpgp_audit.audit.executors.BatchingExecutor`, which keeps cheap draws in
+:class:`~dpgp_audit.audit.blackbox.executors.BatchingExecutor`, which keeps cheap draws in
 process and groups the chunks of expensive ones into a few tasks per worker, balanced
 by rows; it times one chunk in process once and learns the cost per draw from the
 tasks' own timings afterwards (so the sequential auditor's rounds pay no timing each).
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.executors import BatchingExecutor, as_batching
+from dpgp_audit.audit.blackbox.executors import BatchingExecutor, as_batching
 from dpgp_audit.contract import Executor, Mechanism
 from dpgp_audit.dataset import Dataset
 
