@@ -132,7 +132,7 @@ lab: $(NB_STAMP)
 
 # Paper notebooks (01-04) also write build/full/NN_name.repro.json (their `repro_json`
 # parameter); the reproduction module turns those into build/full/REPRODUCTION.md.
-# `python -m dpgp_audit.experiments.reproduction --write-readme` copies the table to README.md.
+# `python -m dpgp_audit.experiments.reproduction --write-docs` copies the table to docs/reproductions.md.
 notebooks: $(NB_STAMP)
 	mkdir -p build/full
 	rm -f build/full/*.repro.json

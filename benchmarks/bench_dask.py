@@ -41,7 +41,7 @@ Measured (``--repeat=2``, 2-core machine shared with other work, load 0.4–1.3)
 over serial on 2 workers, process pool / Dask glibc malloc / Dask default: cheap
 Gaussian 1.01 / 1.00 / 1.02 (all in process); ~0.09 ms a draw 1.92 / 1.64 / 1.68;
 ~0.87 ms a draw 1.91 / 1.80 / 1.39 — the last a miss of the engine's configuration
-(worker slowdown 1.31, bound 1.53); the README's "Scaling out" has the table.
+(worker slowdown 1.31, bound 1.53); docs/benchmarks.md, "Scaling out", has the table.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ from dataclasses import dataclass  # noqa: E402
 import _common  # noqa: F401  (BLAS pinned to one thread)
 import numpy as np  # noqa: E402
 
-from dpgp_audit.audit.blackbox.fixed import audit_blackbox  # noqa: E402
 from dpgp_audit.audit.blackbox.executors import BatchingExecutor, worker_count  # noqa: E402
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox  # noqa: E402
 from dpgp_audit.catalogue import get  # noqa: E402
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only  # noqa: E402
 

@@ -6,7 +6,7 @@ Every mutant of :mod:`dpgp_audit.bugs.mutants` is audited in both forms — only
 ``audit_mechanism(mech, data, rng, n=N)`` with nothing hand-chosen: no pairs, no
 score, no auditor list. Negative controls (private mechanisms that look wrong)
 must not be flagged. Prints one row per form and the mutation score per form, as
-a Markdown table (the README's table is this output).
+a Markdown table (docs/benchmarks.md's table is this output).
 
 Usage: ``python benchmarks/bench_mutation.py [N] [SEED] [MODE]``. By default (``N`` =
 ``default``, seed 2026, ``MODE`` = ``sequential``) every form runs the library's default
@@ -24,10 +24,10 @@ import time
 import numpy as np
 from _common import report  # pins BLAS to one thread
 
-from dpgp_audit.bugs.mutants import mutants
-from dpgp_audit.experiments.mutation import mutation_score, run_mutation
 from dpgp_audit.audit.runner import DEFAULT_MODE, default_n
+from dpgp_audit.bugs.mutants import mutants
 from dpgp_audit.datasets.default import default_dataset
+from dpgp_audit.experiments.mutation import mutation_score, run_mutation
 
 #: Forms whose miss has a measured reason (checked by the tests, not assumed here).
 EXPLAINED = {

@@ -3,7 +3,7 @@
 Sub-commands register themselves through :data:`COMMANDS`: each entry adds its
 arguments to a sub-parser and returns the function that runs it.
 
-Exit codes (:data:`EXIT_CODES`, also in the README):
+Exit codes (:data:`EXIT_CODES`, also in docs/cli.md):
 
 * ``0`` — the command ran; for ``audit``, no violation was found (not a proof);
 * ``1`` — ``audit`` found a violation, and nothing else ever returns 1;
@@ -307,7 +307,7 @@ def _audit_dataset(entry: Entry, name: str) -> Dataset:
     return default_dataset(size)
 
 
-#: Memory model of `audit` (README "Resource guards"): dense GP algebra holds about four
+#: Memory model of `audit` (docs/cli.md, "Resource guards"): dense GP algebra holds about four
 #: N x N float64 matrices (kernel, factor, inverse, weights), the data 8 (D + 1) N bytes, and
 #: the black-box fit phase keeps raw samples of both sides, 16 n k bytes for k outputs.
 _DENSE_MATRICES = 4
@@ -378,8 +378,8 @@ def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float, sample
     minutes = 4.0 * samples * per_draw / 60.0
     if args.mode == "sequential":  # rounds are cut to the seconds budget, except the pilot
         # and the fitting round
-        from dpgp_audit.audit.runner import CLI_BUDGET_S
         from dpgp_audit.audit.blackbox.sequential import default_first_round
+        from dpgp_audit.audit.runner import CLI_BUDGET_S
 
         budget = args.budget_s if args.budget_s is not None else CLI_BUDGET_S
         floor_draws = 4 * (default_first_round(samples) + 200)

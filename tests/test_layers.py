@@ -11,7 +11,8 @@ Layers, from the bottom (ARCHITECTURE.md; issue 13 §1):
 * ``bugs/``: the zoo of broken mechanisms (A.5) — bugs, methods, privacy, gp, datasets
   and base; never audit (the auditors must not know which bugs exist, and the zoo
   must not lean on them), and only edges import it;
-* **edges**: ``catalogue``, ``cli``, ``__main__``, ``experiments/``, ``viz/``, ``neural/``,
+* **edges**: ``catalogue``, ``cli``, ``__main__``, ``experiments/``, ``exercises/`` (the
+  course's in-notebook checks), ``viz/``, ``neural/``,
   ``devtools/``, ``params``, ``testing`` (assertions for users' suites) and the package
   ``__init__`` — may import anything, and only
   edges may import an edge.
@@ -31,7 +32,8 @@ from pathlib import Path
 PACKAGE = "dpgp_audit"
 BASE = frozenset({"contract", "dataset", "norms", "_validation"})
 LAYERS = frozenset({"gp", "privacy", "datasets", "methods", "audit", "bugs"})
-EDGES = frozenset({"catalogue", "cli", "__main__", "experiments", "viz", "neural", "devtools",
+EDGES = frozenset({"catalogue", "cli", "__main__", "experiments", "exercises", "viz", "neural",
+                   "devtools",
                    "params", "testing", "__init__"})
 ALLOWED: dict[str, frozenset[str]] = {
     "base": frozenset({"base"}),

@@ -16,7 +16,7 @@ from dpgp_audit.testing import (
 
 
 class NoisyMean:
-    """The README's user mechanism: targets in [-2, 2], noise calibrated for 1/N, not 4/N."""
+    """The guide's user mechanism (docs/own-code.md): targets in [-2, 2], noise for 1/N, not 4/N."""
 
     claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0),
                      domain=PublicDomain(y_bound=2.0))  # |y| > 2 is refused

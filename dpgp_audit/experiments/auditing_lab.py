@@ -39,7 +39,7 @@ def audit_blindspot_suite(rng: np.random.Generator, *, n_scale: float = 1.0) -> 
     (times ``n_scale``;
     at least 2 000 so the black-box has something to fit). Fixed mode, because the
     table states what a given n catches; the sequential default path with its cap
-    catches the same bugs (``tests/audit/test_default_path.py``, README).
+    catches the same bugs (docs/own-code.md).
 
     Returns
     -------

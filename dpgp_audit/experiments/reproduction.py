@@ -8,9 +8,10 @@ them to a JSON sidecar with :func:`write_sidecar`. ``make notebooks`` then runs:
         --out build/full/REPRODUCTION.md
 
 which reads every ``*.repro.json`` under ``--records`` and writes one table per paper
-(paper value, kit value with its 95% interval, setting, status). With ``--write-readme``
+(paper value, kit value with its 95% interval, setting, status). With ``--write-docs``
 the same tables replace the block between ``<!-- REPRODUCTION:START -->`` and
-``<!-- REPRODUCTION:END -->`` in ``README.md``, so the README is regenerated, never typed.
+``<!-- REPRODUCTION:END -->`` in ``docs/reproductions.md``, so the guide's table is
+regenerated, never typed.
 
 Status of a row (:func:`row_status`):
 
@@ -267,7 +268,7 @@ def replace_between_markers(text: str, block: str, *, start: str = MARKER_START,
                             end: str = MARKER_END) -> str:
     """``text`` with everything between the ``start`` and ``end`` marker lines replaced by
     ``block`` (markers kept). Raises ``ValueError`` when a marker is missing, repeated or out
-    of order, so a README is never silently left stale.
+    of order, so a guide is never silently left stale.
     """
     if text.count(start) != 1 or text.count(end) != 1:
         raise ValueError(f"text must contain {start!r} and {end!r} exactly once each")
@@ -313,7 +314,7 @@ def read_sidecars(paths: Iterable[str | Path]) -> list[Sidecar]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m dpgp_audit.experiments.reproduction``: build REPRODUCTION.md (and the README
+    """``python -m dpgp_audit.experiments.reproduction``: build REPRODUCTION.md (and the guide's
     block) from the sidecars under ``--records``.
     """
     ap = argparse.ArgumentParser(prog="python -m dpgp_audit.experiments.reproduction",
@@ -323,10 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="directory holding the *.repro.json sidecars (default build/full)")
     ap.add_argument("--out", default=None,
                     help="markdown file to write (default RECORDS/REPRODUCTION.md)")
-    ap.add_argument("--write-readme", nargs="?", const="README.md", default=None,
-                    metavar="README",
-                    help="also replace the block between the REPRODUCTION markers in README "
-                         "(default README.md)")
+    ap.add_argument("--write-docs", nargs="?", const="docs/reproductions.md", default=None,
+                    metavar="FILE",
+                    help="also replace the block between the REPRODUCTION markers in FILE "
+                         "(default docs/reproductions.md)")
     args = ap.parse_args(argv)
     records = Path(args.records)
     paths = sorted(records.glob("*.repro.json")) if records.is_dir() else []
@@ -341,12 +342,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.write_text(build_markdown(cars, title="Reproduction of the papers' numbers",
                                       level=1), encoding="utf-8")
         print(f"wrote {out} from {len(paths)} sidecar(s)")
-        if args.write_readme:
-            readme = Path(args.write_readme)
+        if args.write_docs:
+            doc = Path(args.write_docs)
             md = build_markdown(cars, title="Latest reproduction tables", level=3)
-            readme.write_text(replace_between_markers(readme.read_text(encoding="utf-8"), md),
-                              encoding="utf-8")
-            print(f"updated the reproduction block of {readme}")
+            doc.write_text(replace_between_markers(doc.read_text(encoding="utf-8"), md),
+                           encoding="utf-8")
+            print(f"updated the reproduction block of {doc}")
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

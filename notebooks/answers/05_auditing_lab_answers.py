@@ -29,13 +29,13 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from dpgp_audit import ApproxDP, Dataset, outputs_only, whole_rows
-from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.blackbox.planner import plan_samples
-from dpgp_audit.bugs import zoo
-from dpgp_audit.bugs.calibration import exp_default_data, exp_realised_epsilon
+from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.audit.sensitivity import check_sensitivity, witness_pair
 from dpgp_audit.audit.stats import epsilon_ceiling
+from dpgp_audit.bugs import zoo
+from dpgp_audit.bugs.calibration import exp_default_data, exp_realised_epsilon
 from dpgp_audit.catalogue import get
 from dpgp_audit.experiments.auditing_lab import detection_rate
 from dpgp_audit.norms import L2

@@ -17,7 +17,6 @@ from scipy import stats
 
 from dpgp_audit import cli, testing
 from dpgp_audit.audit import runner
-from dpgp_audit.bugs.mutants import build_form, mutants
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.runner import (
     CLI_BUDGET_S,
@@ -30,6 +29,7 @@ from dpgp_audit.audit.runner import (
     audit_mechanism,
     default_n,
 )
+from dpgp_audit.bugs.mutants import build_form, mutants
 from dpgp_audit.catalogue import get
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
@@ -138,7 +138,7 @@ def test_default_path_flags_the_rare_atom_that_fixed_n_misses(form):
     The atom sits at q(D) under D and has mass 0 under D′, so the true ε at δ = 1e-5 is
     infinite; but the event is rare. The fixed split at 20 000 per side certifies on about
     half of them, so it sees about 10 atom draws, while certifying ε > 1 against none on
-    the other side at its Bonferroni share of α needs about 30 (README, mutation
+    the other side at its Bonferroni share of α needs about 30 (docs/benchmarks.md, mutation
     benchmark): P(Poisson(10) >= 30) < 1e-6, so each fixed run misses. The sequential
     default may draw up to 200 000 per side, 200 atom draws expected; in exploration it
     stopped with a violation after 65 536 draws (7 of 8 runs) or 131 072 (1 of 8; seeds

@@ -16,24 +16,24 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpgp_audit.bugs import blindspots as pb
 from dpgp_audit.audit.blackbox.fixed import audit_blackbox
+from dpgp_audit.audit.blackbox.scores import fit_atoms, fit_quadratic
 from dpgp_audit.audit.model_check import (
     check_model,
     detectable_effects,
     dkw_critical,
     kolmogorov_distance,
 )
-from dpgp_audit.bugs import zoo
-from dpgp_audit.bugs.mutants import build_form, mutants
 from dpgp_audit.audit.neighbours import is_neighbour, neighbour_pairs, query_edge_pairs
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.runner import audit_mechanism
-from dpgp_audit.audit.blackbox.scores import fit_atoms, fit_quadratic
+from dpgp_audit.bugs import blindspots as pb
+from dpgp_audit.bugs import zoo
+from dpgp_audit.bugs.mutants import build_form, mutants
 from dpgp_audit.catalogue import get
-from dpgp_audit.experiments.mutation import run_mutation
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
+from dpgp_audit.experiments.mutation import run_mutation
 from dpgp_audit.privacy.claims import Neighbour, PureDP, all_answers, outputs_only
 
 BLINDSPOT_BUGS = [b for b in zoo.planted() if b.bug_class]

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import given
 
 from dpgp_audit.audit.neighbours import neighbour_pairs
+from dpgp_audit.audit.result import Verdict
+from dpgp_audit.audit.runner import audit_mechanism
+from dpgp_audit.audit.strategies import neighbouring_datasets
 from dpgp_audit.bugs import zoo
 from dpgp_audit.bugs.calibration import (
     ExponentialSelection,
     exp_default_data,
     exp_realised_epsilon,
 )
-from dpgp_audit.audit.result import Verdict
-from dpgp_audit.audit.runner import audit_mechanism
-from dpgp_audit.audit.strategies import neighbouring_datasets
 from dpgp_audit.catalogue import entries, get
 from dpgp_audit.privacy.claims import whole_rows
 

@@ -1,4 +1,4 @@
-"""The command line under hostile input (issue 10 §3–4): exit codes mean what the README says.
+"""The command line under hostile input (issue 10 §3–4): exit codes mean what docs/cli.md says.
 
 0 no violation found, 1 violation found (nothing else), 2 usage or input error (one line on
 stderr, nothing audited), 3 internal failure (traceback only with ``--debug``).

@@ -100,13 +100,13 @@ def test_sidecar_round_trip_and_cli(tmp_path):
     assert [r["status"] for r in payload["rows"]] == ["reproduced", "explained"]
     (back,) = read_sidecars([tmp_path / "01.repro.json"])
     assert back.rows == rows
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# kit\n{MARKER_START}\n{MARKER_END}\n")
+    doc = tmp_path / "reproductions.md"
+    doc.write_text(f"# kit\n{MARKER_START}\n{MARKER_END}\n")
     out = tmp_path / "REPRODUCTION.md"
     assert main(["--records", str(tmp_path), "--out", str(out),
-                 "--write-readme", str(readme)]) == 0
+                 "--write-docs", str(doc)]) == 0
     assert "| 409,600 | 14,000 |" in out.read_text()
-    assert "| steps |" in readme.read_text()
+    assert "| steps |" in doc.read_text()
 
 
 def test_cli_errors(tmp_path, capsys):

@@ -37,15 +37,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.audit.blackbox.sampling import _sample_raw, auto_chunk, child_rngs, prepare_split, run_jobs
-from dpgp_audit.audit.blackbox.scores import FittedScore, fit_score, fixed_score
-from dpgp_audit.audit.stats import (
-    cp_lower,
-    cp_upper,
-    epsilon_ceiling,
-    epsilon_lower_bound,
+from dpgp_audit.audit.blackbox.sampling import (
+    _sample_raw,
+    auto_chunk,
+    child_rngs,
+    prepare_split,
+    run_jobs,
 )
+from dpgp_audit.audit.blackbox.scores import FittedScore, fit_score, fixed_score
 from dpgp_audit.audit.blackbox.twosample import (
     DEFAULT_DELTA,
     FIT_LEVEL,
@@ -55,6 +54,13 @@ from dpgp_audit.audit.blackbox.twosample import (
     threshold_grid,
     tradeoff_points,
     witness_dict,
+)
+from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.stats import (
+    cp_lower,
+    cp_upper,
+    epsilon_ceiling,
+    epsilon_lower_bound,
 )
 from dpgp_audit.contract import Executor, Mechanism
 from dpgp_audit.dataset import Dataset

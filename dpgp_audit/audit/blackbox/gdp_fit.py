@@ -18,14 +18,8 @@ import time
 import numpy as np
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.blackbox.sampling import auto_chunk, child_rngs, prepare_split
 from dpgp_audit.audit.blackbox.scores import fit_score, fixed_score
-from dpgp_audit.audit.stats import (
-    cp_upper,
-    mu_ceiling,
-    mu_lower_bound,
-)
 from dpgp_audit.audit.blackbox.twosample import (
     DEFAULT_DELTA,
     FIT_LEVEL,
@@ -37,6 +31,12 @@ from dpgp_audit.audit.blackbox.twosample import (
     threshold_grid,
     tradeoff_points,
     witness_dict,
+)
+from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.stats import (
+    cp_upper,
+    mu_ceiling,
+    mu_lower_bound,
 )
 from dpgp_audit.contract import Executor, Mechanism
 from dpgp_audit.dataset import Dataset

@@ -31,11 +31,11 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
-from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs
 from dpgp_audit.audit.blackbox.scores import IdentityScore, fixed_score
-from dpgp_audit.audit.stats import cp_lower, cp_upper, epsilon_ceiling
 from dpgp_audit.audit.blackbox.twosample import NO_PROOF_NOTE, witness_dict
+from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.stats import cp_lower, cp_upper, epsilon_ceiling
 from dpgp_audit.dataset import Dataset
 
 __all__ = ["audit_order_statistics", "choose_threshold_strategy",

@@ -77,9 +77,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 from dpgp_audit.audit.blackbox.executors import as_batching
-from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs, split_sizes
 from dpgp_audit.audit.blackbox.scores import (
     CANDIDATE_RULE,
@@ -88,8 +87,14 @@ from dpgp_audit.audit.blackbox.scores import (
     fixed_score,
     learn_score,
 )
+from dpgp_audit.audit.blackbox.twosample import (
+    NO_PROOF_NOTE,
+    tail_counts,
+    threshold_grid,
+    witness_dict,
+)
+from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import cp_lower, cp_upper
-from dpgp_audit.audit.blackbox.twosample import NO_PROOF_NOTE, tail_counts, threshold_grid, witness_dict
 from dpgp_audit.dataset import Dataset
 
 __all__ = [

@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.blackbox.executors import BatchingExecutor, worker_count
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.blackbox.sequential import audit_sequential
 from dpgp_audit.catalogue import get
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.blackbox.executors import BatchingExecutor
+from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.blackbox.gdp_fit import audit_gdp_fit
 from dpgp_audit.audit.blackbox.planner import plan_samples
-from dpgp_audit.audit.result import Guarantee, Verdict
 from dpgp_audit.audit.blackbox.scores import fit_lda, ledoit_wolf
+from dpgp_audit.audit.result import Guarantee, Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, GaussianDP, PureDP, outputs_only

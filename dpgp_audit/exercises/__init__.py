@@ -1,0 +1,158 @@
+"""In-notebook checks for the course's code-writing exercises.
+
+A student writes a function or a value in an exercise cell and runs::
+
+    from dpgp_audit.exercises import check
+    check("01.2", my_sensitivity)          # immediate feedback, in the notebook
+
+:func:`check` runs the exercise's **public checks** — small, fast, deterministic
+(each check that draws uses its own fixed generator) — and returns a
+:class:`Feedback` that renders as a short pass/fail list with a hint for the first
+failure. It never raises for a wrong answer (a Run All goes on); it raises
+``KeyError`` only for an unknown exercise ID.
+
+Each notebook's checks live in a module of this package, ``nbNN.py`` for notebook
+``NN`` (``nb00b`` for 00b), registered with :func:`exercise`. Instructors' **hidden
+tests** (more cases, and wrong answers every public check must reject) are kept out of
+the student material: see the course guide.
+
+Why not otter-grader or nbgrader: both need their own notebook format or a server
+extension and a grading workflow; these checks are plain functions that run
+unchanged under JupyterLab, Binder (no extra packages), papermill and nbval, and the
+test suite calls them directly on the answers and on known-wrong answers.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+__all__ = ["Feedback", "check", "exercise", "exercises"]
+
+#: A check yields ``(passed, message)`` pairs; the first failure's message is the hint.
+CheckFn = Callable[[object], Iterator[tuple[bool, str]]]
+
+
+@dataclass(frozen=True)
+class _Exercise:
+    id: str
+    title: str
+    fn: CheckFn
+
+
+_REGISTRY: dict[str, _Exercise] = {}
+
+
+def exercise(exercise_id: str, title: str) -> Callable[[CheckFn], CheckFn]:
+    """Register ``fn`` as the public check of exercise ``exercise_id`` (e.g. ``"01.2"``).
+
+    ``fn(answer)`` yields ``(passed, message)`` pairs, one per property checked, in
+    order; it stops being run at the first failure, whose message must tell the
+    student what to look at (never the answer itself).
+    """
+    def register(fn: CheckFn) -> CheckFn:
+        if exercise_id in _REGISTRY:
+            raise ValueError(f"exercise {exercise_id!r} is registered twice")
+        _REGISTRY[exercise_id] = _Exercise(exercise_id, title, fn)
+        return fn
+
+    return register
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The outcome of :func:`check`: which properties held, and a hint for the first that did not.
+
+    Attributes
+    ----------
+    exercise
+        The exercise ID.
+    title
+        What the exercise asks for.
+    results
+        ``(passed, message)`` for every property checked, in order (checking stops
+        at the first failure).
+    error
+        The exception a student's code raised, as text (``""`` if none).
+    """
+
+    exercise: str
+    title: str
+    results: tuple[tuple[bool, str], ...]
+    error: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """True when every property held and the answer raised nothing."""
+        return not self.error and bool(self.results) and all(ok for ok, _ in self.results)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        head = f"Exercise {self.exercise} ({self.title}): " + (
+            "all checks passed" if self.passed else "not yet")
+        lines = [head] + [f"  {'✓' if ok else '✗'} {msg}" for ok, msg in self.results]
+        if self.error:
+            lines.append(f"  ✗ your code raised {self.error}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colour = "#1a7f37" if self.passed else "#b35900"
+        items = "".join(
+            f"<li>{'✓' if ok else '✗'} {html.escape(msg)}</li>" for ok, msg in self.results)
+        if self.error:
+            items += f"<li>✗ your code raised {html.escape(self.error)}</li>"
+        verdict = "all checks passed" if self.passed else "not yet"
+        return (f"<div style='border-left:4px solid {colour};padding-left:8px'>"
+                f"<b>Exercise {html.escape(self.exercise)}</b> "
+                f"({html.escape(self.title)}): <span style='color:{colour}'>{verdict}</span>"
+                f"<ul style='margin:2px 0'>{items}</ul></div>")
+
+
+def _module_for(exercise_id: str) -> str:
+    notebook = exercise_id.split(".", 1)[0]
+    return f"dpgp_audit.exercises.nb{notebook}"
+
+
+def exercises(notebook: str | None = None) -> list[str]:
+    """The registered exercise IDs (of one notebook, e.g. ``"01"``), sorted."""
+    if notebook is not None:
+        importlib.import_module(_module_for(f"{notebook}.0"))
+    return sorted(k for k in _REGISTRY if notebook is None or k.split(".")[0] == notebook)
+
+
+def check(exercise_id: str, answer: object) -> Feedback:
+    """Run the public checks of ``exercise_id`` on a student's ``answer``.
+
+    Parameters
+    ----------
+    exercise_id
+        ``"NN.k"``: notebook ``NN`` (``00``, ``00b``, ``01``, …), exercise ``k``.
+    answer
+        What the exercise asks for: usually the function the student wrote.
+
+    Returns
+    -------
+    Feedback
+        Renders in a notebook; ``bool(feedback)`` is True when every check passed.
+    """
+    if exercise_id not in _REGISTRY:
+        try:
+            importlib.import_module(_module_for(exercise_id))
+        except ModuleNotFoundError:
+            pass
+    if exercise_id not in _REGISTRY:
+        raise KeyError(f"unknown exercise {exercise_id!r}; known: {', '.join(exercises())}")
+    ex = _REGISTRY[exercise_id]
+    results: list[tuple[bool, str]] = []
+    try:
+        for ok, msg in ex.fn(answer):
+            results.append((bool(ok), str(msg)))
+            if not ok:
+                break
+    except Exception as err:  # noqa: BLE001 - a student's bug is feedback, not a crash
+        return Feedback(ex.id, ex.title, tuple(results), f"{type(err).__name__}: {err}")
+    return Feedback(ex.id, ex.title, tuple(results))
