@@ -137,7 +137,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     y_bound: float | None = None, name: str | None = None,
                     seed: int | None = None, n_mc: int = 20_000, mode: str = DEFAULT_MODE,
                     budget_s: float | None = DEFAULT_BUDGET_S,
-                    blas_threads: int | None = 1) -> AuditReport:
+                    blas_threads: int | None = 1,
+                    precision_support: bool = False) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
 
     With nothing but ``(mechanism, data, rng)`` this is the **default path**, the same
@@ -210,6 +211,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         machine it made one draw of S21.3 two-step cost 5-10x more
         (``benchmarks/bench_make_audit.py``); the same holds for the OpenMP threads of
         the classifier score's small gradient-boosted trees.
+    precision_support
+        Let the precision auditor (A.7) also test float supports at ordinary inputs
+        (:func:`~dpgp_audit.audit.precision.screen_precision` ``support=True``). Off by
+        default: every catalogue mechanism with a textbook float sampler fails it.
 
     Returns
     -------
@@ -224,7 +229,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                 mechanism, data, rng, auditors=auditors, n=n, alpha=alpha, claim=claim,
                 progress=progress, pairs=pairs, n_pairs=n_pairs, budget=budget, score=score,
                 executor=executor, fit_fraction=fit_fraction, y_bound=y_bound, name=name,
-                seed=seed, n_mc=n_mc, mode=mode, budget_s=budget_s, blas_threads=None)
+                seed=seed, n_mc=n_mc, mode=mode, budget_s=budget_s, blas_threads=None,
+                precision_support=precision_support)
     t_all = time.perf_counter()
     rng = check_rng(rng)
     executor = as_batching(executor)  # one cost-per-draw estimate for every pair and phase
@@ -273,7 +279,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         t = time.perf_counter()
         rng_prec, rng_screen = rng_prec.spawn(2)
         screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs[:4],
-                                  pilot=min(200, max(20, n // 2)))
+                                  pilot=min(200, max(20, n // 2)),
+                                  support=precision_support)
         timings["precision-screen"] = time.perf_counter() - t
     n_stat = sum(1 for a in auditors if a in _STATISTICAL
                  and (a not in ("whitebox", "model-check")

@@ -18,6 +18,7 @@ The mechanisms themselves live in the modules of this package, grouped by what t
 wrong: :mod:`~dpgp_audit.bugs.calibration` (noise scale, norm and calibration slips),
 :mod:`~dpgp_audit.bugs.blindspots` (atoms, data-dependent noise, vector answers,
 structural edges), :mod:`~dpgp_audit.bugs.rounding` (float rounding, caught by A.7),
+:mod:`~dpgp_audit.bugs.float_support` (textbook float samplers, A.7's float-support test),
 :mod:`~dpgp_audit.bugs.s18` and :mod:`~dpgp_audit.bugs.s21` (the papers' own pitfalls).
 The mutation benchmark's mutants (:mod:`~dpgp_audit.bugs.mutants`, IDs ``mutant/<name>``)
 are benchmark material: written as a hurried user would, not registered.
@@ -105,6 +106,9 @@ _S18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
 #: The edge double-count's loss (true ε 1.465 against a claim of 1 at δ = 1e-5) lives in
 #: a far Gaussian tail: the sequential auditor certifies it after ~1e6 draws per side,
 #: above the default cap; the twin gets the same budget.
+#: Samples per side the float-support test needs on the textbook samplers in fixed mode
+#: (the pilot sees the support split at 200 per side; 5 000 certify ε ≥ 3 on seeds 0–4).
+FLOAT_SUPPORT_N = 5_000
 HISTOGRAM_AUDIT_SAMPLES = 400_000
 HISTOGRAM_AUDIT_BUDGET_S = 4.0
 
@@ -148,7 +152,7 @@ def controls() -> tuple[Control, ...]:
 @functools.cache
 def planted() -> tuple[Bug, ...]:
     """Every planted bug, in the order of the auditing lab's table (controls last)."""
-    return tuple(_calibration() + _papers() + _rounding() + _blindspots()
+    return tuple(_calibration() + _papers() + _rounding() + _float_support() + _blindspots()
                  + _negative_controls())
 
 
@@ -268,6 +272,26 @@ def _rounding() -> list[Bug]:
                 f"BUG: {what} with no bound on |y| (rounding swallows the noise)", build,
                 data_fn, defaults, twin, math.inf, "precision", 20_000)
             for name, what, build, data_fn, defaults, twin in rows]
+
+
+def _float_support() -> list[Bug]:
+    """Textbook float samplers (issue 20 §4): an infinite loss in the low bits at ordinary inputs.
+
+    Caught by the precision auditor's float-support test (``precision_support=True``, off
+    on the default path while the kit's own textbook samplers fail it too).
+    """
+    from dpgp_audit.bugs import float_support as fs
+    from dpgp_audit.datasets.default import default_dataset
+
+    titles = {"laplace-log": "Laplace sum, noise b*sign*(-log(1-U)) in floats",
+              "laplace-inverse-cdf": "Laplace sum, inverse-CDF noise in floats",
+              "gaussian-box-muller": "Gaussian sum, Box-Muller noise in floats"}
+    return [Bug(f"planted/{name}", "A.5", f"BUG: {titles[name]} (low bits leak the sum)",
+                fs.build_textbook(name), default_dataset,
+                dict(_GAUSS) if name.startswith("gaussian") else dict(_PURE), twin,
+                math.inf, "precision", FLOAT_SUPPORT_N, {"precision_support": True},
+                bug_class="float support at ordinary inputs")
+            for name, twin in fs.SAMPLERS.items()]
 
 
 def _blindspots() -> list[Bug]:
