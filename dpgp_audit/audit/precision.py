@@ -45,12 +45,11 @@ neighbour produces and the other never does (Mironov 2012, §3; any textbook Lap
 Gaussian sampler). With ``support=True``:
 
 4. **Candidates** also include :func:`support_pairs` (the query exactly 0 against one
-   target moved, and a sum crossing a power of two), and every probe records
-   :func:`~dpgp_audit.audit.blackbox.scores.float_support_split` on its pilot: the largest
-   number of one side's pilot outputs in a float category (binary exponent × trailing
-   zero bits of the significand, per coordinate) that the other side's pilot never
-   produced. It is *support-visible* at :data:`SUPPORT_MIN_SPLIT` or more (for equal laws a
-   category of m draws falls on one side only with probability 2^(1−m)).
+   target moved, and a sum crossing a power of two), and every probe records how strongly
+   its pilot says that one side's outputs reach a float category (binary exponent ×
+   trailing zero bits of the significand, per coordinate) that the other side's never
+   produced, in bits (:func:`~dpgp_audit.audit.blackbox.scores.float_support_evidence`).
+   It is *support-visible* at :data:`SUPPORT_MIN_BITS` or more.
 5. **Certified verdict.** For the :data:`SUPPORT_PAIRS` most support-visible pairs,
    ``min(n, SUPPORT_MAX_N)`` fresh draws per side: a quarter fits the float-support score
    (:class:`~dpgp_audit.audit.blackbox.scores.FloatSupportScore`, half of it builds the
@@ -78,14 +77,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.blackbox.scores import fit_float_support, float_support_split
-from dpgp_audit.audit.neighbours import NeighbourPair
+from dpgp_audit.audit.blackbox.scores import fit_float_support, float_support_evidence
+from dpgp_audit.audit.neighbours import NeighbourPair, domain_y_bound
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import epsilon_lower_bound
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
-__all__ = ["HUGE_SCALES", "MIN_DISTINCT", "SPACING_FLOOR", "SUPPORT_MAX_N", "SUPPORT_MIN_SPLIT",
+__all__ = ["HUGE_SCALES", "MIN_DISTINCT", "SPACING_FLOOR", "SUPPORT_MAX_N", "SUPPORT_MIN_BITS",
            "SUPPORT_PAIRS", "VISIBLE_RATIO", "PrecisionProbe", "PrecisionScreen",
            "audit_precision", "certify_precision", "certify_support", "precision_pairs",
            "probe_pair", "screen_precision", "support_pairs"]
@@ -99,10 +98,11 @@ VISIBLE_RATIO = 1e-3
 #: values by design, such as a selected index, has repeats without any rounding).
 MIN_DISTINCT = 0.9
 SPACING_FLOOR = 1e-9
-#: A pair is *support-visible* when some float category (exponent × trailing bits of one
-#: coordinate) holds this many pilot outputs of one side and none of the other (equal laws
-#: split a category of m draws that way with probability 2^(1−m) = 1/128).
-SUPPORT_MIN_SPLIT = 8
+#: A pair is *support-visible* when its pilot gives this many bits of evidence that one
+#: side reaches a float category the other never does (the secure samplers' pilots stayed
+#: below 6 bits in development; a textbook sampler at q = 0 against q = 1 gives 13–20).
+#: Only which pairs are tested depends on it, never a verdict.
+SUPPORT_MIN_BITS = 8.0
 #: At most this many support-visible pairs are certified (the most visible first).
 SUPPORT_PAIRS = 2
 #: Draws per side of one support test (a quarter fits, the rest certifies): the ε ceiling
@@ -141,7 +141,7 @@ class PrecisionProbe:
     reason: str = ""
     regime: str = ""
     dim: int = 1
-    support: int = 0
+    support: float = 0.0
 
     @property
     def visible(self) -> bool:
@@ -151,25 +151,20 @@ class PrecisionProbe:
 
     @property
     def support_visible(self) -> bool:
-        """The float supports of the two pilots differ (:data:`SUPPORT_MIN_SPLIT`)."""
-        return not self.refused and self.support >= SUPPORT_MIN_SPLIT
+        """The float supports of the two pilots differ (:data:`SUPPORT_MIN_BITS`)."""
+        return not self.refused and self.support >= SUPPORT_MIN_BITS
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
         return {"label": self.label, "ratio": self.ratio, "distinct": self.distinct,
                 "separation": self.separation, "refused": self.refused,
                 "reason": self.reason, "regime": self.regime, "visible": self.visible,
-                "support_split": self.support, "support_visible": self.support_visible}
+                "support_bits": self.support, "support_visible": self.support_visible}
 
 
 def _domain_bound(mechanism: object, claim: object) -> float | None:
     """The declared bound on |y|: the claim's domain, else the mechanism's ``domain``."""
-    for holder in (claim, mechanism):
-        domain = getattr(holder, "domain", None)
-        bound = getattr(domain, "y_bound", None)
-        if bound is not None:
-            return float(bound)
-    return None
+    return domain_y_bound(claim, mechanism)
 
 
 def precision_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.Generator, *,
@@ -343,7 +338,7 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
         separation = _ks_projection(s0, s1)
     return PrecisionProbe(pair.label, ratio=ratio, distinct=dmin, separation=separation,
                           regime=regime, dim=int(s0.shape[1]),
-                          support=float_support_split(s0[:, noisy], s1[:, noisy]))
+                          support=float_support_evidence(s0[:, noisy], s1[:, noisy]))
 
 
 def _ks_projection(s0: np.ndarray, s1: np.ndarray) -> float:
@@ -433,13 +428,13 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
     details["visible"] = len(visible)
     support_chosen: tuple = ()
     if support:
-        by_split = sorted(((p, q) for p, q in probes if p.support_visible),
+        by_bits = sorted(((p, q) for p, q in probes if p.support_visible),
                           key=lambda pq: -pq[0].support)
-        details["support_visible"] = len(by_split)
-        details["support_min_split"] = SUPPORT_MIN_SPLIT
-        details["max_support_split"] = max((p.support for p, _ in probes if not p.refused),
-                                           default=0)
-        support_chosen = tuple(by_split[:SUPPORT_PAIRS])
+        details["support_visible"] = len(by_bits)
+        details["support_min_bits"] = SUPPORT_MIN_BITS
+        details["max_support_bits"] = max((p.support for p, _ in probes if not p.refused),
+                                          default=0.0)
+        support_chosen = tuple(by_bits[:SUPPORT_PAIRS])
     details["seconds_screen"] = time.perf_counter() - t0
     return PrecisionScreen(details, tuple(_spread(visible, n_pairs)), support_chosen=support_chosen)
 
@@ -654,7 +649,7 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
         Passed to the black-box auditor.
     support
         Also test float supports at ordinary inputs (steps 4–5 of the module docstring:
-        :func:`support_pairs`, the support split of every pilot, :func:`certify_support`).
+        :func:`support_pairs`, the support evidence of every pilot, :func:`certify_support`).
 
     Returns
     -------

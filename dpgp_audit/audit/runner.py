@@ -49,6 +49,7 @@ from dpgp_audit.audit.blackbox.executors import as_batching
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     adversarial_rows,
+    domain_y_bound,
     neighbour_pairs,
     query_edge_pairs,
     rank_pairs,
@@ -183,7 +184,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Passed to :func:`~dpgp_audit.audit.blackbox.audit_blackbox` (``fit_fraction=None``:
         the auditor's default, smaller when the exact likelihood-ratio score is known).
     y_bound
-        Declared target bound for outputs-only pair generation (see ``neighbour_pairs``).
+        Declared target bound for outputs-only pair generation (see ``neighbour_pairs``);
+        default: the claim's (else the mechanism's) ``domain.y_bound``.
     name
         Name for the report (default: the class name).
     seed
@@ -254,6 +256,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         raise TypeError("mechanism must implement sample(data, n, rng) (the Mechanism protocol)")
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     relation = claim.relation
+    if y_bound is None:  # pairs stay in the declared domain, moved to its bound (issue 20 §4)
+        y_bound = domain_y_bound(claim, mechanism)
     rng_pairs, rng_sens, rng_wb, rng_explore, rng_bb, rng_gdp, rng_mc = rng.spawn(7)
     timings: dict = {}
     skipped: dict = {}

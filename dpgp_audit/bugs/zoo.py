@@ -118,6 +118,7 @@ def controls() -> tuple[Control, ...]:
     """The zoo's correct twins (``A.5/<name>``), sorted by ID."""
     from dpgp_audit.bugs import blindspots as pb
     from dpgp_audit.bugs import calibration as pl
+    from dpgp_audit.bugs import pair_blindspots as pp
     from dpgp_audit.datasets.default import default_dataset
 
     rows = [
@@ -145,6 +146,14 @@ def controls() -> tuple[Control, ...]:
         Control("A.5/histogram", "Control: 4-bin histogram of |y| <= 1, half-open bins",
                 pb.build_histogram(False), default_dataset, dict(_GAUSS),
                 audit_samples=HISTOGRAM_AUDIT_SAMPLES, audit_budget_s=HISTOGRAM_AUDIT_BUDGET_S),
+        Control("A.5/laplace-sum-declared-bound",
+                "Control: Laplace sum, README claim |y| <= 1 and d = 2, noise from the bound",
+                pp.build_max_scaled("bound"), default_dataset, dict(_PURE)),
+        Control("A.5/group-means-nominal",
+                "Control: two x-group totals over the nominal size n/2 (whole rows)",
+                pp.build_group_means(True), default_dataset, dict(_GAUSS)),
+        Control("A.5/clipped-mean", "Control: clipped mean with the full-swing sensitivity 2b/n",
+                pp.build_clipped_mean(True), pp.clipped_mean_data, dict(_GAUSS)),
     ]
     return tuple(sorted(rows, key=lambda c: c.id))
 
@@ -153,7 +162,7 @@ def controls() -> tuple[Control, ...]:
 def planted() -> tuple[Bug, ...]:
     """Every planted bug, in the order of the auditing lab's table (controls last)."""
     return tuple(_calibration() + _papers() + _rounding() + _float_support() + _blindspots()
-                 + _negative_controls())
+                 + _pair_blindspots() + _negative_controls())
 
 
 def get(bug_id: str) -> Bug:
@@ -339,6 +348,32 @@ def _blindspots() -> list[Bug]:
             pb.build_histogram(True), default_dataset, dict(_GAUSS), "A.5/histogram",
             pb.histogram_edge_true_epsilon(), "whitebox", 0,
             bug_class="structural edge (bin boundary)", **hist),
+    ]
+
+
+def _pair_blindspots() -> list[Bug]:
+    """Bugs only whole-dataset pairs expose (issue 20 §4): the bound, bases, the full swing."""
+    from dpgp_audit.bugs import pair_blindspots as pp
+    from dpgp_audit.datasets.default import default_dataset
+
+    group = pp.build_group_means(False)(default_dataset(), **_GAUSS)
+    clipped = pp.build_clipped_mean(False)(pp.clipped_mean_data(), **_GAUSS)
+    return [
+        Bug("planted/laplace-max-scaled", "A.5",
+            "Laplace sum, README claim |y| <= 1 and d = 2, noise scaled by the observed max |y|",
+            pp.build_max_scaled("max"), default_dataset, dict(_PURE),
+            "A.5/laplace-sum-declared-bound", math.inf, "blackbox", 2_000,
+            bug_class="pairs moved to the declared bound (domain-aware outputs-only pairs)"),
+        Bug("planted/group-means-balanced", "A.5",
+            "Means of two x-groups, sensitivity of balanced groups 2b/(n/2) (whole rows)",
+            pp.build_group_means(False), default_dataset, dict(_GAUSS),
+            "A.5/group-means-nominal", pp.true_epsilon(group), "sensitivity", 0,
+            bug_class="other rows at a group boundary (structural bases)"),
+        Bug("planted/clipped-mean-half-swing", "A.5",
+            "Mean clipped to [-1/2, 1/2] with the half-swing sensitivity b/n (whole rows)",
+            pp.build_clipped_mean(False), pp.clipped_mean_data, dict(_GAUSS),
+            "A.5/clipped-mean", pp.true_epsilon(clipped), "sensitivity", 0,
+            bug_class="other rows cancelling, one row's full swing (full-swing bases)"),
     ]
 
 

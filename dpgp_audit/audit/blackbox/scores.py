@@ -80,7 +80,7 @@ __all__ = [
     "fit_score",
     "fixed_score",
     "float_structure",
-    "float_support_split",
+    "float_support_evidence",
     "ledoit_wolf",
     "looks_discrete",
 ]
@@ -650,16 +650,38 @@ def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0) -> Floa
     return FloatSupportScore(keys=keys, values=vals, sign=float(sign))
 
 
-def float_support_split(X0: np.ndarray, X1: np.ndarray) -> int:
-    """The largest count of one side's outputs in a float category the other side lacks.
+def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
+    """Bits of evidence that one side's outputs reach a float category the other's never do.
 
-    Per coordinate and category: the count on one side when the other side has none; the
-    maximum over both sides. Under equal laws a category with m draws falls on one side
-    only with probability 2^(1−m), so a large value says the float supports differ.
+    For each category ``c`` (coordinate, exponent, trailing bits) seen ``a`` times in one
+    side's outputs and never in the other's: if the other side has ``m`` outputs in the
+    same binade (coordinate and exponent), the chance that none of them fell in ``c`` when
+    a share ``p = a / (m_own + 1)`` of that binade does is ``(1 − p)^m``; if the other side
+    never reaches the binade, ``p`` is the binade's share of all outputs (``/ (n + 1)``) and
+    ``m`` the other side's size. The result is the largest ``−log2`` of that chance: a grid
+    one side never leaves (half of a full-entropy binade has an odd last bit) gives about
+    one bit per output of the other side in that binade, while a category that is rare on
+    both sides gives little. Used to rank pairs; it certifies nothing.
     """
     c0, c1 = float_structure(X0).ravel(), float_structure(X1).ravel()
+    n0, n1 = np.shape(X0)[0], np.shape(X1)[0]
     keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
-    n0 = np.bincount(inv[: c0.size], minlength=keys.size)
-    n1 = np.bincount(inv[c0.size:], minlength=keys.size)
-    return int(max(np.max(np.where(n1 == 0, n0, 0), initial=0),
-                   np.max(np.where(n0 == 0, n1, 0), initial=0)))
+    k0 = np.bincount(inv[: c0.size], minlength=keys.size)
+    k1 = np.bincount(inv[c0.size:], minlength=keys.size)
+    binade = (keys // _FLOAT_STRIDE) * _FLOAT_STRIDE + (keys % _FLOAT_STRIDE) // (
+        FLOAT_TRAILING_CAP + 1)
+    _, b_inv = np.unique(binade, return_inverse=True)
+    m0 = np.bincount(b_inv, weights=k0)[b_inv]
+    m1 = np.bincount(b_inv, weights=k1)[b_inv]
+    best = 0.0
+    for a, m_own, m_other, n_own, n_other, other in ((k0, m0, m1, n0, n1, k1),
+                                                     (k1, m1, m0, n1, n0, k0)):
+        sel = (a > 0) & (other == 0)
+        if not np.any(sel):
+            continue
+        within = m_other[sel] > 0
+        p = np.where(within, a[sel] / (m_own[sel] + 1.0), m_own[sel] / (n_own + 1.0))
+        m = np.where(within, m_other[sel], n_other)
+        bits = -m * np.log2(1.0 - p)
+        best = max(best, float(np.max(bits)))
+    return best
