@@ -302,8 +302,11 @@ def _noise_sd(mechanism: object, d0: Dataset, pilot: np.ndarray) -> np.ndarray:
 
 
 def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
-               pilot: int = 200) -> PrecisionProbe:
-    """Pilot ``pilot`` releases per side and measure the rounding (see module docstring)."""
+               pilot: int = 200, support: bool = False) -> PrecisionProbe:
+    """Pilot ``pilot`` releases per side and measure the rounding (see module docstring).
+
+    With ``support=True`` also the float-support evidence of the pilot (step 4).
+    """
     rng0, rng1 = rng.spawn(2)
     try:
         s0 = np.asarray(mechanism.sample(pair.d0, pilot, rng0))  # type: ignore[attr-defined]
@@ -338,7 +341,8 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
         separation = _ks_projection(s0, s1)
     return PrecisionProbe(pair.label, ratio=ratio, distinct=dmin, separation=separation,
                           regime=regime, dim=int(s0.shape[1]),
-                          support=float_support_evidence(s0[:, noisy], s1[:, noisy]))
+                          support=(float_support_evidence(s0[:, noisy], s1[:, noisy])
+                                   if support else 0.0))
 
 
 def _ks_projection(s0: np.ndarray, s1: np.ndarray) -> float:
@@ -417,7 +421,7 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
         if first.dtype.kind in "biu":
             details["skipped"] = "discrete (integer) release: float rounding does not apply"
             return PrecisionScreen(details, skipped=details["skipped"])
-        probes.append((probe_pair(mechanism, pair, probe_rng, pilot), pair))
+        probes.append((probe_pair(mechanism, pair, probe_rng, pilot, support=support), pair))
     details["probes"] = [p.as_dict() for p, _ in probes]
     details["candidates"] = len(candidates)
     details["refused"] = sum(p.refused for p, _ in probes)

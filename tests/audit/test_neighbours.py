@@ -254,3 +254,14 @@ def test_A1_domain_bound_is_read_from_a_claim_or_mechanism():
     assert domain_y_bound(mech.claim) == 3.0
     assert domain_y_bound(None, mech) == 3.0
     assert domain_y_bound(object()) is None
+
+
+@given(neighbouring_datasets(whole_rows(1.0), n=(1, 8), structural=True))
+def test_A4_strategy_with_structural_bases_generates_neighbours(pair):
+    assert is_neighbour(pair.d0, pair.d1, whole_rows(1.0))
+
+
+@given(neighbouring_datasets(outputs_only(1.0), n=(1, 8), structural=True))
+def test_A4_strategy_with_structural_bases_outputs_only(pair):
+    assert is_neighbour(pair.d0, pair.d1, outputs_only(1.0))
+    assert np.all(np.abs(pair.d0.y) <= 2.0) and np.all(np.abs(pair.d1.y) <= 2.0)
