@@ -31,6 +31,7 @@ theirs to see). Never use these mechanisms on data.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -98,7 +99,7 @@ def build_max_scaled(scale_from: str):  # noqa: ANN201 - a build function for th
 
 # ----------------------------------------------------------------------------- whole rows
 @dataclass(frozen=True, eq=False)
-class _WholeRowGaussian:
+class _WholeRowGaussian(ABC):
     """A query of n public-size datasets plus N(0, σ² I), σ calibrated to a stated bound."""
 
     n_rows: int
@@ -112,11 +113,13 @@ class _WholeRowGaussian:
         object.__setattr__(self, "sigma", calibrate_gaussian(
             self.epsilon, self.delta, self.sensitivity_bound()).sigma)
 
-    def sensitivity_bound(self) -> float:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def sensitivity_bound(self) -> float:
+        """The stated bound σ is calibrated to."""
 
-    def _query(self, y: np.ndarray, X: np.ndarray) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def _query(self, y: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The release before noise, from checked targets and inputs."""
 
     @property
     def claim(self) -> ApproxDP:
