@@ -124,7 +124,8 @@ class _WholeRowGaussian(ABC):
     @property
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP under whole-row substitution, ``|y| <= b``."""
-        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(self.b))
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(self.b),
+                        domain=PublicDomain(self.b))
 
     @property
     def norm(self) -> L2:

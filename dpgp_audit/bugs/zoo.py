@@ -298,8 +298,7 @@ def _float_support() -> list[Bug]:
     return [Bug(f"planted/{name}", "A.5", f"BUG: {titles[name]} (low bits leak the sum)",
                 fs.build_textbook(name), default_dataset,
                 dict(_GAUSS) if name.startswith("gaussian") else dict(_PURE), twin,
-                math.inf, "precision", FLOAT_SUPPORT_N, {"precision_support": True},
-                bug_class="float support at ordinary inputs")
+                math.inf, "precision", FLOAT_SUPPORT_N, {"precision_support": True})
             for name, twin in fs.SAMPLERS.items()]
 
 
