@@ -19,6 +19,8 @@ wrong: :mod:`~dpgp_audit.bugs.calibration` (noise scale, norm and calibration sl
 :mod:`~dpgp_audit.bugs.blindspots` (atoms, data-dependent noise, vector answers,
 structural edges), :mod:`~dpgp_audit.bugs.rounding` (float rounding, caught by A.7),
 :mod:`~dpgp_audit.bugs.float_support` (textbook float samplers, A.7's float-support test),
+:mod:`~dpgp_audit.bugs.pair_blindspots` (bugs only whole-dataset pairs expose: the declared
+bound, structural bases, the full swing),
 :mod:`~dpgp_audit.bugs.s18` and :mod:`~dpgp_audit.bugs.s21` (the papers' own pitfalls).
 The mutation benchmark's mutants (:mod:`~dpgp_audit.bugs.mutants`, IDs ``mutant/<name>``)
 are benchmark material: written as a hurried user would, not registered.
@@ -106,11 +108,12 @@ _S18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
 #: The edge double-count's loss (true ε 1.465 against a claim of 1 at δ = 1e-5) lives in
 #: a far Gaussian tail: the sequential auditor certifies it after ~1e6 draws per side,
 #: above the default cap; the twin gets the same budget.
-#: Samples per side the float-support test needs on the textbook samplers in fixed mode
-#: (the pilot sees the support split at 200 per side; 5 000 certify ε ≥ 3 on seeds 0–4).
-FLOAT_SUPPORT_N = 5_000
 HISTOGRAM_AUDIT_SAMPLES = 400_000
 HISTOGRAM_AUDIT_BUDGET_S = 4.0
+#: Samples per side the float-support test needs on the textbook samplers in fixed mode
+#: (the pilot sees the support difference at 200 per side; 5 000 certified ε ≥ 3 on seeds
+#: 0–9 in development, against a claim of 1).
+FLOAT_SUPPORT_N = 5_000
 
 
 @functools.cache
