@@ -13,6 +13,9 @@ a JSON header, then an ``.npz`` payload, possibly empty):
   they are given); the reply names the interpreter, numpy and the target's SHA-256;
 * ``{"op": "sample", "n": n, "seed": [4 words]}`` with ``X`` and ``y`` in the payload →
   ``n`` releases from one seeding, as ``out`` in the reply's payload;
+* ``{"op": "method", "name": "mean" | "cov" | "query"}`` with ``X`` and ``y`` → the
+  target's own method of that name on the data (offered when the load reply lists it
+  under ``methods``), as ``out``;
 * ``{"op": "quit"}``.
 
 A failure is answered ``{"ok": false, "type": ..., "message": ...}``; the parent raises
@@ -32,6 +35,9 @@ import sys
 import traceback
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+#: Optional methods of the target that the parent may call (the white-box interface and
+#: the noise-free query).
+_METHODS = ("mean", "cov", "query")
 
 
 def _load_helper(name: str) -> object:
@@ -103,9 +109,11 @@ def main() -> int:
                 seeding = seeding_mod.Seeding(header["style"],  # type: ignore[attr-defined]
                                               header.get("keyword"))
                 vectorised = bool(header.get("vectorised"))
+                methods = [m for m in _METHODS if callable(getattr(release, m, None))]
                 _write(proto_out, {"ok": True, "python": sys.version.split()[0],
                                    "numpy": np.__version__, "pid": os.getpid(),
-                                   "path": found.path, "sha256": found.sha256})
+                                   "path": found.path, "sha256": found.sha256,
+                                   "methods": methods})
             elif op == "sample":
                 if release is None or seeding is None:
                     raise RuntimeError("sample before load")
@@ -122,6 +130,16 @@ def main() -> int:
                     arr = np.asarray(out, dtype=float)
                 buf = io.BytesIO()
                 np.savez(buf, out=arr)
+                _write(proto_out, {"ok": True}, buf.getvalue())
+            elif op == "method":
+                name = header.get("name")
+                if release is None or name not in _METHODS:
+                    raise RuntimeError(f"method {name!r} is not offered")
+                arrays = np.load(io.BytesIO(blob), allow_pickle=False)
+                out = np.asarray(getattr(release, name)(_Data(arrays["X"], arrays["y"])),
+                                 dtype=float)
+                buf = io.BytesIO()
+                np.savez(buf, out=out)
                 _write(proto_out, {"ok": True}, buf.getvalue())
             else:
                 raise RuntimeError(f"unknown op {op!r}")

@@ -192,17 +192,28 @@ class VenvBridge:
             raise EOFError
         return body
 
-    def sample(self, X: np.ndarray, y: np.ndarray, n: int, words: np.ndarray) -> np.ndarray:
-        """``n`` releases from the child for the arrays ``X``, ``y`` and seed ``words``."""
+    def _exchange(self, header: dict, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 self.start()
             buf = io.BytesIO()
             np.savez(buf, X=np.asarray(X, dtype=float), y=np.asarray(y, dtype=float))
-            header = {"op": "sample", "n": int(n),
-                      "seed": [int(w) for w in np.asarray(words).ravel()]}
             _, blob = self._request(header, buf.getvalue())
         return np.load(io.BytesIO(blob), allow_pickle=False)["out"]
+
+    def sample(self, X: np.ndarray, y: np.ndarray, n: int, words: np.ndarray) -> np.ndarray:
+        """``n`` releases from the child for the arrays ``X``, ``y`` and seed ``words``."""
+        return self._exchange({"op": "sample", "n": int(n),
+                               "seed": [int(w) for w in np.asarray(words).ravel()]}, X, y)
+
+    def method(self, name: str, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The target's own ``mean``/``cov``/``query`` on ``X``, ``y`` (when it has one)."""
+        return self._exchange({"op": "method", "name": name}, X, y)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The optional methods the target offers (known once started)."""
+        return tuple(self.info.get("methods", ()))
 
 
 class BridgedMechanism(AdaptedMechanism):
@@ -225,10 +236,21 @@ class BridgedMechanism(AdaptedMechanism):
                 f"seeding={self.seeding.style!r})")
 
 
+class _BridgedGaussian(BridgedMechanism):
+    """A bridged mechanism whose target states its Gaussian model (``mean``/``cov``)."""
+
+    def mean(self, data: Any) -> np.ndarray:
+        """The target's ``mean(data)``, flattened (computed in the other environment)."""
+        return np.ravel(self.bridge.method("mean", data.X, data.y))
+
+    def cov(self, data: Any) -> np.ndarray:
+        """The target's ``cov(data)`` (computed in the other environment)."""
+        return np.atleast_2d(self.bridge.method("cov", data.X, data.y))
+
+
 def bridged(python: str, target: str, claim: Any, *, seeding: str | Seeding,
             keyword: str | None = None, vectorised: bool = False, kwargs: dict | None = None,
-            name: str | None = None, env: dict[str, str] | None = None,
-            start: bool = True) -> BridgedMechanism:
+            name: str | None = None, env: dict[str, str] | None = None) -> BridgedMechanism:
     """A mechanism whose release runs in another virtualenv (catalogue A.10).
 
     Parameters
@@ -244,13 +266,16 @@ def bridged(python: str, target: str, claim: Any, *, seeding: str | Seeding,
         As for :func:`~dpgp_audit.adapters.mechanism.adapt`; applied in the child.
     env
         Extra environment variables for the child.
-    start
-        Start the child now (default), so that a broken environment fails here.
+
+    The child is started here, so that a broken environment fails at once. When the
+    target also has ``mean(data)`` and ``cov(data)`` (its own statement of the Gaussian
+    release, e.g. the covariance a library computes before drawing), the mechanism
+    offers them too: the white-box auditor and the model check then run on them.
     """
     if not isinstance(seeding, Seeding):
         seeding = Seeding(seeding, keyword)
     bridge = VenvBridge(python, target, kwargs=kwargs, seeding=seeding, vectorised=vectorised,
                         env=env)
-    if start:
-        bridge.start()
-    return BridgedMechanism(bridge, claim, name=name)
+    bridge.start()
+    cls = _BridgedGaussian if {"mean", "cov"} <= set(bridge.methods) else BridgedMechanism
+    return cls(bridge, claim, name=name)
