@@ -588,6 +588,10 @@ def _run_audit(args: argparse.Namespace) -> int:
         this_budget = budget_s
         if budget_s is not None and args.budget_s is None and entry.audit_budget_s:
             this_budget = float(entry.audit_budget_s)  # the entry's own (larger) budget
+        if budget_s is not None and args.budget_s is None and entry.id in origins:
+            from dpgp_audit.audit.runner import DEFAULT_BUDGET_S
+
+            this_budget = DEFAULT_BUDGET_S  # one user mechanism: the library's default path
         if budget_s is not None and args.all:  # share what is left of the --all target,
             # never less than a fifth of an even share (no mechanism is starved)
             left = AUDIT_ALL_TARGET_S - (time.perf_counter() - t_start)
