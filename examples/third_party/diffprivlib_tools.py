@@ -61,8 +61,10 @@ def mean(data, epsilon=1.0):
 
 
 def var(data, epsilon=1.0):
-    """``diffprivlib.tools.var`` (Laplace on the bounded variance, sensitivity
-    (upper - lower)^2 (n - 1) / n^2)."""
+    """``diffprivlib.tools.var`` (Laplace on the bounded variance).
+
+    Its documented sensitivity is (upper - lower)^2 (n - 1) / n^2.
+    """
     width, n = BOUNDS[1] - BOUNDS[0], data.n
     return _statistic(tools.var, epsilon, "diffprivlib.tools.var",
                       exact=lambda d: np.array([_clipped(d).var()]),

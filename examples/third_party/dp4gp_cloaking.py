@@ -17,9 +17,10 @@ private targets) and then serves
 dp4gp's cloaking optimiser (``findLambdas_repeat``) depends only on the public inputs and
 starts from random λ drawn from numpy's global state. It is run once, here, with its
 initialisation seeded by the public constant ``lambda_seed``, and its result (times
-``lambda_scale``, 1 by default) is reused for every draw (the optimisation costs seconds; the draws then cost microseconds). The
-release is therefore one fixed mechanism, as the kit's own cloaking is; the noise of
-each batch comes from numpy's global state, which the bridge seeds from the audit.
+``lambda_scale``, 1 by default) is reused for every draw (the optimisation costs seconds;
+the draws then cost microseconds). The release is therefore one fixed mechanism, as the
+kit's own cloaking is; the noise of each batch comes from numpy's global state, which the
+bridge seeds from the audit.
 """
 
 import GPy
@@ -38,8 +39,8 @@ class Cloaking:
         self.sens, self.epsilon, self.delta = sens, epsilon, delta
         self.hyper = (lengthscale, variance, noise_var)
         self.n_attempts, self.n_its = n_attempts, n_its
-        saved = np.random.get_state()
-        np.random.seed(lambda_seed)
+        saved = np.random.get_state()  # noqa: NPY002 — dp4gp reads the global state
+        np.random.seed(lambda_seed)  # noqa: NPY002
         try:  # dp4gp's own optimiser on the public inputs, once
             dpgp = self._dpgp(self.X, np.zeros(len(self.X)))
             C = dpgp.get_C(self.X_test)
@@ -49,7 +50,7 @@ class Cloaking:
             # too long) or lambdas a user supplies: dp4gp's calcDelta then decides the noise
             self.lambdas = lambda_scale * np.asarray(found)
         finally:
-            np.random.set_state(saved)
+            np.random.set_state(saved)  # noqa: NPY002
 
     def _dpgp(self, X, y):
         lengthscale, variance, noise_var = self.hyper
@@ -67,14 +68,17 @@ class Cloaking:
         return self._dpgp(data.X, data.y)
 
     def __call__(self, data, n):
+        """``n`` releases: dp4gp's posterior mean at ``X_test`` plus its cloaking noise."""
         samples, _, _ = self._check(data).draw_prediction_samples(
             self.X_test, N=n, Nattempts=self.n_attempts, Nits=self.n_its)
         return np.asarray(samples).T  # dp4gp returns (k, N)
 
     def mean(self, data):
+        """The posterior mean at ``X_test`` that dp4gp releases (before noise)."""
         mu, _, _ = self._check(data).draw_noise_samples(self.X_test, N=1)
         return np.ravel(mu)
 
     def cov(self, data):
+        """dp4gp's noise covariance ``sampcov`` (its statement of the release's noise)."""
         _, _, sampcov = self._check(data).draw_noise_samples(self.X_test, N=1)
         return np.asarray(sampcov)
