@@ -236,16 +236,38 @@ class BridgedMechanism(AdaptedMechanism):
                 f"seeding={self.seeding.style!r})")
 
 
+#: Datasets whose ``mean``/``cov`` a bridged mechanism remembers (the auditors ask for the
+#: same pair's model several times; each answer is a round trip to the child).
+_MODEL_CACHE = 256
+
+
 class _BridgedGaussian(BridgedMechanism):
-    """A bridged mechanism whose target states its Gaussian model (``mean``/``cov``)."""
+    """A bridged mechanism whose target states its Gaussian model (``mean``/``cov``).
+
+    ``mean`` and ``cov`` are functions of the data by the contract, so their answers are
+    remembered per dataset (the arrays' bytes), at most :data:`_MODEL_CACHE` of them.
+    """
+
+    def __init__(self, bridge: VenvBridge, claim: Any, *, name: str | None = None) -> None:
+        super().__init__(bridge, claim, name=name)
+        self._model: dict[tuple, np.ndarray] = {}
+
+    def _ask(self, what: str, data: Any) -> np.ndarray:
+        X, y = np.asarray(data.X, dtype=float), np.asarray(data.y, dtype=float)
+        key = (what, X.shape, X.tobytes(), y.tobytes())
+        if key not in self._model:
+            if len(self._model) >= _MODEL_CACHE:
+                self._model.pop(next(iter(self._model)))
+            self._model[key] = self.bridge.method(what, X, y)
+        return self._model[key].copy()
 
     def mean(self, data: Any) -> np.ndarray:
         """The target's ``mean(data)``, flattened (computed in the other environment)."""
-        return np.ravel(self.bridge.method("mean", data.X, data.y))
+        return np.ravel(self._ask("mean", data))
 
     def cov(self, data: Any) -> np.ndarray:
         """The target's ``cov(data)`` (computed in the other environment)."""
-        return np.atleast_2d(self.bridge.method("cov", data.X, data.y))
+        return np.atleast_2d(self._ask("cov", data))
 
 
 def bridged(python: str, target: str, claim: Any, *, seeding: str | Seeding,
