@@ -60,7 +60,13 @@ class _Data:
         self.dim = int(X.shape[1])  # type: ignore[attr-defined]
 
 
-def _read(stream: io.BufferedReader) -> bytes | None:
+def frame(data: bytes) -> bytes:
+    """One frame: an 8-byte big-endian length, then the bytes (the parent uses it too)."""
+    return struct.pack(">Q", len(data)) + data
+
+
+def read_frame(stream: io.BufferedReader) -> bytes | None:
+    """The next frame's bytes, or ``None`` at the end of the stream (also mid-frame)."""
     head = stream.read(8)
     if len(head) < 8:
         return None
@@ -72,8 +78,7 @@ def _read(stream: io.BufferedReader) -> bytes | None:
 
 
 def _write(stream: io.BufferedWriter, header: dict, payload: bytes = b"") -> None:
-    raw = json.dumps(header).encode()
-    stream.write(struct.pack(">Q", len(raw)) + raw + struct.pack(">Q", len(payload)) + payload)
+    stream.write(frame(json.dumps(header).encode()) + frame(payload))
     stream.flush()
 
 
@@ -90,8 +95,8 @@ def main() -> int:
     release = seeding = None
     vectorised = False
     while True:
-        raw = _read(proto_in)
-        blob = _read(proto_in)
+        raw = read_frame(proto_in)
+        blob = read_frame(proto_in)
         if raw is None or blob is None:
             return 0
         header = json.loads(raw)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import struct
 import subprocess
 import tempfile
 import threading
@@ -32,16 +31,14 @@ from typing import Any
 
 import numpy as np
 
+from dpgp_audit.adapters._bridge_child import frame as _frame
+from dpgp_audit.adapters._bridge_child import read_frame
 from dpgp_audit.adapters.mechanism import AdaptedMechanism
 from dpgp_audit.adapters.seeding import Seeding
 
 __all__ = ["BridgedMechanism", "VenvBridge", "bridged"]
 
 _CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bridge_child.py")
-
-
-def _frame(data: bytes) -> bytes:
-    return struct.pack(">Q", len(data)) + data
 
 
 class VenvBridge:
@@ -183,12 +180,8 @@ class VenvBridge:
 
     @staticmethod
     def _read(stream: Any) -> bytes:
-        head = stream.read(8)
-        if len(head) < 8:
-            raise EOFError
-        (size,) = struct.unpack(">Q", head)
-        body = stream.read(size)
-        if len(body) < size:
+        body = read_frame(stream)
+        if body is None:
             raise EOFError
         return body
 
