@@ -544,6 +544,8 @@ def _domain_end_pairs(data: Dataset, relation: NeighbourRelation,
         if y_bound is not None and y_bound <= 4 * d:  # the bound is within reach of the moves
             ends = [ends[0], ("all targets at -bound", -y_bound),
                     ("all targets at +bound", y_bound)]
+        if _labels(data, y_bound):  # class labels ±bound: interior values are off-domain
+            ends = ends[1:]
         for label, value in ends:
             base = Dataset(data.X, np.full(n, value), data.name)
             for sign, tag in ((-1.0, "-"), (1.0, "+")):
@@ -689,12 +691,19 @@ def _scale(d: float, y_bound: float | None) -> float:
     return float(d) if y_bound is None else float(min(d, y_bound))
 
 
-def _cancelling(n: int, a: float, skip: int) -> np.ndarray:
+def _labels(data: Dataset, y_bound: float | None) -> bool:
+    """Every target at ±bound (class labels): values inside the bound are off-domain."""
+    y = np.abs(np.asarray(data.y, dtype=float))
+    return y_bound is not None and bool(np.all(np.abs(y - y_bound) <= 1e-12))
+
+
+def _cancelling(n: int, a: float, skip: int, fill: float = 0.0) -> np.ndarray:
     """Targets ``±a`` alternating over the rows other than ``skip``, summing to exactly 0.
 
-    With an odd number of other rows the last one is 0.
+    With an odd number of other rows the last one is ``fill`` (0, or ``a`` for labels).
     """
-    y = np.zeros(n)
+    y = np.full(n, float(fill))
+    y[skip] = 0.0
     others = [j for j in range(n) if j != skip]
     for k, j in enumerate(others[: len(others) // 2 * 2]):
         y[j] = a if k % 2 == 0 else -a
@@ -725,6 +734,8 @@ def _structural_bases(data: Dataset, relation: NeighbourRelation, y_bound: float
               ("targets alternating +-s", s * alt), ("half at +s, half at -s", s * half),
               ("every target at s/2", np.full(n, s / 2)),
               ("every target at the median", np.full(n, med))]
+        if _labels(data, y_bound):  # class labels: only placements on ±bound
+            ys = ys[:4]
         return [(f"base: {label} (s={s:g})", Dataset(data.X, y, data.name)) for label, y in ys]
     b = float(relation.d)
     X = np.asarray(data.X, dtype=float)
@@ -784,14 +795,16 @@ def structural_pairs(data: Dataset, relation: NeighbourRelation, *,
     out: list[NeighbourPair] = []
     if relation.kind is Neighbour.OUTPUTS:
         d = float(relation.d)
+        labels = _labels(data, y_bound)
         for label, base in _structural_bases(data, relation, y_bound):
             for k, i in enumerate(rows):
                 v = float(base.y[i])
                 zero = base.with_target(i, 0.0)
                 moves = [(base, _clip(v + d, y_bound), "+d"),
-                         (base, _clip(v - d, y_bound), "-d"),
-                         (zero, _clip(d, y_bound), "0 -> +d"),
-                         (zero, _clip(-d, y_bound), "0 -> -d")]
+                         (base, _clip(v - d, y_bound), "-d")]
+                if not labels:
+                    moves += [(zero, _clip(d, y_bound), "0 -> +d"),
+                              (zero, _clip(-d, y_bound), "0 -> -d")]
                 if not thorough:  # one move: towards the far side of the base (or 0 -> +d)
                     moves = [moves[1] if v > 0 else moves[0]] if v != 0 else [moves[2]]
                     if k:
@@ -839,8 +852,15 @@ def full_swing_pairs(data: Dataset, relation: NeighbourRelation, *,
     else:
         a = float(relation.d) / 2 if y_bound is None else min(float(y_bound), relation.d / 2)
     out = []
-    for label, y in (("others alternating +-a (sum 0)", _cancelling(n, a, i)),
-                     ("others 0", np.zeros(n))):
+    bases = [("others alternating +-a (sum 0)", _cancelling(n, a, i)),
+             ("others 0", np.zeros(n))]
+    if relation.kind is Neighbour.OUTPUTS and _labels(data, y_bound) and a == y_bound:
+        # class labels: every other target stays a label, so they cancel only in pairs
+        bases = [("others alternating +-a" + (" (sum 0)" if n % 2 else " (sum +a)"),
+                  _cancelling(n, a, i, fill=a))]
+    elif relation.kind is Neighbour.OUTPUTS and _labels(data, y_bound):
+        bases = []  # the swing 2a < 2 bound would leave the labels
+    for label, y in bases:
         base = Dataset(data.X, y, data.name)
         hi, lo = base.with_target(i, a), base.with_target(i, -a)
         out.append(NeighbourPair(hi, lo, f"full swing: {label}, y[{i}] +{a:g} -> -{a:g}"))

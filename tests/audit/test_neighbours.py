@@ -265,3 +265,16 @@ def test_A4_strategy_with_structural_bases_generates_neighbours(pair):
 def test_A4_strategy_with_structural_bases_outputs_only(pair):
     assert is_neighbour(pair.d0, pair.d1, outputs_only(1.0))
     assert np.all(np.abs(pair.d0.y) <= 2.0) and np.all(np.abs(pair.d1.y) <= 2.0)
+
+
+def test_A1_class_labels_stay_labels_in_every_new_family(rng):
+    """±1 labels with d = 2: 0, ½ or the median are off-domain, so no pair may use them."""
+    data = default_dataset()
+    labels = Dataset(data.X, np.where(data.y >= 0, 1.0, -1.0))
+    pairs = neighbour_pairs(labels, README_RELATION, rng, y_bound=1.0, n_random=0)
+    pairs += structural_pairs(labels, README_RELATION, y_bound=1.0, thorough=True)
+    pairs += full_swing_pairs(labels, README_RELATION, y_bound=1.0)
+    assert any(p.label.startswith("full swing") for p in pairs)
+    for p in pairs:
+        for d in (p.d0, p.d1):
+            assert set(np.unique(d.y)) <= {-1.0, 1.0}, p.label
