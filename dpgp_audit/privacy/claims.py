@@ -23,6 +23,7 @@ targets hold the answers ``q(D)`` and
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 
@@ -116,16 +117,43 @@ class _ClaimBase:
     (:class:`~dpgp_audit.privacy.domain.PublicDomain`, issue 10 §1). ``None`` means the
     release needs no bound on |y| (e.g. a selection over counts) or, for whole rows, that
     the relation's own bound ``|y| <= d`` is the domain (:attr:`domain_bound`).
+
+    ``float_tv`` (issue 20 §4) is τ for a release rounded to a float-safe grid
+    (:mod:`dpgp_audit.privacy.float_release`): on every dataset the released floats differ
+    from the same rounding of the exact (real-arithmetic) mechanism, which satisfies the
+    claim, with probability at most τ, so the floats satisfy it with δ increased by
+    ``(1 + e^ε) τ`` (:meth:`float_delta`). 0 for a release without continuous noise or with
+    an exact sampler.
     """
 
     relation: NeighbourRelation
     proven: bool = True
     note: str = ""
     domain: PublicDomain | None = None
+    float_tv: float = 0.0
 
     def __post_init__(self) -> None:
         if self.domain is not None and not isinstance(self.domain, PublicDomain):
             raise TypeError(f"domain must be a PublicDomain, got {type(self.domain).__name__}")
+        tv = check_finite_float("float_tv", self.float_tv)
+        if not 0.0 <= tv < 1.0:
+            raise ValueError(f"float_tv must lie in [0, 1), got {tv!r}")
+        object.__setattr__(self, "float_tv", tv)
+
+    def float_delta(self, epsilon: float) -> float:
+        """The δ the float release adds at ε: ``(1 + e^ε) · float_tv`` (0 without rounding)."""
+        if self.float_tv == 0.0:
+            return 0.0
+        return (1.0 + math.exp(float(epsilon))) * self.float_tv
+
+    def _float_suffix(self, epsilon: float | None) -> str:
+        if self.float_tv == 0.0:
+            return ""
+        if epsilon is None:
+            return (f"; floats: within total variation {self.float_tv:.2g} of the exact "
+                    "mechanism (delta + (1 + e^eps) x that at every eps)")
+        return (f"; floats: delta + {self.float_delta(epsilon):.2g} (total variation "
+                f"{self.float_tv:.2g} to the exact mechanism)")
 
     @property
     def domain_bound(self) -> float | None:
@@ -144,6 +172,8 @@ class _ClaimBase:
         out["relation"] = {"kind": self.relation.kind.value, "d": self.relation.d}
         out["domain"] = None if self.domain is None else self.domain.as_dict()
         out["domain_bound"] = self.domain_bound
+        eps = getattr(self, "epsilon", None)
+        out["float_delta"] = None if eps is None else self.float_delta(eps)
         return out
 
 
@@ -168,7 +198,12 @@ class ApproxDP(_ClaimBase):
         """One line of prose for reports."""
         tag = "" if self.proven else " [UNPROVEN: calibration used outside its proof]"
         return (f"({self.epsilon:g}, {self.delta:g})-DP, {self.relation.describe()}"
-                f"{self._domain_suffix()}{tag}")
+                f"{self._domain_suffix()}{self._float_suffix(self.epsilon)}{tag}")
+
+    @property
+    def delta_total(self) -> float:
+        """δ of the released floats: ``delta + float_delta(epsilon)``, at most 1."""
+        return min(1.0, self.delta + self.float_delta(self.epsilon))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,11 +246,13 @@ class GaussianDP(_ClaimBase):
     def to_approx(self, delta: float) -> ApproxDP:
         """The (ε, δ)-DP claim implied at ``delta`` (exact for GDP)."""
         return ApproxDP(relation=self.relation, proven=self.proven, note=self.note,
-                        domain=self.domain, epsilon=self.epsilon_at(delta), delta=delta)
+                        domain=self.domain, epsilon=self.epsilon_at(delta), delta=delta,
+                        float_tv=self.float_tv)
 
     def describe(self) -> str:
         """One line of prose for reports."""
-        return f"{self.mu:g}-GDP, {self.relation.describe()}{self._domain_suffix()}"
+        return (f"{self.mu:g}-GDP, {self.relation.describe()}{self._domain_suffix()}"
+                f"{self._float_suffix(None)}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -237,11 +274,12 @@ class ZCDP(_ClaimBase):
 
         return ApproxDP(relation=self.relation, proven=self.proven, note=self.note,
                         domain=self.domain, epsilon=zcdp_to_epsilon(self.rho, delta),
-                        delta=delta)
+                        delta=delta, float_tv=self.float_tv)
 
     def describe(self) -> str:
         """One line of prose for reports."""
-        return f"{self.rho:g}-zCDP, {self.relation.describe()}{self._domain_suffix()}"
+        return (f"{self.rho:g}-zCDP, {self.relation.describe()}{self._domain_suffix()}"
+                f"{self._float_suffix(None)}")
 
 
 Claim = ApproxDP | GaussianDP | ZCDP

@@ -61,6 +61,13 @@ def _common(claims: Sequence, kind: type, what: str) -> tuple[NeighbourRelation,
     return relation, proven, note
 
 
+def _float_tv(claims: Sequence) -> float:
+    """Float releases within τ_i of their exact mechanisms compose within Σ τ_i (a coupling
+    of each part, adaptive choices included: the parts differ with probability ≤ Σ τ_i).
+    """
+    return math.fsum(c.float_tv for c in claims)
+
+
 def basic_composition(claims: Iterable[ApproxDP]) -> ApproxDP:
     """Sequential basic composition: running (ε_i, δ_i)-DP mechanisms gives (Σε_i, Σδ_i)-DP.
 
@@ -86,9 +93,11 @@ def basic_composition(claims: Iterable[ApproxDP]) -> ApproxDP:
     delta = math.fsum(c.delta for c in claims)
     if delta >= 1.0:
         raise ValueError(f"composed delta {delta:g} >= 1: the composition guarantees nothing")
+    tv = _float_tv(claims)
     if delta == 0.0:
-        return PureDP(epsilon=epsilon, relation=relation, proven=proven, note=note)
-    return ApproxDP(epsilon=epsilon, delta=delta, relation=relation, proven=proven, note=note)
+        return PureDP(epsilon=epsilon, relation=relation, proven=proven, note=note, float_tv=tv)
+    return ApproxDP(epsilon=epsilon, delta=delta, relation=relation, proven=proven, note=note,
+                    float_tv=tv)
 
 
 def gdp_composition(claims: Iterable[GaussianDP]) -> GaussianDP:
@@ -96,7 +105,7 @@ def gdp_composition(claims: Iterable[GaussianDP]) -> GaussianDP:
     claims = list(claims)
     relation, proven, note = _common(claims, GaussianDP, "gdp_composition")
     return GaussianDP(mu=gdp_compose(c.mu for c in claims), relation=relation, proven=proven,
-                      note=note)
+                      note=note, float_tv=_float_tv(claims))
 
 
 def zcdp_composition(claims: Iterable[ZCDP]) -> ZCDP:
@@ -104,7 +113,7 @@ def zcdp_composition(claims: Iterable[ZCDP]) -> ZCDP:
     claims = list(claims)
     relation, proven, note = _common(claims, ZCDP, "zcdp_composition")
     return ZCDP(rho=math.fsum(c.rho for c in claims), relation=relation, proven=proven,
-                note=note)
+                note=note, float_tv=_float_tv(claims))
 
 
 @dataclass(frozen=True)

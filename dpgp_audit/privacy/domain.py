@@ -12,14 +12,19 @@ for Gaussian noise). Two things close the gap:
   ``ValueError`` naming ``y`` and the bound, or clipped where the documented contract is
   to clip (the clip is then recorded in the claim);
 * a **floating-point safety rule**, checked when a mechanism is applied to a dataset:
-  the float spacing at the largest possible release, ``np.spacing(bound × gain)``, must
-  be at most :data:`FP_SAFETY_FRACTION` (10⁻⁶) of the smallest noise standard deviation.
-  Otherwise the release is refused and the message gives the largest safe bound
+  at the largest possible release ``top = bound × gain + |offset| + 64 sd`` the float
+  spacing ``np.spacing(top)`` must be at most 2^−:data:`GUARD_BITS` of the coordinate's
+  release grid Λ (:func:`~dpgp_audit.privacy.float_release.release_grid`, about sd/1500;
+  so spacing ≤ 2⁻²⁰ sd < 10⁻⁶ sd, the issue-10 rule tightened to the grid). Otherwise the
+  release is refused and the message gives the largest safe bound
   (:func:`largest_safe_bound`).
 
-The rule makes rounding invisible next to the noise (the A.7 precision auditor checks
-exactly this ratio); it is not a proof that the float release is private. The proof-
-carrying option is the secure noise of :mod:`dpgp_audit.privacy.secure_noise`.
+With the rule, every continuous release of the kit is rounded exactly to its grid Λ
+(:mod:`dpgp_audit.privacy.float_release`, issue 20 §4): the grid points are floats, the
+exact rounding's error bound stays far inside a cell, and the float release is within a
+stated total variation of the real-arithmetic mechanism (docs/auditors.md). The exact
+samplers of :mod:`dpgp_audit.privacy.secure_noise` remain the alternative with no
+float slack at all.
 """
 
 from __future__ import annotations
@@ -30,15 +35,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_positive_float
+from dpgp_audit.privacy.float_release import (
+    GUARD_BITS,
+    TAIL_SDS,
+    FloatRelease,
+    largest_safe_top,
+    release_grid,
+)
 
-__all__ = ["DEFAULT_Y_BOUND", "FP_SAFETY_FRACTION", "PublicDomain", "check_float_safety",
+__all__ = ["DEFAULT_Y_BOUND", "GUARD_BITS", "PublicDomain", "check_float_safety",
            "check_linear_release", "declared_domain", "largest_safe_bound", "largest_safe_release",
            "row_gains"]
 
-#: Documented bound on (float spacing at the largest release) / (smallest noise sd).
-FP_SAFETY_FRACTION = 1e-6
-#: The public domain |y| <= 1e6 of a mechanism built without an explicit ``y_bound``
-#: (targets are expected in natural or normalised units; declare a bound to change it).
+#: The documented public domain |y| <= 1e6 of a mechanism built without an explicit
+#: ``y_bound`` (targets are expected in natural or normalised units; declare a bound to
+#: change it).
 DEFAULT_Y_BOUND = 1e6
 
 
@@ -106,33 +117,40 @@ def declared_domain(y_bound: float | None, clip: bool = False) -> PublicDomain:
     return PublicDomain(DEFAULT_Y_BOUND if y_bound is None else y_bound, clip=clip)
 
 
-def largest_safe_release(min_sd: float, fraction: float = FP_SAFETY_FRACTION) -> float:
-    """The largest |v| with ``np.spacing(v) <= fraction · min_sd``.
+def largest_safe_release(min_sd: float) -> float:
+    """The largest |v| whose float spacing is at most 2^-GUARD_BITS of the grid for ``min_sd``.
 
-    ``np.spacing(v) = 2^(e − 52)`` for ``2^e <= |v| < 2^(e+1)``, so the answer is just
-    below ``2^(e_max + 1)`` with ``e_max = floor(log2(fraction · min_sd)) + 52``.
+    The grid is :func:`~dpgp_audit.privacy.float_release.release_grid` of the sd (a power of
+    two), so the answer is the float just below a power of two
+    (:func:`~dpgp_audit.privacy.float_release.largest_safe_top`).
     """
     min_sd = check_positive_float("min_sd", min_sd)
-    target = fraction * min_sd
-    e_max = math.floor(math.log2(target)) + 52
-    if e_max + 1 > 1023:
-        return float(np.finfo(float).max)
-    v = float(np.nextafter(2.0 ** (e_max + 1), 0.0))
-    while np.spacing(v) > target:  # guard against an off-by-one in log2 rounding
-        v = float(np.nextafter(v / 2.0, 0.0))
-    return v
+    return largest_safe_top(float(release_grid(min_sd)))
 
 
-def largest_safe_bound(gain: float, min_sd: float, fraction: float = FP_SAFETY_FRACTION
-                       ) -> float:
-    """The largest ``y_bound`` for which ``y_bound × gain`` passes the safety rule."""
+def largest_safe_bound(gain: float, min_sd: float) -> float:
+    """The largest ``y_bound`` for which ``y_bound × gain`` (plus 64 sd) passes the rule."""
     gain = check_positive_float("gain", gain)
-    return largest_safe_release(min_sd, fraction) / gain
+    min_sd = check_positive_float("min_sd", min_sd)
+    return max(0.0, (largest_safe_release(min_sd) - TAIL_SDS * min_sd) / gain)
 
 
-def check_float_safety(bound: float, gain: float, min_sd: float, *, what: str = "y_bound",
-                       fraction: float = FP_SAFETY_FRACTION) -> float:
-    """Refuse when rounding at the largest possible release is visible next to the noise.
+def _as_release(release: object) -> FloatRelease:
+    """A :class:`FloatRelease`, or the grid of a plain array of noise sds."""
+    if isinstance(release, FloatRelease):
+        return release
+    sd = np.atleast_1d(np.asarray(release, dtype=float)).ravel()
+    if not np.all(np.isfinite(sd)):
+        raise ValueError("the noise sd must be finite")
+    if np.any(sd <= 0):
+        raise ValueError("y_bound: a released coordinate carries no noise (sd 0); no bound "
+                         "on |y| makes it float-safe")
+    return FloatRelease(release_grid(sd), sd, 0.0, "given sd")
+
+
+def check_float_safety(bound: float, gain: float, min_sd: float, *, what: str = "y_bound"
+                       ) -> float:
+    """Refuse when rounding at the largest possible release would reach the release grid.
 
     Parameters
     ----------
@@ -149,12 +167,12 @@ def check_float_safety(bound: float, gain: float, min_sd: float, *, what: str = 
     Returns
     -------
     float
-        The ratio ``np.spacing(bound × gain) / min_sd`` (at most ``fraction``).
+        ``np.spacing(top) / Λ`` at ``top = bound × gain + 64 min_sd`` (at most 2^-GUARD_BITS).
 
     Raises
     ------
     ValueError
-        When the ratio exceeds ``fraction``; the message gives the largest safe bound.
+        When the ratio exceeds 2^-GUARD_BITS; the message gives the largest safe bound.
     """
     bound = check_positive_float(what, bound)
     gain = float(gain)
@@ -164,18 +182,7 @@ def check_float_safety(bound: float, gain: float, min_sd: float, *, what: str = 
     if not (math.isfinite(min_sd) and min_sd > 0):
         raise ValueError(f"the smallest noise sd must be finite and > 0, got {min_sd!r}: "
                          "a release without noise in some coordinate cannot be float-safe")
-    top = bound * gain
-    if not math.isfinite(top):
-        raise ValueError(f"{what} = {bound:g} times the query's gain {gain:g} overflows")
-    ratio = float(np.spacing(top)) / min_sd if top > 0 else 0.0
-    if ratio > fraction:
-        safe = largest_safe_bound(gain, min_sd, fraction) if gain > 0 else math.inf
-        raise ValueError(
-            f"{what} = {bound:g} is not float-safe: the largest possible release "
-            f"({what} x gain {gain:.4g} = {top:.4g}) has float spacing {np.spacing(top):.3g}, "
-            f"{ratio:.3g} of the smallest noise sd {min_sd:.4g} (the rule allows {fraction:g});"
-            f" the largest safe {what} is {safe:.6g}")
-    return ratio
+    return _as_release(np.array([min_sd])).check_domain(bound, np.array([gain]), what=what)
 
 
 def row_gains(C: np.ndarray) -> np.ndarray:
@@ -184,19 +191,19 @@ def row_gains(C: np.ndarray) -> np.ndarray:
     return np.sum(np.abs(C), axis=1)
 
 
-def check_linear_release(domain: PublicDomain, C: np.ndarray, sd: np.ndarray, *,
-                         offset: np.ndarray | None = None,
-                         fraction: float = FP_SAFETY_FRACTION) -> float:
-    """The float-safety rule for a linear Gaussian or Laplace release ``C y + offset + noise``.
+def check_linear_release(domain: PublicDomain, C: np.ndarray, release: object, *,
+                         offset: np.ndarray | None = None) -> float:
+    """The float-safety rule for a linear release ``C y + offset + noise``.
 
-    Coordinate k can reach ``y_bound · Σ_i |C_ki| + |offset_k|``; its float spacing there
-    must be at most ``fraction`` of that coordinate's noise sd ``sd[k]``. A coordinate
-    that depends on y but has no noise is refused outright.
+    Coordinate k can reach ``y_bound · Σ_i |C_ki| + |offset_k| + 64 sd_k``; there the float
+    spacing must be at most 2^-GUARD_BITS of its release grid Λ_k. ``release`` is the
+    release's :class:`~dpgp_audit.privacy.float_release.FloatRelease` (grid and sd) or an
+    array of noise sds. A coordinate that depends on y but has no noise is refused outright.
 
     Returns
     -------
     float
-        The largest ratio spacing / sd over the coordinates.
+        The largest ratio spacing / grid over the coordinates.
 
     Raises
     ------
@@ -204,25 +211,14 @@ def check_linear_release(domain: PublicDomain, C: np.ndarray, sd: np.ndarray, *,
         Naming ``y_bound`` and giving the largest bound that passes.
     """
     gains = row_gains(C)
-    sd = np.broadcast_to(np.asarray(sd, dtype=float).ravel(), gains.shape)
-    off = (np.zeros_like(gains) if offset is None
-           else np.broadcast_to(np.abs(np.asarray(offset, dtype=float)).ravel(), gains.shape))
-    live = gains > 0
-    if np.any(live & ~(sd > 0)):
-        raise ValueError("y_bound: a released coordinate depends on y but carries no noise; "
-                         "no bound on |y| makes it float-safe")
-    top = domain.y_bound * gains + off
-    if not np.all(np.isfinite(top)):
-        raise ValueError(f"y_bound = {domain.y_bound:g} times the query's gain overflows")
-    ratios = np.where(live, np.spacing(top) / np.where(sd > 0, sd, 1.0), 0.0)
-    worst = float(np.max(ratios)) if ratios.size else 0.0
-    if worst > fraction:
-        k = int(np.argmax(ratios))
-        safe = min((largest_safe_release(float(sd[j]), fraction) - float(off[j]))
-                   / float(gains[j]) for j in np.flatnonzero(live))
-        raise ValueError(
-            f"y_bound = {domain.y_bound:g} is not float-safe: output {k} can reach "
-            f"{top[k]:.4g}, where the float spacing {np.spacing(top[k]):.3g} is {worst:.3g} of "
-            f"its noise sd {sd[k]:.4g} (the rule allows {fraction:g}); the largest safe "
-            f"y_bound is {max(safe, 0.0):.6g}")
-    return worst
+    if isinstance(release, FloatRelease):
+        fr = release
+    else:
+        sd = np.broadcast_to(np.asarray(release, dtype=float).ravel(), gains.shape)
+        if np.any((gains > 0) & ~(sd > 0)):
+            raise ValueError("y_bound: a released coordinate depends on y but carries no "
+                             "noise; no bound on |y| makes it float-safe")
+        fr = _as_release(np.where(sd > 0, sd, 1.0))
+    if fr.k != gains.size:
+        raise ValueError(f"C has {gains.size} rows but the release {fr.k} coordinates")
+    return fr.check_domain(domain.y_bound, gains, offset=offset)

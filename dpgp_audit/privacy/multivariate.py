@@ -17,13 +17,16 @@ singular case (the noise then lives in the range of M).
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
+
 import numpy as np
 from scipy import linalg
 
 from dpgp_audit._validation import as_finite_array, check_positive_float
 from dpgp_audit.norms import Mahalanobis
 
-__all__ = ["covariance_factor", "linear_query_changes", "mahalanobis_sensitivity"]
+__all__ = ["covariance_factor", "factor_pinv", "linear_query_changes", "mahalanobis_sensitivity"]
 
 
 def covariance_factor(M: np.ndarray, *, rtol: float = 0.0, name: str = "M") -> np.ndarray:
@@ -110,3 +113,30 @@ def mahalanobis_sensitivity(M: np.ndarray | Mahalanobis, changes: np.ndarray, *,
             "loss); add noise in that direction or use a full-rank M"
         )
     return float(np.sqrt(np.max(np.sum(coords**2 / w[:, None], axis=0))))
+
+
+_PINV_CACHE: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_PINV_CACHE_SIZE = 32
+
+
+def factor_pinv(F: np.ndarray) -> np.ndarray:
+    """F⁺ (r × k) of a noise factor F (k × r), by SVD, cached by content (read-only).
+
+    Every singular value above 2⁻⁶⁰ of the largest is inverted: a direction in which the
+    factor has noise, however little, is a coordinate of the inner release
+    (:class:`~dpgp_audit.methods.linear_gaussian.LinearGaussianRelease`, issue 20 §4).
+    """
+    F = np.ascontiguousarray(np.atleast_2d(np.asarray(F, dtype=float)))
+    key = (F.shape, hashlib.sha1(F.tobytes()).hexdigest())
+    hit = _PINV_CACHE.get(key)
+    if hit is not None:
+        _PINV_CACHE.move_to_end(key)
+        return hit
+    U, sv, Vt = np.linalg.svd(F, full_matrices=False)
+    keep = sv > sv.max(initial=0.0) * 2.0**-60
+    P = (Vt[keep].T / sv[keep]) @ U[:, keep].T
+    P.setflags(write=False)
+    _PINV_CACHE[key] = P
+    if len(_PINV_CACHE) > _PINV_CACHE_SIZE:
+        _PINV_CACHE.popitem(last=False)
+    return P

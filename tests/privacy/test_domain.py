@@ -1,7 +1,9 @@
-"""Declared public domains and the float-safety rule (issue 10 §1).
+"""Declared public domains and the float-safety rule (issue 10 §1, tightened in issue 20 §4).
 
-Expected values come from the definition of ``np.spacing`` (IEEE 754 doubles: the gap
-at |v| in [2^e, 2^(e+1)) is 2^(e−52)), never from the code under test.
+The rule: at the largest legal release ``top = bound · gain + |offset| + 64 sd`` the float
+spacing is at most 2⁻¹⁰ of the release grid Λ = 2^(⌊log₂ sd⌋ − 10). Expected values come
+from the definition of ``np.spacing`` (IEEE 754 doubles: the gap at |v| in [2^e, 2^(e+1))
+is 2^(e−52)) and of Λ (via ``math.frexp``), never from the code under test.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism, LaplaceS
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
 from dpgp_audit.privacy.domain import (
     DEFAULT_Y_BOUND,
-    FP_SAFETY_FRACTION,
     PublicDomain,
     check_float_safety,
     check_linear_release,
@@ -32,11 +33,16 @@ from dpgp_audit.privacy.domain import (
 )
 
 
+def _grid(sd: float) -> float:
+    """Λ = 2^(⌊log₂ sd⌋ − 10), from frexp: sd = m 2^e with m in [½, 1)."""
+    return math.ldexp(1.0, math.frexp(sd)[1] - 1 - 10)
+
+
 @settings(max_examples=60, deadline=None)
-@given(sd=st.floats(1e-200, 1e200), fraction=st.sampled_from([1e-6, 1e-3, 0.5]))
-def test_largest_safe_release_is_the_last_float_before_the_spacing_doubles(sd, fraction):
-    v = largest_safe_release(sd, fraction)
-    target = fraction * sd
+@given(sd=st.floats(1e-200, 1e200))
+def test_largest_safe_release_is_the_last_float_before_the_spacing_doubles(sd):
+    v = largest_safe_release(sd)
+    target = _grid(sd) * 2.0**-10
     assert np.spacing(v) <= target
     # the next float up lies in the next binade, whose spacing is twice as large
     nxt = np.nextafter(v, np.inf)
@@ -45,24 +51,27 @@ def test_largest_safe_release_is_the_last_float_before_the_spacing_doubles(sd, f
 
 
 def test_largest_safe_release_closed_form():
-    # sd = 1, fraction 2^-20: spacing 2^(e-52) <= 2^-20 for e <= 32, so v < 2^33
-    assert largest_safe_release(1.0, 2.0**-20) == np.nextafter(2.0**33, 0)
+    # sd = 1: Λ = 2^-10, spacing 2^(e-52) <= 2^-20 for e <= 32, so v < 2^33
+    assert largest_safe_release(1.0) == np.nextafter(2.0**33, 0)
 
 
 def test_float_safety_refuses_and_names_the_largest_safe_bound():
-    sigma = 3.73
+    sigma = 3.73  # Λ = 2^(1 - 10); spacing(top) <= 2^-19 needs top < 2^34
     with pytest.raises(ValueError, match=r"y_bound = 1e\+12 is not float-safe") as info:
         check_float_safety(1e12, 20, sigma)
     safe = float(info.value.args[0].rsplit(" ", 1)[1])
-    assert check_float_safety(safe, 20, sigma) <= FP_SAFETY_FRACTION
-    assert np.spacing(safe * 20 * 1.01) > FP_SAFETY_FRACTION * sigma  # and it is tight
+    assert safe == pytest.approx((2.0**34 - 64 * sigma) / 20, rel=1e-6)
+    assert check_float_safety(safe, 20, sigma) <= 2.0**-10  # spacing / Λ
+    with pytest.raises(ValueError, match="not float-safe"):  # and it is tight
+        check_float_safety(safe * 1.01, 20, sigma)
 
 
 def test_linear_release_rule_is_per_coordinate_and_refuses_noise_free_outputs():
     dom = PublicDomain(10.0)
     C = np.array([[1.0, 2.0], [0.5, 0.5]])
     ratio = check_linear_release(dom, C, np.array([1.0, 1e-3]))
-    assert ratio == pytest.approx(np.spacing(10.0) / 1e-3)  # coordinate 1: 10 * 1, sd 1e-3
+    # coordinate 1: top = 10 · 1 + 64e-3 in [8, 16): spacing 2^-49; Λ(1e-3) = 2^-20
+    assert ratio == 2.0**-49 / 2.0**-20
     with pytest.raises(ValueError, match="carries no noise"):
         check_linear_release(dom, C, np.array([1.0, 0.0]))
 
@@ -123,4 +132,5 @@ def test_no_rounding_is_visible_at_the_domain_bound_of_any_shipped_mechanism(mec
         assert "discrete" in screen.skipped
         return
     assert screen.details["visible"] == 0, screen.details
-    assert screen.details["max_ratio"] <= FP_SAFETY_FRACTION
+    # spacing(top) <= 2^-10 Λ <= 2^-20 sd at every legal release
+    assert screen.details["max_ratio"] <= 2.0**-20

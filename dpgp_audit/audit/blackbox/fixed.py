@@ -203,14 +203,18 @@ def _repeat_call_test(mechanism: Mechanism, d0: Dataset, d1: Dataset,
 
 
 def _claim_epsilon_delta(claim: Claim, delta: float | None) -> tuple[float, float, str]:
+    # the δ tested is that of the released floats: the claim's plus its float slack
+    # (issue 20 §4: ``claim.float_tv``, 0 for a release without rounding)
     if isinstance(claim, ApproxDP):
-        return claim.epsilon, claim.delta, ""
+        return claim.epsilon, claim.delta_total, ""
     d = DEFAULT_DELTA if delta is None else float(delta)
     if isinstance(claim, GaussianDP):
-        return gdp.gdp_epsilon(d, claim.mu), d, f"GDP claim converted to (eps, delta) at {d:g}"
+        eps = gdp.gdp_epsilon(d, claim.mu)
+        return (eps, d + claim.float_delta(eps),
+                f"GDP claim converted to (eps, delta) at {d:g}")
     if isinstance(claim, ZCDP):
         a = claim.to_approx(d)
-        return a.epsilon, d, f"zCDP claim converted to (eps, delta) at {d:g}"
+        return a.epsilon, a.delta_total, f"zCDP claim converted to (eps, delta) at {d:g}"
     raise TypeError(f"unsupported claim type {type(claim).__name__}")
 
 

@@ -1,0 +1,152 @@
+"""Float-safe releases: exact rounding to a public power-of-two grid (issue 20 §4; A.7).
+
+Expected values come from exact rational arithmetic (:class:`fractions.Fraction`), from the
+definition of the grid (Λ = 2^(⌊log₂ σ⌋ − 10), via ``math.frexp``) and from IEEE 754
+facts, never from the code under test.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpgp_audit.privacy.float_release import (
+    GRID_BITS,
+    gaussian_release,
+    gaussian_tv_bound,
+    iid_gaussian_release,
+    laplace_noise_exact_uniform,
+    laplace_release,
+    linear_hi_lo,
+    release_grid,
+    round_to_grid,
+)
+
+
+def _exact_round(parts: list[float], grid: float) -> float:
+    """grid · round(Σ parts / grid), ties to even, in exact rational arithmetic."""
+    q = sum(Fraction(p) for p in parts) / Fraction(grid)
+    f = math.floor(q)
+    r = q - f
+    if r > Fraction(1, 2) or (r == Fraction(1, 2) and f % 2 == 1):
+        f += 1
+    return float(f * Fraction(grid))
+
+
+# ----------------------------------------------------------------------------- the grid
+@settings(max_examples=200, deadline=None)
+@given(sd=st.floats(1e-150, 1e150))
+def test_grid_is_the_power_of_two_between_sd_over_2048_and_sd_over_1024(sd):
+    g = float(release_grid(sd))
+    mant, _ = math.frexp(g)
+    assert mant == 0.5  # a power of two
+    assert sd * 2.0 ** -(GRID_BITS + 1) < g <= sd * 2.0**-GRID_BITS
+
+
+def test_grid_refuses_a_coordinate_without_noise():
+    with pytest.raises(ValueError, match="sd"):
+        release_grid([1.0, 0.0])
+
+
+# ----------------------------------------------------------------------------- exact rounding
+@settings(max_examples=300, deadline=None)
+@given(q=st.floats(-1e9, 1e9), z=st.floats(-50, 50), e=st.integers(-20, 4),
+       nudge=st.integers(-3, 3), at_mid=st.booleans())
+def test_rounding_is_that_of_the_exact_real_sum(q, z, e, nudge, at_mid):
+    grid = 2.0**e
+    noise = z * grid * 100
+    if at_mid:  # put the float sum at (or a few ulps off) a grid midpoint: the hard case
+        mid = (math.floor((q + noise) / grid) + 0.5) * grid
+        noise = mid - q + nudge * float(np.spacing(abs(mid) + abs(q)))
+    if float(np.spacing(abs(q) + abs(noise))) * 64 >= grid:
+        return  # far outside the float-safety rule (2^-10): the function may refuse there
+    out = round_to_grid(q, np.array([noise]), grid)[0]
+    assert out == _exact_round([q, noise], grid)
+
+
+def test_rounding_refuses_a_sum_too_large_for_its_grid():
+    with pytest.raises(ValueError, match="too large for its float-safe grid"):
+        round_to_grid(1e15, np.array([0.3]), 2.0**-10)
+
+
+@settings(max_examples=100, deadline=None)
+@given(j=st.integers(-2**40, 2**40), e=st.integers(-30, 5))
+def test_rounding_is_idempotent_on_the_grid(j, e):
+    grid = 2.0**e
+    r = np.array([j * grid])
+    np.testing.assert_array_equal(round_to_grid(r, np.zeros(1), grid), r)
+    once = round_to_grid(0.3, np.array([j * grid / 7.0]), grid)
+    np.testing.assert_array_equal(round_to_grid(once, np.zeros(1), grid), once)
+
+
+def test_rounding_moves_a_release_by_at_most_half_a_grid_step():
+    rng = np.random.default_rng(0)
+    grid = release_grid(np.full(6, 3.7))
+    q = rng.normal(size=6) * 1e5
+    noise = 3.7 * rng.standard_normal((1000, 6))
+    out = round_to_grid(q, noise, grid)
+    assert np.all(np.abs(out - (q + noise)) <= grid / 2 + np.spacing(np.abs(q) + 20))
+    assert np.all(np.mod(out, grid) == 0)
+
+
+def test_linear_queries_are_evaluated_exactly():
+    rng = np.random.default_rng(1)
+    C = rng.normal(size=(4, 30)) * 10.0 ** rng.integers(-3, 3, size=(4, 30))
+    y = rng.normal(size=30) * 1e6
+    off = rng.normal(size=4)
+    hi, lo = linear_hi_lo(C, y, off)
+    for k in range(4):
+        exact = sum(Fraction(c) * Fraction(v) for c, v in zip(C[k], y, strict=True)) \
+            + Fraction(off[k])
+        assert float(exact) == hi[k]  # correctly rounded
+        assert abs(Fraction(hi[k]) + Fraction(lo[k]) - exact) <= abs(exact) * Fraction(2)**-104
+
+
+# ----------------------------------------------------------------------------- the bounds τ
+def test_total_variation_bounds_are_scale_free_and_add_over_coordinates():
+    # τ depends on σ only through σ / Λ, which a power-of-two scale leaves unchanged
+    assert iid_gaussian_release([3.7]).tv == iid_gaussian_release([3.7 * 2**20]).tv
+    assert laplace_release([0.3]).tv == laplace_release([0.3 * 2.0**-7]).tv
+    one, many = iid_gaussian_release([1.0]).tv, iid_gaussian_release(np.ones(50)).tv
+    assert many == pytest.approx(50 * one)
+    F = np.random.default_rng(2).normal(size=(30, 12))
+    assert gaussian_release(F, 2.0).tv <= gaussian_tv_bound(30, 12)
+
+
+def test_float_delta_of_the_kit_defaults_is_a_hundredth_of_delta():
+    from dpgp_audit.catalogue import entries
+    from dpgp_audit.privacy.float_release import float_delta_budget
+
+    seen = 0
+    for entry in entries():
+        mech, _ = entry.make()
+        claim = mech.claim
+        if claim.float_tv == 0.0:
+            continue
+        seen += 1
+        eps = getattr(claim, "epsilon", 1.0)
+        assert claim.float_delta(eps) <= float_delta_budget(eps, getattr(claim, "delta", None)), \
+            entry.id
+    assert seen >= 25
+
+
+# ----------------------------------------------------------------------------- Laplace noise
+def test_exact_uniform_laplace_has_the_laplace_law():
+    # KS test at n = 20 000, level 1e-3 (critical distance 1.95/√n ≈ 0.014): power ≈ 1
+    # against a scale 20 % off (KS distance between the two laws ≈ 0.04)
+    x = laplace_noise_exact_uniform(2.0, (20_000,), np.random.default_rng(3))
+    assert stats.kstest(x, stats.laplace(scale=2.0).cdf).pvalue > 1e-3
+    assert stats.kstest(x, stats.laplace(scale=2.4).cdf).pvalue < 1e-3
+
+
+def test_laplace_noise_takes_one_scale_per_coordinate():
+    rng = np.random.default_rng(4)
+    x = laplace_noise_exact_uniform(np.array([1.0, 100.0]), (5000, 2), rng)
+    ratio = np.median(np.abs(x[:, 1])) / np.median(np.abs(x[:, 0]))
+    assert 80 < ratio < 125
