@@ -28,6 +28,7 @@ from dpgp_audit._validation import as_finite_array, check_positive_int, check_rn
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.privacy.claims import ZCDP, whole_rows
 from dpgp_audit.privacy.conversions import zcdp_from_epsilon_delta
+from dpgp_audit.privacy.float_release import gaussian_tv_bound, release_grid, round_to_grid
 
 __all__ = [
     "CoinPressMean",
@@ -123,7 +124,9 @@ def coinpress_mean(x: np.ndarray, centre: float, radius: float, rho: float,
         i_lo = int(np.searchsorted(xs, lo, side="left"))
         i_hi = int(np.searchsorted(xs, hi, side="right"))
         clipped_sum = lo * i_lo + (csum[i_hi] - csum[i_lo]) + hi * (n - i_hi)
-        c = clipped_sum / n + sd * float(rng.standard_normal())
+        noise = sd * float(rng.standard_normal())
+        # rounded to the public grid of the step's sd (issue 20 §4); no noise: the edge
+        c = float(round_to_grid(clipped_sum / n, noise, release_grid(sd))) if sd > 0 else lo
         r = gamma * math.sqrt(scale * scale / n + sd * sd)
     return CoinPressResult(c, float(np.sum(rhos)), rhos, intervals, sds)
 
@@ -180,7 +183,8 @@ class CoinPressMean:
         note = f"targets clipped to [{lo:g}, {hi:g}]; n public; {self.n_iter} steps"
         if self.source:
             note += f"; {self.source}"
-        return ZCDP(rho=self.rho, relation=whole_rows(max(abs(lo), abs(hi))), note=note)
+        return ZCDP(rho=self.rho, relation=whole_rows(max(abs(lo), abs(hi))), note=note,
+                    float_tv=self.float_tv())
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` independent CoinPress means, shape (n, 1), vectorised over the runs.
@@ -212,9 +216,18 @@ class CoinPressMean:
             i_lo = np.searchsorted(xs, lo, side="left")
             i_hi = np.searchsorted(xs, hi, side="right")
             clipped_sum = lo * i_lo + (csum[i_hi] - csum[i_lo]) + hi * (m - i_hi)
-            c = clipped_sum / m + sd * z[:, t]
+            # each step's noisy mean is rounded to the public grid of its sd (issue 20 §4);
+            # a stuck step (interval of width 0, no noise) releases the public edge itself
+            live = sd > 0
+            step = np.where(live, sd, 1.0)
+            c = np.where(live, round_to_grid(clipped_sum / m, step * z[:, t],
+                                             release_grid(step)), edge)
             r = gamma * np.sqrt(self.scale * self.scale / m + sd * sd)
         return c[:, None]
+
+    def float_tv(self) -> float:
+        """τ of the rounded steps: one normal per step, any sd (issue 20 §4)."""
+        return self.n_iter * gaussian_tv_bound(1, 1)
 
 
 def _build_coinpress(data: Dataset, *, epsilon: float, delta: float, centre: float = 0.0,

@@ -45,6 +45,7 @@ from dpgp_audit.methods.honkela.posterior import DPQU, Correction, noise_aware_q
 from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
+from dpgp_audit.privacy.float_release import FloatRelease, iid_gaussian_release
 
 __all__ = ["DPSVGPStats", "NoisyStats", "radial_profile", "stationary_kernel_bound"]
 
@@ -185,7 +186,16 @@ class DPSVGPStats:
         if self.clip:
             parts.append(f"targets clipped to |y| <= {self.y_bound:g}")
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(self.y_bound),
-                        proven=self.calibration.proven, note="; ".join(parts))
+                        proven=self.calibration.proven, note="; ".join(parts),
+                        float_tv=self.float_release().tv)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the release and its float total variation τ (issue 20 §4)."""
+        return iid_gaussian_release(self._noise_scales())
+
+    def _statistics_bound(self, n: int) -> float:
+        """A bound on every released statistic: n R_k max(R_y, R_k) (|k(z, x)| ≤ R_k)."""
+        return n * self.R_k * max(self.y_bound, self.R_k)
 
     @property
     def norm(self) -> L2:
@@ -245,7 +255,8 @@ class DPSVGPStats:
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         mean = self.mean(data)
-        return mean + self._noise_scales() * rng.standard_normal((n, mean.size))
+        return _rounded_release(self.float_release(), mean, self._statistics_bound(data.n),
+                                n, rng)
 
     # ------------------------------------------------------------------ the method
     def unpack(self, release: np.ndarray) -> NoisyStats:
@@ -280,6 +291,15 @@ class DPSVGPStats:
         """H Alg. 1 end to end: release, then the noise-aware posterior."""
         return self.posterior(self.release(data, rng), noise_var, correction=correction,
                               on_not_pd=on_not_pd)
+
+
+def _rounded_release(fr: FloatRelease, mean: np.ndarray, bound: float, n: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """``n`` releases Λ · round((mean + σ z) / Λ) (issue 20 §4) of statistics bounded by
+    ``bound`` (the float-safety rule is checked first).
+    """
+    fr.check_domain(bound, np.ones(fr.k), what="statistics bound")
+    return fr.round(mean, fr.sd * rng.standard_normal((n, fr.k)))
 
 
 def _build_dpsvgp(data: Dataset, *, epsilon: float, delta: float, y_bound: float = 1.0,

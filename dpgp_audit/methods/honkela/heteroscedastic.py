@@ -45,11 +45,17 @@ from dpgp_audit.methods.honkela.bounds import (
     upper_unvec,
     upper_vec,
 )
-from dpgp_audit.methods.honkela.dpsvgp import DPSVGPStats, radial_profile, stationary_kernel_bound
+from dpgp_audit.methods.honkela.dpsvgp import (
+    DPSVGPStats,
+    _rounded_release,
+    radial_profile,
+    stationary_kernel_bound,
+)
 from dpgp_audit.methods.honkela.posterior import DPQU, Correction, noise_aware_qu
 from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
+from dpgp_audit.privacy.float_release import FloatRelease, iid_gaussian_release
 
 __all__ = [
     "AffineNoiseVariance",
@@ -97,7 +103,12 @@ class DPHeteroscedasticStats(DPSVGPStats):
         base = super().claim
         return ApproxDP(epsilon=base.epsilon, delta=base.delta, relation=base.relation,
                         proven=base.proven,
-                        note=base.note + f"; per-row noise >= {self.min_noise_var:g} (App. D)")
+                        note=base.note + f"; per-row noise >= {self.min_noise_var:g} (App. D)",
+                        float_tv=base.float_tv)
+
+    def _statistics_bound(self, n: int) -> float:
+        """Weights 1/σ_i² ≤ 1/σ²_min scale the homoscedastic bound."""
+        return super()._statistics_bound(n) / self.min_noise_var
 
     def statistics(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
         """Noise-free (A_h, B_h) of H eq. (37); checks R_k and σ_i² ≥ σ²_min."""
@@ -203,7 +214,12 @@ class DPDirichletClassifier:
         return ApproxDP(epsilon=self.epsilon, delta=self.delta,
                         relation=whole_rows(max(self.n_classes - 1, 1)),
                         note=f"labels in 0..{self.n_classes - 1}; Dirichlet transform "
-                             f"alpha_eps={self.alpha_eps:g}; Z public; sqrt(C) composition")
+                             f"alpha_eps={self.alpha_eps:g}; Z public; sqrt(C) composition",
+                        float_tv=self.float_release().tv)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the release and its float total variation τ (issue 20 §4)."""
+        return iid_gaussian_release(self._scales())
 
     @property
     def norm(self) -> L2:
@@ -244,7 +260,8 @@ class DPDirichletClassifier:
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         mean = self.mean(data)
-        return mean + self._scales() * rng.standard_normal((n, mean.size))
+        bound = data.n * self.R_k * max(self.y_bound, self.R_k) / self.min_noise_var
+        return _rounded_release(self.float_release(), mean, bound, n, rng)
 
     def fit(self, data: Dataset, rng: np.random.Generator, *,
             correction: Correction = "paper") -> list[DPQU]:

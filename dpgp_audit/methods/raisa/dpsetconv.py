@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, reduce
 from typing import Literal
 
 import numpy as np
@@ -58,7 +58,9 @@ from dpgp_audit.gp.grid import Grid, KroneckerGridSampler
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.claims import GaussianDP, whole_rows
+from dpgp_audit.privacy.float_release import FloatRelease, iid_gaussian_release
 from dpgp_audit.privacy.gdp import gdp_mu
+from dpgp_audit.privacy.multivariate import factor_pinv
 
 __all__ = [
     "ChannelQuery",
@@ -188,7 +190,32 @@ class DPSetConv:
         note = (f"targets {how}, C = {self.clip_bound:g}; density and signal channels released "
                 f"by the GP functional mechanism (lengthscale {self.lengthscale:g}) and composed "
                 f"in GDP with split t = {self.t:g}")
-        return GaussianDP(mu=self.mu, relation=whole_rows(self.clip_bound), note=note)
+        return GaussianDP(mu=self.mu, relation=whole_rows(self.clip_bound), note=note,
+                          float_tv=self.float_release.tv)
+
+    @cached_property
+    def float_release(self) -> FloatRelease:
+        """The public inner grid and the float total variation τ (issue 20 §4).
+
+        The release is rounded in the noise's own coordinates: per channel c the inner
+        release ``R⁺ r_c + σ_c z`` (R = ⊗_d R_d the Kronecker root, z iid standard normals)
+        carries iid noise of sd σ_c, and the grid release is R times it.
+        """
+        g = self.grid.size
+        return iid_gaussian_release(np.concatenate([np.full(g, self.sigma_density),
+                                                    np.full(g, self.sigma_signal)]))
+
+    @cached_property
+    def _root_pinvs(self) -> tuple[np.ndarray, ...]:
+        return tuple(factor_pinv(R) for R in self.sampler.roots)
+
+    def _to_inner(self, field: np.ndarray) -> np.ndarray:
+        """R⁺ applied to grid fields of shape (..., *grid.shape), axis by axis."""
+        lead = field.ndim - self.grid.dim
+        for d, P in enumerate(self._root_pinvs):
+            moved = np.moveaxis(field, lead + d, -1)
+            field = np.moveaxis(moved @ P.T, -1, lead + d)
+        return field
 
     @property
     def sensitivity_sq_density(self) -> float:
@@ -272,10 +299,18 @@ class DPSetConv:
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         r = self.channels(data)
-        g = self.sampler.sample(2 * n, rng).reshape((n, 2, *self.grid.shape))
+        z = rng.standard_normal((2 * n, *self.grid.shape)).reshape((n, 2, *self.grid.shape))
         scale = np.array([self.sigma_density, self.sigma_signal]).reshape(
             (1, 2) + (1,) * self.grid.dim)
-        return (r[None] + scale * g).reshape(n, -1)
+        fr = self.float_release
+        # |channels| <= n C_k (density) and n C C_k (signal), so |R⁺ r| <= that times the
+        # row sums of |R⁺| (a Kronecker product of the per-axis ones): the float-safety rule
+        rows = reduce(np.kron, [np.sum(np.abs(P), axis=1) for P in self._root_pinvs])
+        top = data.n * self.kernel_variance * np.concatenate([rows, self.clip_bound * rows])
+        fr.check_domain(1.0, top, what="statistics bound")
+        inner = fr.round(self._to_inner(r).ravel(), (scale * z).reshape(n, -1))
+        out = self.sampler.apply(inner.reshape((2 * n, *self.grid.shape)))
+        return out.reshape(n, -1)
 
     def as_channels(self, released: np.ndarray) -> np.ndarray:
         """Reshape flat releases ``(..., 2·grid.size)`` to ``(..., 2, *grid.shape)``."""

@@ -46,6 +46,7 @@ from dpgp_audit.dataset import Dataset, check_dataset, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import psd_cholesky
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
+from dpgp_audit.privacy.float_release import gaussian_tv_bound, iid_gaussian_release
 
 __all__ = [
     "DPSGDSVGPRelease",
@@ -185,8 +186,15 @@ def privatise_gradient_sum(G: np.ndarray, clip_norm: float, noise_multiplier: fl
     """
     norms = np.linalg.norm(G, axis=1)
     clipped = G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))[:, None]
-    return clipped.sum(axis=0) + rng.normal(0.0, noise_multiplier * 2.0 * clip_norm,
-                                            size=G.shape[1])
+    noise = rng.normal(0.0, noise_multiplier * 2.0 * clip_norm, size=G.shape[1])
+    sd = noise_multiplier * 2.0 * clip_norm
+    if sd <= 0:  # the non-private test hook (noise multiplier 0): nothing to round
+        return clipped.sum(axis=0) + noise
+    # the noisy sum is rounded to the public grid of its sd (issue 20 §4); the clipped sum
+    # of B rows is at most B C in every coordinate (the float-safety rule there)
+    fr = iid_gaussian_release(np.full(G.shape[1], sd))
+    fr.check_domain(clip_norm, np.full(G.shape[1], float(G.shape[0])), what="clip_norm")
+    return fr.round(clipped.sum(axis=0), noise)
 
 
 def _kl_grad(m: np.ndarray, L: np.ndarray, diag: bool) -> tuple[float, np.ndarray]:
@@ -285,7 +293,14 @@ class DPSGDSVGP:
             note=("DP-SGD: per-example clipping at C = "
                   f"{self.clip_norm:g}, batches of {self.batch_size} without replacement, "
                   f"{self.steps} steps, dp-accounting RDP (replace-one); kernel hyperparameters "
-                  "and inducing inputs are public; targets clipped to |y| <= y_bound"))
+                  "and inducing inputs are public; targets clipped to |y| <= y_bound"),
+            float_tv=self.float_tv())
+
+    def float_tv(self) -> float:
+        """τ of the rounded noisy gradient sums: steps × parameters iid normals, any sd."""
+        M = self.inducing.shape[0]
+        rows, _ = _param_index(M, self.diag_covariance)
+        return int(self.steps) * (M + len(rows) + 1) * gaussian_tv_bound(1, 1)
 
     def fit(self, data: Dataset, rng: np.random.Generator, *,
             _noise_multiplier: float | None = None) -> FittedDPSVGP:
@@ -370,7 +385,8 @@ class DPSGDSVGPRelease:
                         proven=base.proven,
                         note=base.note + "; the epsilon is dp-accounting's RDP bound for "
                                          "sampled-without-replacement Gaussian steps (R uses "
-                                         "Opacus' PRV accountant instead)")
+                                         "Opacus' PRV accountant instead)",
+                        float_tv=base.float_tv)
 
     def noise_multiplier(self, n_rows: int) -> float:
         """The calibrated noise multiplier for a dataset of ``n_rows`` rows."""

@@ -31,7 +31,12 @@ from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only
 from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
-from dpgp_audit.privacy.mechanisms import laplace_noise
+from dpgp_audit.privacy.float_release import (
+    FloatRelease,
+    iid_gaussian_release,
+    laplace_noise_exact_uniform,
+    laplace_release,
+)
 
 __all__ = [
     "GaussianBinning",
@@ -149,10 +154,29 @@ class _Binning:
 
     def query(self, data: Dataset) -> np.ndarray:
         """Bin means of the occupied bins (a bin mean is at most y_bound: gain 1)."""
-        y = self._targets(data)
-        check_linear_release(self.domain, np.ones((self.occupied.size, 1)), self.noise_sd)
+        y = self._checked_targets(data)
         sums = np.bincount(self._idx, weights=y, minlength=self.counts.size)
         return sums[self.occupied] / self.counts[self.occupied]
+
+    def _checked_targets(self, data: Dataset) -> np.ndarray:
+        y = self._targets(data)
+        check_linear_release(self.domain, np.ones((self.occupied.size, 1)),
+                             self.float_release())  # type: ignore[attr-defined]
+        return y
+
+    @property
+    def mean_map(self) -> np.ndarray:
+        """The public linear map of the occupied-bin means: row b holds 1/n_b on its inputs."""
+        M = np.zeros((self.occupied.size, self.X.shape[0]))
+        pos = np.full(self.counts.size, -1)
+        pos[self.occupied] = np.arange(self.occupied.size)
+        M[pos[self._idx], np.arange(self.X.shape[0])] = 1.0 / self.counts[self._idx]
+        return M
+
+    def _release(self, data: Dataset, noise: np.ndarray) -> np.ndarray:
+        """Λ · round((bin means + noise) / Λ), the means evaluated exactly (issue 20 §4)."""
+        y = self._checked_targets(data)
+        return self.float_release().round_linear(self.mean_map, y, noise)  # type: ignore
 
     def sensitivity_bound(self) -> float:
         """1 in the per-bin scaled norm (each bin mean moves by at most d/n_b)."""
@@ -175,7 +199,11 @@ class LaplaceBinning(_Binning):
         """ε-DP, outputs-only neighbours."""
         note = f"targets clipped to |y| <= {self.y_bound:g}" if self.clip else ""
         return PureDP(epsilon=self.epsilon, relation=outputs_only(self.d), note=note,
-                      domain=self.domain)
+                      domain=self.domain, float_tv=self.float_release().tv)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the release and its float total variation τ (issue 20 §4)."""
+        return laplace_release(self.scales)
 
     @property
     def scales(self) -> np.ndarray:
@@ -196,8 +224,8 @@ class LaplaceBinning(_Binning):
         """``n`` releases of the occupied-bin means, shape (n, m)."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        q = self.query(data)
-        return q + laplace_noise(1.0, (n, q.size), rng) * self.scales
+        noise = laplace_noise_exact_uniform(self.scales, (n, self.occupied.size), rng)
+        return self._release(data, noise)
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,7 +245,12 @@ class GaussianBinning(_Binning):
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP, outputs-only neighbours."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, domain=self.domain)
+                        proven=self.calibration.proven, domain=self.domain,
+                        float_tv=self.float_release().tv)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the release and its float total variation τ (issue 20 §4)."""
+        return iid_gaussian_release(self.sigmas)
 
     @property
     def sigmas(self) -> np.ndarray:
@@ -246,8 +279,8 @@ class GaussianBinning(_Binning):
         """``n`` releases, shape (n, m)."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        q = self.query(data)
-        return q + rng.standard_normal((n, q.size)) * self.sigmas
+        noise = rng.standard_normal((n, self.occupied.size)) * self.sigmas
+        return self._release(data, noise)
 
 
 def simple_binning_predict(Xs: np.ndarray, edges: Sequence[np.ndarray],

@@ -56,6 +56,10 @@ from dpgp_audit.privacy.domain import PublicDomain, declared_domain
 
 __all__ = ["CloakedRelease", "CloakingGP", "CloakingMechanism", "cloaking_gp"]
 
+#: The released map Q Qᵀ C is stored and evaluated exactly (issue 20 §4) up to this many
+#: entries (32 MB); a larger sparse release rounds its float query instead.
+_EXACT_MAP_ENTRIES = 4_000_000
+
 DeltaRule = Literal["mahalanobis", "paper-calcdelta"]
 
 
@@ -135,6 +139,7 @@ class CloakingMechanism(LinearGaussianRelease):
     calibration: GaussianCalibration = field(init=False, repr=False)
     _Q: np.ndarray = field(init=False, repr=False)
     _factor: np.ndarray = field(init=False, repr=False)
+    _map: np.ndarray | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if isinstance(self.C, FactoredMatrix):
@@ -213,7 +218,11 @@ class CloakingMechanism(LinearGaussianRelease):
         object.__setattr__(self, "logdet", float(2.0 * np.sum(np.log(np.diag(Lr)))))
         object.__setattr__(self, "floor_added", floor_added)
         object.__setattr__(self, "calibration", cal)
-        self.check_float_safety(Q @ A)  # the released map Q Qᵀ C
+        released = Q @ A  # the released map Q Qᵀ C
+        self.check_float_safety(released)
+        if released.size <= _EXACT_MAP_ENTRIES:  # evaluated exactly (issue 20 §4)
+            released.setflags(write=False)
+            object.__setattr__(self, "_map", released)
 
     @property
     def domain(self) -> PublicDomain:
@@ -231,7 +240,7 @@ class CloakingMechanism(LinearGaussianRelease):
             notes.append(f"targets clipped to |y| <= {self.y_bound:g}")
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
                         proven=self.calibration.proven, note="; ".join(notes),
-                        domain=self.domain)
+                        domain=self.domain, float_tv=self.float_tv())
 
     @property
     def sigma(self) -> float:
@@ -256,6 +265,14 @@ class CloakingMechanism(LinearGaussianRelease):
     def query(self, data: Dataset) -> np.ndarray:
         """Noise-free release ``Q Qᵀ C y`` (C y projected on span{c_i})."""
         return self._Q @ (self._Q.T @ (self.C @ self._targets(data)))
+
+    def linear_query(self, data: Dataset) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(Q Qᵀ C, y)`` for an exact evaluation, when the map has at most
+        :data:`_EXACT_MAP_ENTRIES` entries (else ``None``: the float query is rounded).
+        """
+        if self._map is None:
+            return None
+        return self._map, self._targets(data)
 
     # mean = query, cov = σ² M and sample: LinearGaussianRelease
     @property
@@ -328,9 +345,8 @@ class CloakedRelease(ABC):
         return self.mechanism.cov(self._check(data))
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` DP releases, shape (n, k)."""
-        out = self.mechanism.sample(self._check(data), n, rng)
-        return out if self.offset is None else out + self.offset
+        """``n`` DP releases, shape (n, k): the public offset is inside the exact, rounded sum."""
+        return self.mechanism.sample(self._check(data), n, rng, offset=self.offset)
 
 
 @dataclass(frozen=True, eq=False)

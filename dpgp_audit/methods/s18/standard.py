@@ -210,8 +210,8 @@ class StandardDPGP(LinearGaussianRelease):
         object.__setattr__(self, "delta_h", delta_h)
         object.__setattr__(self, "bounds", bounds)
         object.__setattr__(self, "calibration", cal)
-        self.check_float_safety(C)
         object.__setattr__(self, "_factor", covariance_factor(Kss_rel, rtol=1e-14))
+        self.check_float_safety(C)
 
     # -- contract -------------------------------------------------------------------
     @property
@@ -222,7 +222,7 @@ class StandardDPGP(LinearGaussianRelease):
             notes.append(f"targets clipped to |y| <= {self.y_bound:g}")
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
                         proven=self.calibration.proven, note="; ".join(notes),
-                        domain=self.domain)
+                        domain=self.domain, float_tv=self.float_tv())
 
     @property
     def domain(self) -> PublicDomain:
@@ -252,6 +252,10 @@ class StandardDPGP(LinearGaussianRelease):
     def query(self, data: Dataset) -> np.ndarray:
         """Noise-free posterior mean at ``Xs`` (k,)."""
         return self.C @ self._targets(data)
+
+    def linear_query(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """``(C, y)``: the release evaluates the posterior mean C y exactly (issue 20 §4)."""
+        return self.C, self._targets(data)
 
     # mean = query, cov = c² k(Xs, Xs) (plus the jitter) and sample: LinearGaussianRelease
     @property

@@ -40,6 +40,7 @@ from dpgp_audit.methods.s18.cloaking import CloakedRelease, CloakingMechanism
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.claims import ApproxDP
 from dpgp_audit.privacy.composition import basic_composition, split_budget
+from dpgp_audit.privacy.float_release import gaussian_tv_bound
 
 __all__ = [
     "LABEL_SENSITIVITY",
@@ -271,7 +272,17 @@ class TwoStepLaplaceClassifier:
         claim = basic_composition([ApproxDP(epsilon=b.epsilon, delta=b.delta,
                                             relation=outputs_only(LABEL_SENSITIVITY))
                                    for b in self.budgets])
-        return dataclasses.replace(claim, domain=PublicDomain(1.0))
+        # both steps are rounded releases (issue 20 §4); step 2's noise shape depends on the
+        # released f̃₁, so its float total variation is bounded over every such shape
+        n = self.X.shape[0]
+        first = self._first().float_tv()
+        return dataclasses.replace(claim, domain=PublicDomain(1.0),
+                                   float_tv=first + gaussian_tv_bound(n, n))
+
+    def _first(self) -> CloakingMechanism:
+        b1 = self.budgets[0]
+        return _cloak(self.model.newton_map(None).C, LABEL_SENSITIVITY, b1.epsilon, b1.delta,
+                      self.method, False)
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` private f̃₂ vectors, shape (n, n_train) (sequential; one C per draw)."""
@@ -280,16 +291,15 @@ class TwoStepLaplaceClassifier:
         if not np.array_equal(data.X, self.X):
             raise ValueError("data.X differs from the public inputs X")
         y = check_labels(data.y, "data.y")
-        b1, b2 = self.budgets
-        first = LinearCloakingRelease(self.X, _cloak(self.model.newton_map(None).C,
-                                                     LABEL_SENSITIVITY, b1.epsilon, b1.delta,
-                                                     self.method, False), labels=True)
+        b2 = self.budgets[1]
+        first = LinearCloakingRelease(self.X, self._first(), labels=True)
         f1 = first.sample(data, n, rng)
         out = np.empty_like(f1)
         for i in range(n):
             step = self.model.newton_map(f1[i])
             mech = _cloak(step.C, LABEL_SENSITIVITY, b2.epsilon, b2.delta, self.method, False)
-            out[i] = step.offset + mech.sample(Dataset(self.X, y), 1, rng)[0]
+            # the public offset (a function of the released f̃₁) inside the exact, rounded sum
+            out[i] = mech.sample(Dataset(self.X, y), 1, rng, offset=step.offset)[0]
         return out
 
 

@@ -33,11 +33,12 @@ from dpgp_audit.methods.linear_gaussian import LinearGaussianRelease
 from dpgp_audit.norms import L1, L2, RKHS, Linf, Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
-from dpgp_audit.privacy.domain import (
-    PublicDomain,
-    check_float_safety,
-    check_linear_release,
-    declared_domain,
+from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
+from dpgp_audit.privacy.float_release import (
+    FloatRelease,
+    iid_gaussian_release,
+    laplace_noise_exact_uniform,
+    laplace_release,
 )
 from dpgp_audit.privacy.functional import (
     GPPathSampler,
@@ -47,11 +48,11 @@ from dpgp_audit.privacy.functional import (
 from dpgp_audit.privacy.mechanisms import (
     exponential_log_probabilities,
     exponential_mechanism,
-    laplace_noise,
     laplace_scale,
 )
 from dpgp_audit.privacy.multivariate import (
     covariance_factor,
+    factor_pinv,
     linear_query_changes,
     mahalanobis_sensitivity,
 )
@@ -95,7 +96,8 @@ class GaussianSumMechanism(LinearGaussianRelease):
         """(ε, δ)-DP under outputs-only neighbours with bound d, on the declared domain."""
         note = f"targets clipped to |y| <= {self.y_bound:g}" if self.clip else ""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        proven=self.calibration.proven, note=note, domain=self.domain)
+                        proven=self.calibration.proven, note=note, domain=self.domain,
+                        float_tv=self.float_tv())
 
     @property
     def domain(self) -> PublicDomain:
@@ -116,10 +118,16 @@ class GaussianSumMechanism(LinearGaussianRelease):
 
         Refuses targets outside the domain and datasets too large to be float-safe.
         """
+        C, y = self.linear_query(data)
+        return np.array([math.fsum(y)])
+
+    def linear_query(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """``(1ᵀ, y)``: the release evaluates Σ y exactly (float-safety rule: gain n)."""
         data = check_dataset(data)
         y = _targets(data, self.domain)
-        self.check_float_safety(np.ones((1, y.size)))  # a sum of n targets: gain n
-        return np.array([float(np.sum(y))])
+        C = np.ones((1, y.size))
+        self.check_float_safety(C)  # a sum of n targets: gain n
+        return C, y
 
     @property
     def noise_scale(self) -> float:
@@ -205,7 +213,11 @@ class LaplaceSumMechanism:
         rel = (whole_rows(self.y_bound) if self.relation == "rows"  # type: ignore[arg-type]
                else outputs_only(self.d))
         return PureDP(epsilon=self.epsilon, relation=rel, note=_clip_note(self.y_bound, self.clip),
-                      domain=self.domain)
+                      domain=self.domain, float_tv=self.float_release().tv)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the release and its float total variation τ (issue 20 §4)."""
+        return laplace_release(self.scale)
 
     @property
     def domain(self) -> PublicDomain:
@@ -224,18 +236,27 @@ class LaplaceSumMechanism:
         return float(self.d)
 
     def query(self, data: Dataset) -> np.ndarray:
-        """The noise-free sum of the targets, shape (1,) (float-safety rule: gain n, sd √2 b)."""
+        """The noise-free sum of the targets, shape (1,) (float-safety rule: gain n)."""
+        return np.array([math.fsum(self._targets(data))])
+
+    def _targets(self, data: Dataset) -> np.ndarray:
         data = check_dataset(data)
         y = _targets(data, self.domain)
-        check_float_safety(self.domain.y_bound, y.size, math.sqrt(2.0) * self.scale)
-        return np.array([math.fsum(y)])
+        fr = self.float_release()
+        fr.check_domain(self.domain.y_bound, np.array([float(y.size)]))
+        return y
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, 1)."""
-        data = check_dataset(data)
+        """``n`` releases Λ · round((Σ y + b L) / Λ), shape (n, 1) (issue 20 §4).
+
+        L is :func:`~dpgp_audit.privacy.float_release.laplace_noise_exact_uniform`; the sum
+        is evaluated and rounded exactly.
+        """
+        y = self._targets(data)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        return self.query(data) + laplace_noise(self.scale, (n, 1), rng)
+        noise = laplace_noise_exact_uniform(self.scale, (n, 1), rng)
+        return self.float_release().round_linear(np.ones((1, y.size)), y, noise)
 
 
 def _build_laplace_sum(data: Dataset, *, epsilon: float, d: float = 1.0,
@@ -395,11 +416,10 @@ class MultivariateGaussianMechanism(LinearGaussianRelease):
                                  allow_unproven=self.allow_unproven)
         factor = covariance_factor(M)
         factor.setflags(write=False)
-        check_linear_release(_domain(self.y_bound, self.clip), C,
-                             cal.sigma * np.sqrt(np.clip(np.diag(M), 0.0, None)))
         for name, value in (("mahalanobis", norm), ("delta_m", delta_m), ("calibration", cal),
                             ("factor", factor)):
             object.__setattr__(self, name, value)
+        self.check_float_safety(C)
 
     @property
     def sigma(self) -> float:
@@ -411,7 +431,7 @@ class MultivariateGaussianMechanism(LinearGaussianRelease):
         """(ε, δ)-DP under outputs-only neighbours with bound d."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
                         proven=self.calibration.proven, note=_clip_note(self.y_bound, self.clip),
-                        domain=self.domain)
+                        domain=self.domain, float_tv=self.float_tv())
 
     @property
     def domain(self) -> PublicDomain:
@@ -429,11 +449,16 @@ class MultivariateGaussianMechanism(LinearGaussianRelease):
 
     def query(self, data: Dataset) -> np.ndarray:
         """C y, shape (k,)."""
+        C, y = self.linear_query(data)
+        return C @ y
+
+    def linear_query(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """``(C, y)``: the release evaluates C y exactly (issue 20 §4)."""
         data = check_dataset(data)
         y = _targets(data, self.domain)
         if y.size != self.C.shape[1]:
             raise ValueError(f"data has {y.size} targets but C has {self.C.shape[1]} columns")
-        return self.C @ y
+        return self.C, y
 
     @property
     def noise_scale(self) -> float:
@@ -517,6 +542,7 @@ class FunctionalMechanism:
     rkhs_sensitivity: float = field(init=False, repr=False)
     calibration: GaussianCalibration = field(init=False, repr=False)
     sampler: GPPathSampler = field(init=False, repr=False)
+    inner_map: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         outputs_only(self.d)  # validates d
@@ -549,8 +575,19 @@ class FunctionalMechanism:
         object.__setattr__(self, "rkhs_sensitivity", rkhs)
         object.__setattr__(self, "calibration", cal)
         object.__setattr__(self, "sampler", GPPathSampler(self.kernel, G))
-        check_linear_release(self.domain, cross @ W, np.sqrt(np.clip(np.diag(
-            self.sampler.covariance(cal.sigma)), 0.0, None)))
+        # the grid release K_gX W y in the path's own coordinates: B = F⁺ K_gX W, F F = K_gg
+        inner = factor_pinv(self.sampler.factor) @ (cross @ W)
+        inner.setflags(write=False)
+        object.__setattr__(self, "inner_map", inner)
+        check_linear_release(self.domain, inner, self.float_release())
+
+    def float_release(self) -> FloatRelease:
+        """The public inner grid and the float total variation τ (issue 20 §4).
+
+        The inner release ``B y + c z`` has iid noise of sd c, one per column of the path
+        factor F; the grid release is F times it.
+        """
+        return iid_gaussian_release(np.full(self.sampler.factor.shape[1], self.scale))
 
     @property
     def scale(self) -> float:
@@ -569,7 +606,7 @@ class FunctionalMechanism:
         clip = _clip_note(self.y_bound, self.clip)
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
                         proven=self.calibration.proven, note=f"{note}; {clip}" if clip else note,
-                        domain=self.domain)
+                        domain=self.domain, float_tv=self.float_release().tv)
 
     @property
     def domain(self) -> PublicDomain:
@@ -605,11 +642,20 @@ class FunctionalMechanism:
         return self.sampler.covariance(self.scale)
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases at the grid, shape (n, m)."""
+        """``n`` releases at the grid, shape (n, m), through a public grid (issue 20 §4).
+
+        With the path factor F (F Fᵀ = K_gg) and B = F⁺ K_gX W, the inner release
+        ``Λ · round((B y + c z) / Λ)`` is evaluated and rounded exactly and mapped by F:
+        the grid release K_gX W y + c F z, its rounding inside the path's range.
+        """
         data = check_dataset(data)
+        self._check_inputs(data)
+        y = _targets(data, self.domain)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        return self.mean(data) + self.sampler.sample(n, rng, self.scale)
+        F = self.sampler.factor
+        noise = self.scale * rng.standard_normal((n, F.shape[1]))
+        return self.float_release().round_linear(self.inner_map, y, noise) @ F.T
 
 
 def _build_functional(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
