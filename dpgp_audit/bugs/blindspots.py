@@ -50,6 +50,12 @@ from dpgp_audit.privacy.claims import (
     whole_rows,
 )
 from dpgp_audit.privacy.domain import PublicDomain, declared_domain
+from dpgp_audit.privacy.float_release import (
+    gaussian_tv_bound,
+    iid_gaussian_release,
+    release_grid,
+    round_to_grid,
+)
 from dpgp_audit.privacy.gdp import gdp_epsilon
 
 __all__ = [
@@ -106,9 +112,11 @@ class NoiseSkippedSum:
 
     @property
     def claim(self) -> ApproxDP:
-        """(ε, δ)-DP, outputs only."""
+        """(ε, δ)-DP, outputs only; the noisy release is rounded to its grid (issue 20 §4)."""
+        sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.d)
+        tv = iid_gaussian_release([sigma]).tv if self.p_skip == 0 else 0.0
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        domain=_DOMAIN)
+                        domain=_DOMAIN, float_tv=tv)
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` releases, shape ``(n, 1)``."""
@@ -116,9 +124,16 @@ class NoiseSkippedSum:
         rng = check_rng(rng)
         s = float(np.sum(_targets(data)))
         sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.d)
-        x = s + sigma * rng.standard_normal(n)
         if self.p_skip > 0:
+            # The planted bug keeps the textbook float release it was written with: rounded
+            # to the grid (issue 20 §4), its cached raw answer would fall *on* the grid
+            # whenever the answer is a multiple of Λ (integer sums at the domain ends, the
+            # pairs the default auditors pick), where it is only an excess of mass (loss
+            # ≈ 1.8 at δ = 1e-5, beyond 10⁶ draws) instead of the atom it stands for.
+            x = s + sigma * rng.standard_normal(n)
             x = np.where(rng.random(n) < self.p_skip, s, x)
+        else:
+            x = round_to_grid(s, sigma * rng.standard_normal(n), release_grid(sigma))
         return x[:, None]
 
 
@@ -149,9 +164,10 @@ class BinSums:
 
     @property
     def claim(self) -> ApproxDP:
-        """(ε, δ)-DP, outputs only."""
+        """(ε, δ)-DP, outputs only; rounded to the grid of σ (issue 20 §4)."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        domain=_DOMAIN)
+                        domain=_DOMAIN,
+                        float_tv=iid_gaussian_release(np.full(self.k, self.sigma)).tv)
 
     @property
     def sigma(self) -> float:
@@ -185,7 +201,8 @@ class BinSums:
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         z = rng.standard_normal((n, 1 if self.shared else self.k))
-        return self.query(data)[None, :] + self.sigma * z
+        noise = np.broadcast_to(self.sigma * z, (n, self.k))
+        return round_to_grid(self.query(data), noise, release_grid(self.sigma))
 
 
 # --------------------------------------------------------------------------- data-dependent noise
@@ -209,9 +226,9 @@ class DataDependentScaleSum:
 
     @property
     def claim(self) -> ApproxDP:
-        """(ε, δ)-DP, outputs only."""
+        """(ε, δ)-DP, outputs only; rounded to the grid of the noise sd (issue 20 §4)."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        domain=_DOMAIN)
+                        domain=_DOMAIN, float_tv=gaussian_tv_bound(1, 1))
 
     def scale(self, data: Dataset) -> float:
         """The noise standard deviation used for ``data``."""
@@ -224,7 +241,9 @@ class DataDependentScaleSum:
         """``n`` releases, shape ``(n, 1)``."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        return float(np.sum(_targets(data))) + self.scale(data) * rng.standard_normal((n, 1))
+        scale = self.scale(data)  # (adaptive: the grid follows the data-dependent scale)
+        return round_to_grid(float(np.sum(_targets(data))), scale * rng.standard_normal((n, 1)),
+                             release_grid(scale))
 
 
 # --------------------------------------------------------------------------- vector answers
@@ -352,7 +371,8 @@ class HistogramRelease:
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP, whole rows with |y| <= 1."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(1.0),
-                        domain=_HIST_DOMAIN)
+                        domain=_HIST_DOMAIN,
+                        float_tv=iid_gaussian_release(np.full(4, self.sigma)).tv)
 
     @property
     def sigma(self) -> float:
@@ -390,7 +410,8 @@ class HistogramRelease:
         """``n`` releases, shape ``(n, 4)``."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        return self.query(data)[None, :] + self.sigma * rng.standard_normal((n, 4))
+        return round_to_grid(self.query(data), self.sigma * rng.standard_normal((n, 4)),
+                             release_grid(self.sigma))
 
 
 def histogram_edge_true_epsilon(epsilon: float = _EPS, delta: float = _DELTA) -> float:

@@ -55,7 +55,15 @@ from dpgp_audit.privacy.claims import (
     whole_rows,
 )
 from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declared_domain
+from dpgp_audit.privacy.float_release import (
+    FloatRelease,
+    gaussian_release,
+    iid_gaussian_release,
+    laplace_noise_exact_uniform,
+    laplace_release,
+)
 from dpgp_audit.privacy.gdp import gdp_epsilon
+from dpgp_audit.privacy.multivariate import factor_pinv
 
 __all__ = [
     "DataDependentAmplitudeGP",
@@ -160,10 +168,31 @@ class LinearGaussianMechanism:
 
     @property
     def claim(self) -> Claim:
-        """The mechanism's privacy claim, with its declared public domain."""
-        if self.claim_.domain is not None:
-            return self.claim_
-        return dataclasses.replace(self.claim_, domain=self.domain)
+        """The mechanism's privacy claim, with its declared public domain and float τ."""
+        claim = self.claim_ if self.claim_.domain is not None else dataclasses.replace(
+            self.claim_, domain=self.domain)
+        return dataclasses.replace(claim, float_tv=self.float_release().tv)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the release and its float total variation τ (issue 20 §4).
+
+        A map inside the noise's range is released in the noise's own coordinates (iid
+        unit noise, :class:`~dpgp_audit.methods.linear_gaussian.LinearGaussianRelease`);
+        one that leaves it (the planted singular-noise bug) is rounded coordinate by
+        coordinate, which keeps its leak.
+        """
+        if self._inner:
+            return iid_gaussian_release(np.ones(self._factor.shape[1]))
+        return gaussian_release(self._factor, 1.0)
+
+    @property
+    def _inner(self) -> bool:
+        """True when every column of the map lies in the range of the noise factor."""
+        if self.weights is None:
+            return True
+        F = self._factor
+        resid = self.weights - F @ (factor_pinv(F) @ self.weights)
+        return bool(np.linalg.norm(resid) <= 1e-9 * max(np.linalg.norm(self.weights), 1e-300))
 
     @property
     def domain(self) -> PublicDomain:
@@ -183,16 +212,23 @@ class LinearGaussianMechanism:
     def query(self, data: Dataset) -> np.ndarray:
         """The noise-free release ``W y`` (or ``Σ y``)."""
         data = check_dataset(data)
+        C, y = self.linear_query(data)
+        return C @ y
+
+    def linear_query(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, y)`` (W = 1ᵀ for the sum), checked by the float-safety rule."""
+        data = check_dataset(data)
         y = self.domain.targets(data.y)
-        sd = np.sqrt(np.clip(np.diag(self.noise_cov), 0.0, None))
         if self.weights is None:
-            check_linear_release(self.domain, np.ones((1, y.size)), sd)
-            return np.array([float(np.sum(y))])
-        if data.n != self.weights.shape[1]:
+            C = np.ones((1, y.size))
+        elif data.n != self.weights.shape[1]:
             raise ValueError(f"this mechanism is built for n={self.weights.shape[1]} rows "
                              f"(public inputs), got n={data.n}")
-        check_linear_release(self.domain, self.weights, sd)
-        return self.weights @ y
+        else:
+            C = self.weights
+        check_linear_release(self.domain, factor_pinv(self._factor) @ C if self._inner else C,
+                             self.float_release())
+        return C, y
 
     def mean(self, data: Dataset) -> np.ndarray:
         """White-box mean."""
@@ -208,7 +244,11 @@ class LinearGaussianMechanism:
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         z = rng.standard_normal((n, self._factor.shape[1]))
-        return self.query(data)[None, :] + z @ self._factor.T
+        C, y = self.linear_query(data)  # evaluated exactly, rounded to the grid (issue 20 §4)
+        F = self._factor
+        if self._inner:
+            return self.float_release().round_linear(factor_pinv(F) @ C, y, z) @ F.T
+        return self.float_release().round_linear(C, y, z @ F.T)
 
 
 @dataclass(frozen=True, eq=False)
@@ -280,7 +320,11 @@ class LaplaceLinearMechanism:
     def claim(self) -> PureDP:
         """Pure ε-DP, outputs only, on the kit's default domain."""
         return PureDP(epsilon=self.epsilon, relation=outputs_only(self.relation_d),
-                      domain=declared_domain(None))
+                      domain=declared_domain(None), float_tv=self.float_release().tv)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the release and its float total variation τ (issue 20 §4)."""
+        return laplace_release(np.full(self.weights.shape[0], self.scale))
 
     @property
     def norm(self) -> Norm:
@@ -296,18 +340,24 @@ class LaplaceLinearMechanism:
         data = check_dataset(data)
         if data.n != self.weights.shape[1]:
             raise ValueError(f"built for n={self.weights.shape[1]} rows, got n={data.n}")
+        return self.weights @ self._targets(data)
+
+    def _targets(self, data: Dataset) -> np.ndarray:
         domain = self.claim.domain
         y = domain.targets(data.y)  # type: ignore[union-attr]
-        check_linear_release(domain, self.weights, np.sqrt(2.0) * self.scale)  # type: ignore
-        return self.weights @ y
+        check_linear_release(domain, self.weights, self.float_release())  # type: ignore
+        return y
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape ``(n, k)``."""
+        """``n`` releases, shape ``(n, k)``, rounded to the public grid (issue 20 §4)."""
         data = check_dataset(data)
+        if data.n != self.weights.shape[1]:
+            raise ValueError(f"built for n={self.weights.shape[1]} rows, got n={data.n}")
         n = check_positive_int("n", n)
         rng = check_rng(rng)
-        q = self.query(data)
-        return q[None, :] + rng.laplace(0.0, self.scale, size=(n, q.size))
+        y = self._targets(data)
+        noise = laplace_noise_exact_uniform(self.scale, (n, self.weights.shape[0]), rng)
+        return self.float_release().round_linear(self.weights, y, noise)
 
 
 def _vote_scores(y: np.ndarray, k: int) -> np.ndarray:

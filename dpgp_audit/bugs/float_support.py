@@ -21,9 +21,10 @@ scale of its correct twin:
 
 U is ``rng.random()``, a multiple of 2⁻⁵³ in [0, 1). The query, its sensitivity bound and
 (for the Gaussian) ``mean``/``cov`` are right, so the sensitivity and white-box auditors
-find nothing: only the precision auditor's float-support test (A.7, ``support=True``)
-sees the leak. The kit's non-secure ``P.1/gaussian-sum`` and ``P.2/laplace-sum`` draw
-with ``rng.normal``/``rng.laplace`` and leak in the same way (docs/auditors.md). Never use
+find nothing: only the precision auditor's float-support test (A.7, on by default) sees
+the leak. The kit's own ``P.1/gaussian-sum`` and ``P.2/laplace-sum`` draw float noise too,
+but round every release exactly to a public power-of-two grid
+(:mod:`dpgp_audit.privacy.float_release`), which removes it (docs/auditors.md). Never use
 these mechanisms on data.
 """
 

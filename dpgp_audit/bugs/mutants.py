@@ -41,6 +41,11 @@ from dpgp_audit.norms import L1, L2, Linf, Norm
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, Claim, PureDP, outputs_only, whole_rows
 from dpgp_audit.privacy.domain import PublicDomain, declared_domain
+from dpgp_audit.privacy.float_release import (
+    laplace_noise_exact_uniform,
+    release_grid,
+    round_to_grid,
+)
 
 __all__ = ["FORMS", "MutantSpec", "SampleOnly", "build_form", "mutants"]
 
@@ -208,6 +213,19 @@ def _gauss(mean: Callable[[Dataset], np.ndarray], sd: Callable[[Dataset], float]
     return draw
 
 
+def _safe(mean: Callable[[Dataset], np.ndarray], sd: Callable[[Dataset], float]
+          ) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
+    """A float-safe Gaussian release, as a careful user writes it with the kit (issue 20 §4):
+    the noisy value rounded exactly to the public grid of its sd
+    (:func:`~dpgp_audit.privacy.float_release.round_to_grid`).
+    """
+    def draw(data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        m = np.ravel(mean(data))
+        s = sd(data)
+        return round_to_grid(m, s * rng.standard_normal((n, m.size)), release_grid(s))
+    return draw
+
+
 def _const_cov(var: float, k: int = 1) -> Callable[[Dataset], np.ndarray]:
     return lambda data: var * np.eye(k)
 
@@ -372,13 +390,17 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
         _claim_out(), _gauss(median, lambda d: _sigma(local_sens(d))),
         {"query": median, "norm": L2(), "bound": local_sens(data)})
     # ---------------------------------------------------------------- negative controls
+    # The negative controls are private in floats too: their noisy values go through the
+    # kit's float-safe rounding (issue 20 §4), or (control-rounded-output) a grid of 0.5,
+    # far coarser than the float spacing. A textbook float sampler would leak in its low
+    # bits and be flagged rightly by A.7's float-support test.
     add("control-over-noised", "looks wrong: the mean released with the sum's sensitivity "
         "(too much noise, still private)", _claim_rows(),
-        _gauss(lambda d: _sum(d) / d.n, lambda d: _sigma(2.0)),
+        _safe(lambda d: _sum(d) / d.n, lambda d: _sigma(2.0)),
         {"mean": lambda d: _sum(d) / d.n, "cov": _const_cov(_sigma(2.0) ** 2)}, private=True)
     add("control-clipped-output", "looks wrong: atoms at the ends (the noisy sum clipped to "
         "[-3, 3]) - post-processing, private", _claim_out(),
-        lambda d, n, rng: np.clip(_sum(d)[0] + s1 * rng.standard_normal((n, 1)), -3.0, 3.0),
+        lambda d, n, rng: np.clip(_safe(_sum, lambda _: s1)(d, n, rng), -3.0, 3.0),
         {"query": _sum, "norm": L2(), "bound": 1.0}, private=True)
     add("control-rounded-output", "looks wrong: the noisy sum rounded to 0.5 (many repeated "
         "values) - post-processing, private", _claim_out(),
@@ -386,14 +408,16 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
         {"query": _sum, "norm": L2(), "bound": 1.0}, private=True)
 
     def input_noise(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        return (d.y[None, :] + s1 * rng.standard_normal((n, d.n))) @ _bins(d, k).T
+        noisy = round_to_grid(d.y, s1 * rng.standard_normal((n, d.n)), release_grid(s1))
+        return noisy @ _bins(d, k).T
     add("control-input-noise", "looks wrong: noise added to each target, then bin sums "
         "(correlated output noise) - post-processing of a private release", _claim_out(),
         input_noise, {"mean": bin_sums, "cov": lambda d: s1**2 * _bins(d, k) @ _bins(d, k).T},
         private=True)
     add("control-laplace-1d", "looks wrong: Laplace noise with the Gaussian sd as scale in 1-D "
         "(more private than claimed)", _claim_out(),
-        lambda d, n, rng: _sum(d)[0] + rng.laplace(0.0, s1, size=(n, 1)),
+        lambda d, n, rng: round_to_grid(_sum(d), laplace_noise_exact_uniform(s1, (n, 1), rng),
+                                        release_grid(math.sqrt(2.0) * s1)),
         {"query": _sum, "norm": L2(), "bound": 1.0}, private=True)
     add("control-correlated-noise", "looks wrong: correlated noise across 4 copies of the sum "
         "- stated exactly, and calibrated for the composition", _claim_out(),
@@ -413,6 +437,8 @@ def _corr_cov(s1: float) -> np.ndarray:
 def _corr_draw(s1: float) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
     L = np.linalg.cholesky(_corr_cov(s1))
 
+    grid = release_grid(np.sqrt(np.diag(_corr_cov(s1))))  # Σ has condition number 4
+
     def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        return float(np.sum(d.y)) + rng.standard_normal((n, 4)) @ L.T
+        return round_to_grid(float(np.sum(d.y)), rng.standard_normal((n, 4)) @ L.T, grid)
     return draw

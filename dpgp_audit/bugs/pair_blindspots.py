@@ -42,6 +42,13 @@ from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
 from dpgp_audit.privacy.domain import PublicDomain
+from dpgp_audit.privacy.float_release import (
+    iid_gaussian_release,
+    laplace_noise_exact_uniform,
+    laplace_release,
+    release_grid,
+    round_to_grid,
+)
 
 __all__ = ["ClippedMeanRelease", "GroupMeans", "MaxScaledLaplaceSum", "build_clipped_mean",
            "build_group_means", "build_max_scaled", "clipped_mean_data", "true_epsilon"]
@@ -76,16 +83,21 @@ class MaxScaledLaplaceSum:
     @property
     def claim(self) -> PureDP:
         """ε-DP, outputs only with d = 2, on |y| <= 1."""
-        return PureDP(epsilon=self.epsilon, relation=outputs_only(self.d), domain=self.domain)
+        return PureDP(epsilon=self.epsilon, relation=outputs_only(self.d), domain=self.domain,
+                      float_tv=laplace_release([self.d * self.y_bound / self.epsilon]).tv)
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases, shape (n, 1)."""
+        """``n`` releases, shape (n, 1), rounded to the grid of the scale (issue 20 §4)."""
         y = self.domain.targets(check_dataset(data).y)
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         top = float(np.max(np.abs(y))) if self.scale_from == "max" else self.y_bound
         scale = self.d * top / self.epsilon
-        return (math.fsum(y) + rng.laplace(0.0, scale, n))[:, None]
+        if scale == 0:  # the planted bug on all-zero targets: no noise at all
+            return np.full((n, 1), math.fsum(y))
+        fr = laplace_release([scale])
+        return fr.round_linear(np.ones((1, y.size)), y,
+                               laplace_noise_exact_uniform(scale, (n, 1), rng))
 
 
 def build_max_scaled(scale_from: str):  # noqa: ANN201 - a build function for the zoo
@@ -124,8 +136,10 @@ class _WholeRowGaussian(ABC):
     @property
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP under whole-row substitution, ``|y| <= b``."""
+        k = len(self._query(np.zeros(self.n_rows), np.zeros((self.n_rows, 1))))
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(self.b),
-                        domain=PublicDomain(self.b))
+                        domain=PublicDomain(self.b),
+                        float_tv=iid_gaussian_release(np.full(k, self.sigma)).tv)
 
     @property
     def norm(self) -> L2:
@@ -156,7 +170,8 @@ class _WholeRowGaussian(ABC):
         """``n`` releases, shape (n, k)."""
         m = self.query(data)
         n = check_positive_int("n", n)
-        return m + self.sigma * check_rng(rng).standard_normal((n, m.size))
+        noise = self.sigma * check_rng(rng).standard_normal((n, m.size))
+        return round_to_grid(m, noise, release_grid(self.sigma))  # issue 20 §4
 
 
 @dataclass(frozen=True, eq=False)

@@ -67,8 +67,11 @@ class UnguardedLinearRelease:
 
     @property
     def claim(self) -> Claim:
-        """The twin's claim with no domain: what the unguarded release (wrongly) promises."""
-        return dataclasses.replace(self.claim_, domain=None)
+        """The twin's claim with no domain: what the unguarded release (wrongly) promises.
+
+        Nor is the release rounded to a float-safe grid: the claim carries no float τ.
+        """
+        return dataclasses.replace(self.claim_, domain=None, float_tv=0.0)
 
     def _query(self, data: Dataset) -> np.ndarray:
         y = check_dataset(data).y

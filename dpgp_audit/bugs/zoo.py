@@ -289,8 +289,8 @@ def _rounding() -> list[Bug]:
 def _float_support() -> list[Bug]:
     """Textbook float samplers (issue 20 §4): an infinite loss in the low bits at ordinary inputs.
 
-    Caught by the precision auditor's float-support test (``precision_support=True``, off
-    on the default path while the kit's own textbook samplers fail it too).
+    Caught by the precision auditor's float-support test, on the default path since the
+    kit's own continuous releases are rounded to a public grid (issue 20 §4).
     """
     from dpgp_audit.bugs import float_support as fs
     from dpgp_audit.datasets.default import default_dataset
@@ -301,7 +301,7 @@ def _float_support() -> list[Bug]:
     return [Bug(f"planted/{name}", "A.5", f"BUG: {titles[name]} (low bits leak the sum)",
                 fs.build_textbook(name), default_dataset,
                 dict(_GAUSS) if name.startswith("gaussian") else dict(_PURE), twin,
-                math.inf, "precision", FLOAT_SUPPORT_N, {"precision_support": True})
+                math.inf, "precision", FLOAT_SUPPORT_N)
             for name, twin in fs.SAMPLERS.items()]
 
 

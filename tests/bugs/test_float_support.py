@@ -1,4 +1,5 @@
-"""Planted textbook float samplers (issue 20 §4; A.5, A.7): caught by the float-support test.
+"""Planted textbook float samplers (issue 20 §4; A.5, A.7): caught by the float-support test,
+on the default path.
 
 The leak is exact, not statistical: for the sum q = 1, ``fl(1 + Y)`` is exact whenever it
 lands in (−½, ½) (Sterbenz), so it is a multiple of 2⁻⁵³ there; for q = 0 the output is Y
@@ -59,7 +60,7 @@ def test_A5_textbook_rows_in_the_zoo():
         b = rows[bug_id]
         assert b.true_epsilon == np.inf and b.caught_by == "precision"
         assert b.twin == SAMPLERS[bug_id.split("/")[1]]
-        assert b.audit_kwargs == {"precision_support": True}
+        assert b.audit_kwargs == {}  # the float-support test is on the default path
 
 
 @pytest.mark.parametrize("mech_id", BUGS + sorted(set(SAMPLERS.values())))
@@ -67,7 +68,7 @@ def test_A5_textbook_rows_in_the_zoo():
 def test_A7_float_support_flags_textbook_samplers_and_not_the_secure_twins(mech_id, seed):
     mech, data = get(mech_id).make()
     report = audit_mechanism(mech, data, np.random.default_rng(seed), auditors=("precision",),
-                             n=zoo.FLOAT_SUPPORT_N, mode="fixed", precision_support=True)
+                             n=zoo.FLOAT_SUPPORT_N, mode="fixed")
     res = report.result("precision")
     if mech_id.startswith("planted/"):
         assert res.verdict is Verdict.VIOLATION, res.details.get("support_certified")
@@ -77,8 +78,25 @@ def test_A7_float_support_flags_textbook_samplers_and_not_the_secure_twins(mech_
 
 
 @pytest.mark.parametrize("mech_id", BUGS)
-def test_A7_the_default_path_without_the_support_test_is_blind_to_them(mech_id):
-    """Before issue 20 §4 (and on the default path while the test is off): no auditor sees it."""
+def test_A7_without_the_support_test_no_auditor_sees_them(mech_id):
+    """What the default path was before issue 20 §4: every other auditor is blind to it."""
     mech, data = get(mech_id).make()
-    report = audit_mechanism(mech, data, np.random.default_rng(0), n=5_000, mode="fixed")
+    report = audit_mechanism(mech, data, np.random.default_rng(0), n=5_000, mode="fixed",
+                             precision_support=False)
     assert report.verdict is not Verdict.VIOLATION, report.table()
+
+
+@pytest.mark.parametrize("mech_id", BUGS + sorted(set(SAMPLERS.values())))
+def test_A7_the_default_path_flags_textbook_samplers_and_not_the_secure_twins(mech_id):
+    """``audit_mechanism(mech, data, rng)`` with nothing chosen by hand (issue 20 §4).
+
+    The float-support test draws up to 20 000 per side on each of its two pairs; on the
+    textbook samplers it certified ε between 4.5 and 6.6 (claim 1) on seeds 0–4.
+    """
+    mech, data = get(mech_id).make()
+    report = audit_mechanism(mech, data, np.random.default_rng(3))
+    if mech_id.startswith("planted/"):
+        assert report.verdict is Verdict.VIOLATION, report.table()
+        assert report.result("precision").verdict is Verdict.VIOLATION
+    else:
+        assert report.verdict is not Verdict.VIOLATION, report.table()
