@@ -128,7 +128,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     budget_s: float | None = DEFAULT_BUDGET_S,
                     blas_threads: int | None = 1,
                     parts: Sequence[AuditorPart] | None = None,
-                    precision_support: bool = False) -> AuditReport:
+                    precision_support: bool = True) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
 
     With nothing but ``(mechanism, data, rng)`` this is the **default path**, the same
@@ -212,8 +212,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         spawned after the built-in ones (their results are unchanged).
     precision_support
         Let the precision auditor (A.7) also test float supports at ordinary inputs
-        (:func:`~dpgp_audit.audit.precision.screen_precision` ``support=True``). Off by
-        default: every catalogue mechanism with a textbook float sampler fails it.
+        (:func:`~dpgp_audit.audit.precision.screen_precision` ``support=True``). On by
+        default (issue 20 §4): every continuous release of the kit is rounded to a public
+        grid (:mod:`dpgp_audit.privacy.float_release`) and passes it; a textbook float
+        sampler fails it. ``False`` skips it.
 
     Returns
     -------

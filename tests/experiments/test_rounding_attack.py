@@ -16,7 +16,10 @@ def test_rounding_attack_rows():
         assert max(naive["distinct"]) <= 5
         assert naive["verdict"] == "VIOLATION" and naive["epsilon_lb"] > naive["claimed"]
         assert naive["witness"].startswith("precision")
-        # hardened: at its bound the release stays continuous and A.7 finds nothing
+        # hardened: at its bound the release does not collapse and A.7 finds nothing. It is
+        # rounded to a grid of at most sd/1024 (issue 20 §4): two of 500 draws coincide with
+        # probability at most Λ/(2√π sd) ≤ 2.8e-4, so about 35 of the 124 750 pairs at most,
+        # and at least 450 values stay distinct (A.7 calls a release collapsed below 90 %)
         assert hardened["domain"] is not None and not hardened["refused"]
-        assert min(hardened["distinct"]) == 500
+        assert min(hardened["distinct"]) >= 450
         assert hardened["verdict"] == "NO_EVIDENCE" and hardened["epsilon_lb"] == 0.0
