@@ -270,8 +270,13 @@ show(fig)
 #    refused with an error naming `y` and the bound (or clipped, when the documented
 #    contract is to clip);
 # 2. **a floating-point safety rule**: the float spacing at the largest release the domain
-#    allows (B × the query's gain, n for a sum of n targets) must be at most 10⁻⁶ of the
-#    smallest noise sd, otherwise the mechanism refuses and names the largest safe B.
+#    allows (B × the query's gain, n for a sum of n targets) must be at most 2⁻¹⁰ of the
+#    release grid Λ ≈ sd/1500, otherwise the mechanism refuses and names the largest safe B.
+#
+# and every continuous release is rounded, exactly, to that public power-of-two grid Λ
+# (issue 20 §4, `dpgp_audit.privacy.float_release`): the low bits of the floats then say
+# nothing about the data, and the release is within a stated total variation of the exact
+# mechanism (docs/auditors.md, "Float-safe releases").
 #
 # The **precision auditor** (catalogue A.7) attacks a mechanism as an adversary would. It
 # builds neighbouring pairs at huge but legal targets — at the declared bound, or at
@@ -317,9 +322,9 @@ display(Markdown(
     + " and ".join(f"{min(r['distinct']):,}" for r in hardened if r["distinct"])
     + f" of {pilot:,} values distinct and the auditor finds "
     + " / ".join(f"`{r['verdict']}`" for r in hardened)
-    + ". As everywhere in this lab, that is no proof of privacy: the safety rule only makes "
-    "the rounding negligible next to the noise; the proof-carrying alternative is the secure "
-    "noise of `dpgp_audit.privacy.secure_noise`."))
+    + ". As everywhere in this lab, an audit that finds nothing is no proof of privacy; the "
+    "proof here is the rounding to a public grid with its stated float slack (issue 20 §4), "
+    "or the exact samplers of `dpgp_audit.privacy.secure_noise`."))
 
 # %% [markdown]
 # What does the hardened mechanism do with the naive attack itself — the same dataset with
