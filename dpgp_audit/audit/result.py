@@ -58,6 +58,11 @@ class Guarantee(StrEnum):
     POINT_ESTIMATE = "point estimate (no confidence guarantee)"
     MODEL_TEST = ("goodness-of-fit of sample() against the stated mean()/cov(): a rejection "
                   "holds with confidence 1 - alpha (DKW, no asymptotics)")
+    GREYBOX_EXACT = ("exact for the witness pair given the noise structure recorded on "
+                     "coupled runs (release verified affine in the noise drawn from the "
+                     "handed generator, or drawing none); no alpha spent")
+    GREYBOX_LEAD = ("exploratory (grey-box coupling): leads and a pair ranking only, no "
+                    "guarantee; the white-box and black-box auditors certify")
 
 
 @dataclass(frozen=True)
