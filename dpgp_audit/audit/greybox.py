@@ -599,8 +599,7 @@ def _confirm(first: PairCoupling, second: PairCoupling, run1: CoupledRun,
         empty0 = not run1.log0.noise()
         o_first = run1.out0 if empty0 else run1.out1
         o_second = run2.out0 if empty0 else run2.out1
-        other = _other_side_continuous(run1, not empty0) and _other_side_continuous(
-            run2, not empty0)
+        other = _other_side_continuous(run1, empty0) and _other_side_continuous(run2, empty0)
         if second.status == first.status and np.array_equal(o_first, o_second) and other:
             return _replace(first, finding="violation", estimate=math.inf, runs=runs,
                             releases=rel,
