@@ -768,6 +768,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
     root = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
     spent = 0
     rows = PROBE_ROWS
+    fits = {"affine": 0, "not": 0}  # a release that is never affine stops growing the calls
     results: list[PairCoupling] = []
 
     def run(pair: NeighbourPair, n: int) -> CoupledRun:
@@ -784,7 +785,9 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
             first = run(pair, rows)
             res = _analyse_run(first, i, pair.label, numbers)
             need = _rows_needed(first, extra_rows)
-            if res.status == "not-additive" and need is not None and rows < need <= max_rows:
+            hopeless = fits["not"] >= 3 and not fits["affine"]
+            if (res.status == "not-additive" and need is not None and rows < need <= max_rows
+                    and not hopeless):
                 probe = rows
                 rows = need  # the first call showed how much noise one release draws
                 first = run(pair, rows)
@@ -793,6 +796,12 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
             elif need is not None and need > max_rows and res.status == "not-additive":
                 res = _replace(res, detail=res.detail + f" (an affine fit needs {need} "
                                                         f"releases per call, above {max_rows})")
+            if res.status in ("additive", "additive-mixed"):
+                fits["affine"] += 1
+            elif res.status == "not-additive" and need is not None and rows >= need:
+                fits["not"] += 1
+                if fits["not"] >= 3 and not fits["affine"]:
+                    rows = PROBE_ROWS  # enough to rank by the coupled outputs
             if res.finding == "violation" or res.status in ("no-noise", "one-side-no-noise"):
                 if confirm:
                     second = run(pair, rows)
