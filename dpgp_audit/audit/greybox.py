@@ -707,6 +707,17 @@ class CouplingSurvey:
                            estimate=float(estimate), claimed=float(claimed),
                            quantity=quantity, alpha=None, details=details)
 
+    def pair_scores(self) -> list[float | None]:
+        """One ranking score per pair, in the order of :attr:`pairs`.
+
+        ``inf`` for definitive findings and leads, the measured score otherwise,
+        ``-inf`` for a pair left unrun by the budget and ``None`` for a pair the
+        mechanism refused (the ``implementation`` argument of
+        :func:`~dpgp_audit.audit.neighbours.rank_pairs`).
+        """
+        return [None if c.status == "rejected" else -math.inf if c.status == "not-run"
+                else math.inf if c.tier >= _LEAD else c.score for c in self.couplings]
+
     def top(self, k: int) -> list[tuple[NeighbourPair, float]]:
         """The ``k`` best pairs with their scores (``inf`` for leads and definitive ones).
 

@@ -318,6 +318,12 @@ def _extra_line(r: AuditResult) -> str:
     if r.auditor == "whitebox" and "mu" in d:
         return (f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs; "
                 f"{d.get('scope', '')}{'; ' + d['model_check'] if 'model_check' in d else ''}")
+    if r.auditor == "greybox":
+        st = d.get("statuses", {})
+        return (f"coupled runs (same seed on D and D'): {d.get('releases_per_side')} "
+                f"releases/side over {d.get('pairs')} pairs; "
+                + ", ".join(f"{k} {v}" for k, v in st.items())
+                + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory); no alpha spent")
     if r.auditor == "precision":
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "

@@ -2,6 +2,10 @@
 
 :func:`audit_mechanism` generates neighbour pairs (A.1), then runs
 
+* ``"greybox"`` (A.9) first, on every mechanism — M(D) and M(D′) on one seed through a
+  recording generator (:mod:`~dpgp_audit.audit.greybox`): exact μ/ε for releases verified
+  additive in their noise, leads otherwise; its ranking of the pairs stands in for the
+  black-box pilot;
 * ``"sensitivity"`` (A.4) if the mechanism implements ``SensitivityQuery`` — a
   deterministic search; its witness pair is handed on to the other auditors;
 * ``"model-check"`` if it implements ``GaussianRelease`` — tests ``sample``
@@ -59,7 +63,8 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Claim, Neighbour
 
 __all__ = ["AUDITORS", "CLI_BUDGET_S", "DEFAULT_AUDITORS", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
-           "FIXED_DEFAULT_N", "MODES", "SEQUENTIAL_DEFAULT_N", "SEQUENTIAL_HEADROOM",
+           "FIXED_DEFAULT_N", "GREYBOX_MAX_RELEASES", "MODES", "SEQUENTIAL_DEFAULT_N",
+           "SEQUENTIAL_HEADROOM",
            "audit_mechanism", "default_n"]
 
 # ------------------------------------------------------------------ the default path (A.6, A.8)
@@ -96,13 +101,16 @@ def default_n(mode: str) -> int:
     return SEQUENTIAL_DEFAULT_N if mode == "sequential" else FIXED_DEFAULT_N
 
 
-AUDITORS: tuple[str, ...] = ("sensitivity", "model-check", "whitebox", "blackbox", "gdp-fit",
-                             "precision")
+AUDITORS: tuple[str, ...] = ("greybox", "sensitivity", "model-check", "whitebox", "blackbox",
+                             "gdp-fit", "precision")
 _STATISTICAL = ("model-check", "whitebox", "blackbox", "gdp-fit", "precision")
 #: The auditors of the default path (``make audit``, ``--auditor all``): every auditor
 #: except the optional GDP fit.
-DEFAULT_AUDITORS: tuple[str, ...] = ("whitebox", "blackbox", "sensitivity", "model-check",
-                                     "precision")
+DEFAULT_AUDITORS: tuple[str, ...] = ("greybox", "whitebox", "blackbox", "sensitivity",
+                                     "model-check", "precision")
+#: Releases per side the grey-box survey (A.9) may draw over all pairs: a deterministic
+#: budget (about 37-53 generated pairs at 4 releases each fit well inside it).
+GREYBOX_MAX_RELEASES = 1024
 _WB_SCOPE = ("exact only over the {k} pairs it was given (generated, query-edge and "
              "sensitivity-witness pairs); pairs never generated are not covered")
 
@@ -158,8 +166,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Generator; every phase gets its own spawned child, so the exploratory and
         confirmatory samples are independent.
     auditors
-        Any of ``"sensitivity"``, ``"model-check"``, ``"whitebox"``, ``"blackbox"``,
-        ``"gdp-fit"`` (default :data:`DEFAULT_AUDITORS`).
+        Any of ``"greybox"``, ``"sensitivity"``, ``"model-check"``, ``"whitebox"``,
+        ``"blackbox"``, ``"gdp-fit"``, ``"precision"`` (default :data:`DEFAULT_AUDITORS`).
     n
         Samples per side for each black-box (and GDP-fit) audit: exactly ``n`` in fixed
         mode, **at most** ``n`` per side and pair in sequential mode (a cap; the budget
@@ -275,13 +283,29 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs[:4],
                                   pilot=min(200, max(20, n // 2)))
         timings["precision-screen"] = time.perf_counter() - t
+    # ---- A.9 grey-box survey (issue 21 §3), first because it is cheap: a few coupled runs
+    # per pair on seeds of its own; no α (not statistical). Its pair ranking stands in for
+    # the black-box pilot below. [minimal integration into this runner: one part later]
+    survey = None
+    (rng_grey,) = rng.spawn(1)  # spawned after the others: their streams are unchanged
+    if "greybox" in auditors:
+        from dpgp_audit.audit.greybox import couple_pairs
+
+        t = time.perf_counter()
+        survey = couple_pairs(mechanism, pairs, rng_grey, claim=claim,
+                              max_releases=GREYBOX_MAX_RELEASES)
+        results.append(survey.result())
+        timings["greybox"] = time.perf_counter() - t
+    coupling = None if survey is None else {
+        id(p): score for p, score in zip(survey.pairs, survey.pair_scores(), strict=True)}
+
     n_stat = sum(1 for a in auditors if a in _STATISTICAL
                  and (a not in ("whitebox", "model-check")
                       or isinstance(mechanism, GaussianRelease))
                  and (a != "precision" or (screen is not None and screen.needs_test)))
     a_each = alpha / max(1, n_stat)
 
-    steps = [a for a in AUDITORS if a in auditors]
+    steps = [a for a in AUDITORS if a in auditors and a != "greybox"]
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -289,6 +313,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         bar = tqdm(total=len(steps), desc=f"audit {name}", leave=False)
     witness: NeighbourPair | None = None
     wit_source = ""
+    if results and results[-1].auditor == "greybox" and results[-1].violation:
+        witness, wit_source = _witness_from(results[-1], pairs), "greybox"
 
     for step in steps:
         t = time.perf_counter()
@@ -351,7 +377,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                             n_pairs=n_pairs, score=score, executor=executor,
                             fit_fraction=fit_fraction,
                             sequential=mode == "sequential" and step == "blackbox",
-                            budget_s=left)
+                            budget_s=left, coupling=coupling)
             if isinstance(res, str):
                 skipped[step] = res
             else:
@@ -463,7 +489,8 @@ def _blackbox(step: str, mechanism: Mechanism, pairs: list[NeighbourPair], claim
               n: int, alpha: float, rng_explore: np.random.Generator,
               rng: np.random.Generator, n_pairs: int, score: str, executor: Executor | None,
               fit_fraction: float | None, sequential: bool = False,
-              budget_s: float | None = None) -> AuditResult | str:
+              budget_s: float | None = None,
+              coupling: dict[int, float | None] | None = None) -> AuditResult | str:
     """Exploration (rank pairs) then confirmation on fresh samples, Bonferroni over pairs.
 
     In sequential mode the top pairs are confirmed together by one anytime-valid
@@ -477,8 +504,10 @@ def _blackbox(step: str, mechanism: Mechanism, pairs: list[NeighbourPair], claim
     # SEQUENTIAL_HEADROOM times the fixed default), so there it takes a hundredth, which is
     # the same pilot.
     pilot_n = min(200, max(20, n // (10 * SEQUENTIAL_HEADROOM if sequential else 10)))
+    known = None if coupling is None else {
+        i: coupling[id(p)] for i, p in enumerate(pairs) if id(p) in coupling}
     top = rank_pairs(mechanism, pairs, rng_explore, top=n_pairs if step == "blackbox" else 1,
-                     pilot_n=pilot_n)
+                     pilot_n=pilot_n, implementation=known)
     if not top:
         return "no generated pair is accepted by the mechanism"
     if sequential:

@@ -31,8 +31,8 @@ def test_A6_report_json_is_strict_json(ok_report):
     back = json.loads(text)
     assert back["verdict"] == "NO_EVIDENCE" and back["note"] == NO_PROOF
     assert back["inputs"]["seed"] == 4 and back["inputs"]["n_per_side"] == 4000
-    assert {r["auditor"] for r in back["results"]} == {"sensitivity", "whitebox", "blackbox",
-                                                     "precision", "model-check"}
+    assert {r["auditor"] for r in back["results"]} == {"greybox", "sensitivity", "whitebox",
+                                                     "blackbox", "precision", "model-check"}
     assert back["timings"]["total"] >= back["timings"]["blackbox"] > 0
     # α is split over the three statistical auditors run (model check, white-box, black-box)
     assert back["inputs"]["alpha_per_statistical_auditor"] == pytest.approx(0.05 / 3)
@@ -76,7 +76,7 @@ def test_A6_missing_interfaces_are_skipped_with_reasons():
     assert set(rep.skipped) == {"whitebox", "sensitivity", "model-check"}
     assert "GaussianRelease" in rep.skipped["whitebox"]
     assert "SensitivityQuery" in rep.skipped["sensitivity"]
-    assert [r.auditor for r in rep.results] == ["blackbox", "precision"]
+    assert [r.auditor for r in rep.results] == ["greybox", "blackbox", "precision"]
     # no declared domain: A.7's pilot sees rounding at huge targets and tests, so α is split
     assert rep.result("precision").details["visible"] > 0
     assert rep.inputs["alpha_per_statistical_auditor"] == pytest.approx(0.05 / 2)
