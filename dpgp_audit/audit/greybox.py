@@ -58,6 +58,7 @@ from dpgp_audit.contract import Mechanism
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
+    "MAX_RELEASES",
     "AffineFit",
     "CoupledRun",
     "CouplingSurvey",
@@ -87,6 +88,10 @@ EXTRA_ROWS = 3
 PROBE_ROWS = 4
 #: Most releases per side in one coupled call.
 MAX_ROWS = 128
+#: Releases per side the survey may draw over all pairs on the default path (the
+#: ``GreyBoxPart``'s allowance): a deterministic budget; 37-57 generated pairs at four
+#: releases each, plus confirmations and wider calls for vector releases, fit inside it.
+MAX_RELEASES = 1024
 _REL_SLACK = 1e-9  # as the white-box auditor: floating-point slack against a claim
 
 # tiers of the ranking (higher first)
@@ -684,6 +689,7 @@ class CouplingSurvey:
             "ranking": [{"label": p.label, "status": c.status, "finding": c.finding,
                          "score": c.score} for p, c in ranked[:10]],
             "alpha_spent": 0.0,
+            "scores_by_label": self.scores_by_label(),
             "note": ("leads are exploratory: they rank pairs for the white-box and black-box "
                      "auditors and never set a violation by themselves")}
         if violations:
@@ -717,6 +723,12 @@ class CouplingSurvey:
         """
         return [None if c.status == "rejected" else -math.inf if c.status == "not-run"
                 else math.inf if c.tier >= _LEAD else c.score for c in self.couplings]
+
+    def scores_by_label(self) -> dict[str, float | None]:
+        """:meth:`pair_scores` keyed by pair label (labels that are not unique left out)."""
+        labels = [p.label for p in self.pairs]
+        return {lab: sc for lab, sc in zip(labels, self.pair_scores(), strict=True)
+                if labels.count(lab) == 1}
 
     def top(self, k: int) -> list[tuple[NeighbourPair, float]]:
         """The ``k`` best pairs with their scores (``inf`` for leads and definitive ones).
