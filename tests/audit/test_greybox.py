@@ -467,3 +467,55 @@ def test_additive_planted_bugs_get_their_true_epsilon_exactly(bug_id):
         assert math.isinf(r.estimate)
     else:
         assert r.estimate == pytest.approx(bug.true_epsilon, rel=1e-6)
+
+
+# --------------------------------------------------------------------------- the default path
+@dataclass(frozen=True, eq=False)
+class CountingOutlier:
+    """OutlierBug that records the size of every ``sample`` call (test-only)."""
+
+    claim: object = GAUSS
+    sizes: list = field(default_factory=list)
+
+    def sample(self, data, n, rng):
+        self.sizes.append(n)
+        return OutlierBug().sample(data, n, rng)
+
+
+def test_greybox_part_runs_first_spends_no_alpha_and_replaces_the_pilot():
+    from dpgp_audit.audit.parts import DEFAULT_AUDITORS, PARTS, GreyBoxPart
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    assert isinstance(PARTS[0], GreyBoxPart) and DEFAULT_AUDITORS[0] == "greybox"
+    assert not PARTS[0].statistical
+    mech = CountingOutlier()
+    rep = audit_mechanism(mech, BASE, np.random.default_rng(3), mode="fixed", n=2000,
+                          auditors=("greybox", "blackbox"))
+    gb, bb = rep.result("greybox"), rep.result("blackbox")
+    assert gb.verdict is Verdict.VIOLATION and rep.inputs["witness_source"] == "greybox"
+    # the black-box ranking took A.9's scores: the bug's pairs, and no pilot of 200 draws
+    assert all("y[3]" in c["label"] for c in bb.details["confirmed"])
+    assert 200 not in mech.sizes
+    assert rep.inputs["alpha_per_statistical_auditor"] == pytest.approx(0.05)  # blackbox only
+    without = CountingOutlier()  # the same audit without A.9 samples a pilot of 200
+    audit_mechanism(without, BASE, np.random.default_rng(3), mode="fixed", n=2000,
+                    auditors=("blackbox",))
+    assert 200 in without.sizes
+
+
+def test_greybox_stream_leaves_the_other_parts_unchanged():
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    kw = dict(mode="fixed", n=300, auditors=("whitebox", "sensitivity"))
+    mech, data = _catalogue_entry("A.5/gp-smoother-iso")
+    a = audit_mechanism(mech, data, np.random.default_rng(5), **kw)
+    b = audit_mechanism(mech, data, np.random.default_rng(5),
+                        **{**kw, "auditors": ("greybox", "whitebox", "sensitivity")})
+    for name in ("whitebox", "sensitivity"):
+        assert a.result(name).estimate == b.result(name).estimate
+
+
+def _catalogue_entry(mech_id):
+    from dpgp_audit import catalogue
+
+    return catalogue.get(mech_id).make()

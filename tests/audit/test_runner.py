@@ -9,7 +9,7 @@ import pytest
 
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.result import NO_PROOF, Verdict
-from dpgp_audit.audit.runner import audit_mechanism
+from dpgp_audit.audit.runner import DEFAULT_AUDITORS, audit_mechanism
 from dpgp_audit.catalogue import get
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
@@ -120,13 +120,20 @@ def test_A5_lab_planted_suite_rows():
 
 def test_A4_sensitivity_witness_is_handed_to_the_other_auditors():
     mech, data = get("planted/sensitivity-x2").make()
-    rep = audit_mechanism(mech, data, np.random.default_rng(2), n=2000)
+    # without A.9, whose exact violation would come first in run order (see below)
+    rep = audit_mechanism(mech, data, np.random.default_rng(2), n=2000,
+                          auditors=[a for a in DEFAULT_AUDITORS if a != "greybox"])
     assert rep.witness.label.startswith("sensitivity witness")
     assert rep.inputs["witness_source"] == "sensitivity"
     wb = rep.result("whitebox")
     assert wb.verdict is Verdict.VIOLATION
     # the exact white-box ε of the witness pair is the bug's true ε
     assert wb.estimate == pytest.approx(get("planted/sensitivity-x2").true_epsilon, rel=1e-6)
+    # on the default path A.9 runs first: its confirmed exact violation gives the witness
+    rep = audit_mechanism(mech, data, np.random.default_rng(2), n=2000)
+    assert rep.inputs["witness_source"] == "greybox"
+    assert rep.result("greybox").estimate == pytest.approx(wb.estimate, rel=1e-6)
+    assert rep.result("whitebox").details["witness_label"].startswith("sensitivity witness")
 
 
 def test_A1_pairs_the_mechanism_rejects_are_dropped():
