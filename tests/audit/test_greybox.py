@@ -519,3 +519,17 @@ def _catalogue_entry(mech_id):
     from dpgp_audit import catalogue
 
     return catalogue.get(mech_id).make()
+
+
+def test_a_correct_mechanism_audited_at_its_exact_claim_is_never_flagged():
+    # the analytic Gaussian is tight at its claim: the exact delta(eps) equals the claimed
+    # delta, so only floating point separates them; A.9 must stay on the right side
+    from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
+
+    for delta in (1e-5, 0.1):
+        mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=delta)
+        for seed in range(6):
+            pairs = neighbour_pairs(BASE, mech.claim.relation, np.random.default_rng(seed))
+            r = audit_greybox(mech, pairs, np.random.default_rng(seed))
+            assert r.verdict is Verdict.NO_EVIDENCE
+            assert r.estimate == pytest.approx(1.0, rel=1e-6)
