@@ -105,9 +105,9 @@ def _survey(mech, data, seed: int):
 # --------------------------------------------------------------------------- part 1
 def part_planted(seeds: list[int]) -> bool:
     print(f"\n## 1. Planted bugs ({len(seeds)} seeds; {_load()})\n")
-    print("| bug | additive | finding (all seeds) | max runs/pair | A.9 eps (exact) | "
-          "true eps | s/seed |")
-    print("|---|---|---|---|---|---|---|")
+    print("| bug | additive | finding (all seeds) | max runs/pair | witness mu (exact) | "
+          "excess | A.9 eps (exact) | true eps | s/seed |")
+    print("|---|---|---|---|---|---|---|---|---|")
     ok = True
     unknown = [b.id for b in zoo.planted() if b.id not in ADDITIVE and b.id not in NOT_ADDITIVE]
     if unknown:
@@ -117,7 +117,7 @@ def part_planted(seeds: list[int]) -> bool:
         additive = bug.id in ADDITIVE
         data = bug.default_data()
         mech = bug.build(data, **bug.defaults)
-        kinds, runs, ests, secs = [], 0, [], []
+        kinds, runs, ests, secs, mus, excess = [], 0, [], [], [], []
         for seed in seeds:
             sv, dt = _survey(mech, data, seed)
             r = sv.result()
@@ -128,13 +128,19 @@ def part_planted(seeds: list[int]) -> bool:
             runs = max(runs, max(c.runs for c in sv.couplings))
             ests.append(r.estimate if r.violation else math.nan)
             secs.append(dt)
+            wit = r.details.get("witness_coupling", {}) if r.violation else {}
+            mus.append(float(wit.get("mu", math.nan)))
+            excess.append(float(wit.get("sensitivity_excess", math.nan)))
         flagged = all(k != "none" for k in kinds)
         if additive and not (flagged and runs <= RUNS_TARGET):
             ok = False
         shown = sorted(set(kinds))
         est_txt = "/".join(sorted({_fmt(e) for e in ests}))
+        mu_txt = "/".join(sorted({_fmt(m) for m in mus}))
+        ex_txt = "/".join(sorted({_fmt(x) for x in excess}))
         print(f"| {bug.id} | {'yes' if additive else 'no'} | {', '.join(shown)} | {runs} | "
-              f"{est_txt} | {_fmt(bug.true_epsilon)} | {np.mean(secs):.2f} |")
+              f"{mu_txt} | {ex_txt} | {est_txt} | {_fmt(bug.true_epsilon)} | "
+              f"{np.mean(secs):.2f} |")
     print("\nWhy the others are not additive-noise losses:")
     for k, v in NOT_ADDITIVE.items():
         print(f"- {k}: {v}")

@@ -258,15 +258,34 @@ class AffineFit:
     max_residual: float
 
 
-def fit_affine(out: np.ndarray, E: np.ndarray, rtol: float = FIT_RTOL) -> AffineFit | str:
+def fit_affine(out: np.ndarray, E: np.ndarray, rtol: float = FIT_RTOL, *,
+               A: np.ndarray | None = None) -> AffineFit | str:
     """Fit ``out ≈ c + E Aᵀ`` and verify it is exact up to round-off.
 
     Needs more releases than unknowns (``n > m + 1``): the spare rows are the check.
-    Returns a reason string when the fit is not exact (the release is not affine in the
-    recorded noise) or cannot be checked.
+    With a known map ``A`` (fitted on earlier releases of the same mechanism) only the
+    intercept is unknown: every release must then give the same ``out − E Aᵀ``, which
+    two releases already check. Returns a reason string when the fit is not exact (the
+    release is not affine in the recorded noise, or not with this ``A``) or cannot be
+    checked.
     """
     out = np.asarray(out, dtype=float)
     n, m = E.shape
+    const = np.all(out == out[:1], axis=0)
+    if A is not None:
+        if n < 2 or A.shape != (out.shape[1], m):
+            return "the known noise map does not apply to this call"
+        noise = E @ A.T
+        c = (out - noise).mean(axis=0)
+        resid = np.abs(out - noise - c).max(axis=0)
+        size = np.abs(noise).max(axis=0)
+        bad = resid > rtol * size
+        if np.any(bad):
+            return "the noise map fitted on earlier releases does not hold here"
+        A = A.copy()
+        A[const] = 0.0
+        c[const] = out[0, const]
+        return AffineFit(c, A, const, float(resid.max(initial=0.0)))
     X = np.hstack([np.ones((n, 1)), E])
     rank = int(np.linalg.matrix_rank(X))
     if n <= rank:
@@ -274,7 +293,6 @@ def fit_affine(out: np.ndarray, E: np.ndarray, rtol: float = FIT_RTOL) -> Affine
     coef, *_ = np.linalg.lstsq(X, out, rcond=None)
     noise = E @ coef[1:]
     resid = np.abs(out - coef[0] - noise).max(axis=0)
-    const = np.all(out == out[:1], axis=0)
     size = np.abs(noise).max(axis=0)  # the noise each output receives, not its magnitude
     bad = ~const & (resid > rtol * size)
     if np.any(bad):
@@ -428,6 +446,19 @@ def _heuristic(out0: np.ndarray, out1: np.ndarray) -> tuple[float, str, np.ndarr
     return float(z.max(initial=0.0)), "not additive: standardised coupled difference", mean
 
 
+def _mu_allowed(quantity: str, claimed: float, claim_delta: float | None) -> float | None:
+    """The largest Gaussian μ the claim allows (``None`` for pure DP: none is allowed)."""
+    if quantity == "mu":
+        return claimed
+    if quantity == "rho":
+        return math.sqrt(2.0 * claimed)
+    if not claim_delta:
+        return None
+    from dpgp_audit.privacy.gdp import gdp_mu
+
+    return gdp_mu(claimed, claim_delta)
+
+
 def _laplace_exact(fit: AffineFit, design: NoiseDesign, delta: np.ndarray) -> tuple[
         float, int] | None:
     """Pure ε = Σ_j |Δ_j|/b_j when each output gets exactly one Laplace value (else None)."""
@@ -449,6 +480,8 @@ def _laplace_compare(eps0: float, moved: int, quantity: str, claimed: float,
                      claim_delta: float | None) -> tuple[float, bool | None, dict]:
     """Exact verdict for a Laplace pair (None: not decided exactly)."""
     extra = {"laplace_pure_epsilon": eps0}
+    if quantity == "epsilon" and not claim_delta:
+        extra["sensitivity_excess"] = eps0 / claimed  # Δ₁/b against the claimed ε
     if quantity != "epsilon":
         return eps0, None, extra
     if not claim_delta or eps0 <= claimed:
@@ -461,9 +494,19 @@ def _laplace_compare(eps0: float, moved: int, quantity: str, claimed: float,
     return eps0, None, extra
 
 
+def _design_key(des: NoiseDesign) -> tuple:
+    """Which fitted noise maps a call's design can reuse: noise values per release, law."""
+    return (int(des.E.shape[1]), des.family)
+
+
 def _analyse_run(run: CoupledRun, index: int, label: str,
-                 claim: tuple[str, float, float | None]) -> PairCoupling:
-    """Everything one coupled call shows about a pair (before any confirmation)."""
+                 claim: tuple[str, float, float | None],
+                 maps: dict[tuple, np.ndarray] | None = None) -> PairCoupling:
+    """Everything one coupled call shows about a pair (before any confirmation).
+
+    ``maps`` holds the noise maps fitted on earlier pairs (by :func:`_design_key`): a
+    release that keeps one of them is verified on a few releases instead of refitted.
+    """
     base = {"index": index, "label": label, "runs": 1, "releases": run.n}
     if not run.complete:
         score, why, mean = _heuristic(run.out0, run.out1)
@@ -495,7 +538,14 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
     des1 = noise_design(noise1, run.n)
     fit0 = fit1 = None
     if isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign):
-        fit0, fit1 = fit_affine(run.out0, des0.E), fit_affine(run.out1, des1.E)
+        known = None if maps is None else maps.get(_design_key(des0))
+        if known is not None:  # the map of earlier pairs: verified on every release here
+            fit0 = fit_affine(run.out0, des0.E, A=known)
+            fit1 = fit_affine(run.out1, des1.E, A=known)
+        if not isinstance(fit0, AffineFit) or not isinstance(fit1, AffineFit):
+            fit0, fit1 = fit_affine(run.out0, des0.E), fit_affine(run.out1, des1.E)
+        if maps is not None and isinstance(fit0, AffineFit) and isinstance(fit1, AffineFit):
+            maps.setdefault(_design_key(des0), fit0.A)
     if not isinstance(fit0, AffineFit) or not isinstance(fit1, AffineFit):
         reason = next(r for r in (des0, des1, fit0, fit1) if isinstance(r, str))
         score, why, mean = _heuristic(run.out0, run.out1)
@@ -547,6 +597,9 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
         else:
             full[idx] = np.linalg.pinv(cov, hermitian=True) @ delta[idx]
         extra.update(summary, mu=prof.mu, rank=prof.rank)
+        allowed = _mu_allowed(quantity, claimed, claim_delta)
+        if allowed is not None:  # the query change over what the noise was calibrated for
+            extra["sensitivity_excess"] = prof.mu / allowed
         what = ("the query change leaves the range of the recorded noise (mu = inf)"
                 if prof.infinite else f"mu = {prof.mu:.4g} exactly")
         return PairCoupling(status="additive", finding="violation" if violated else "",
@@ -790,7 +843,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
     plist = _pairs(pairs)
     root = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
     spent = 0
-    rows = PROBE_ROWS
+    maps: dict[tuple, np.ndarray] = {}  # noise maps fitted so far, reused and re-verified
     fits = {"affine": 0, "not": 0}  # a release that is never affine stops growing the calls
     results: list[PairCoupling] = []
 
@@ -800,36 +853,35 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
         return couple(mechanism, pair.d0, pair.d1, n, root.spawn(1)[0])
 
     for i, pair in enumerate(plist):
-        if max_releases is not None and spent + rows > max_releases:
+        if max_releases is not None and spent + PROBE_ROWS > max_releases:
             results.append(PairCoupling(i, pair.label, "not-run",
                                         detail="the survey's release budget was spent"))
             continue
         try:
-            first = run(pair, rows)
-            res = _analyse_run(first, i, pair.label, numbers)
+            first = run(pair, PROBE_ROWS)
+            res = _analyse_run(first, i, pair.label, numbers, maps)
             need = _rows_needed(first, extra_rows)
             hopeless = fits["not"] >= 3 and not fits["affine"]
-            if (res.status == "not-additive" and need is not None and rows < need <= max_rows
-                    and not hopeless):
-                probe = rows
-                rows = need  # the first call showed how much noise one release draws
-                first = run(pair, rows)
-                res = _analyse_run(first, i, pair.label, numbers)
-                res = _replace(res, runs=2, releases=res.releases + probe)
+            checkable = need is not None and need - extra_rows < PROBE_ROWS  # n > m + 1
+            if (res.status == "not-additive" and need is not None and not checkable
+                    and need <= max_rows and not hopeless):
+                # the first call showed how much noise one release draws: fit it afresh
+                first = run(pair, need)
+                res = _analyse_run(first, i, pair.label, numbers, maps)
+                res = _replace(res, runs=2, releases=res.releases + PROBE_ROWS)
             elif need is not None and need > max_rows and res.status == "not-additive":
                 res = _replace(res, detail=res.detail + f" (an affine fit needs {need} "
                                                         f"releases per call, above {max_rows})")
             if res.status in ("additive", "additive-mixed"):
                 fits["affine"] += 1
-            elif res.status == "not-additive" and need is not None and rows >= need:
+            elif res.status == "not-additive" and need is not None and (
+                    checkable or first.n >= need):
                 fits["not"] += 1
-                if fits["not"] >= 3 and not fits["affine"]:
-                    rows = PROBE_ROWS  # enough to rank by the coupled outputs
             if res.finding == "violation" or res.status in ("no-noise", "one-side-no-noise"):
                 if confirm:
-                    second = run(pair, rows)
-                    res = _confirm(res, _analyse_run(second, i, pair.label, numbers), first,
-                                   second)
+                    second = run(pair, first.n)
+                    res = _confirm(res, _analyse_run(second, i, pair.label, numbers, maps),
+                                   first, second)
                 elif res.finding == "violation":
                     res = _replace(res, finding="lead",
                                    detail=res.detail + " (not confirmed on a second seed)")

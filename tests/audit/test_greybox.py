@@ -192,6 +192,7 @@ def test_additive_gaussian_gives_the_exact_mu_and_epsilon_of_the_pair():
         assert c.score == pytest.approx(D / sigma, rel=1e-9)
         assert c.estimate == pytest.approx(gdp_epsilon(DELTA, D / sigma), rel=1e-8)
         assert c.delta_out == pytest.approx([D], rel=1e-12)
+        assert c.extra["sensitivity_excess"] == pytest.approx(2.0, rel=1e-8)
         assert c.runs == 2  # confirmed on a second seed
         r = sv.result()
         assert r.verdict is Verdict.VIOLATION and r.guarantee is Guarantee.GREYBOX_EXACT
