@@ -398,25 +398,49 @@ def _differs(a: object, b: object) -> bool:
     return bool(np.abs(a_arr - b_arr).max(initial=0.0) > PARAM_RTOL * max(scale, 1e-300))
 
 
-def _compare_logs(log0: DrawLog, log1: DrawLog) -> tuple[str, str]:
-    """('diverges' | 'noise' | '', one line) for two coupled logs."""
+def _compare_logs(log0: DrawLog, log1: DrawLog) -> tuple[str, str, float]:
+    """('diverges' | 'noise' | '', one line, size) for two coupled logs.
+
+    For a noise parameter that differs, ``size`` is √2 times the largest |log ratio| of
+    the two values (the Fisher distance of two centred Gaussians that differ in scale).
+    """
     a, b = log0.draws, log1.draws
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x.signature() != y.signature():
             return "diverges", (f"draw {i} differs: {x.method}{list(x.shape)} under D, "
-                                f"{y.method}{list(y.shape)} under D'")
+                                f"{y.method}{list(y.shape)} under D'"), math.inf
     if len(a) != len(b):
         return "diverges", (f"{len(a)} draws under D, {len(b)} under D' (the data decides "
-                            "how much noise is drawn)")
+                            "how much noise is drawn)"), math.inf
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
         sx, sy = x.scales(), y.scales()
         for k in sx:
             if _differs(sx[k], sy[k]):
-                lo = float(np.min(np.abs(sx[k]))) if np.size(sx[k]) else math.nan
-                hi = float(np.min(np.abs(sy[k]))) if np.size(sy[k]) else math.nan
+                u, v = np.abs(np.ravel(sx[k])), np.abs(np.ravel(sy[k]))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    logs = np.abs(np.log(v) - np.log(u))
+                size = float(np.nanmax(np.where((u == 0) != (v == 0), np.inf, logs),
+                                       initial=0.0))
                 return "noise", (f"draw {i} ({x.method}): noise parameter {k!r} depends on "
-                                 f"the data ({lo:.4g} under D, {hi:.4g} under D')")
-    return "", ""
+                                 f"the data ({float(u.min()):.4g} under D, "
+                                 f"{float(v.min()):.4g} under D')"), math.sqrt(2.0) * size
+    return "", "", 0.0
+
+
+def _gaussian_distance(delta: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> float:
+    """How far apart N(c, s0²) and N(c + Δ, s1²) are, output by output (a ranking score).
+
+    √(Σ_j Δ_j²/((s0_j² + s1_j²)/2) + 2 log²(s1_j/s0_j)): the Fisher distance for small
+    changes; μ when the scales agree; ``inf`` when an output has noise on one side only,
+    or none on either side yet moves.
+    """
+    zero0, zero1 = s0 == 0, s1 == 0
+    if np.any(zero0 != zero1) or np.any(zero0 & zero1 & (delta != 0)):
+        return math.inf
+    ok = ~zero0
+    pooled = 0.5 * (s0[ok] ** 2 + s1[ok] ** 2)
+    d2 = delta[ok] ** 2 / pooled + 2.0 * np.log(s1[ok] / s0[ok]) ** 2
+    return float(math.sqrt(float(np.sum(d2))))
 
 
 def _heuristic(out0: np.ndarray, out1: np.ndarray) -> tuple[float, str, np.ndarray]:
@@ -528,12 +552,11 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
                             detail=f"no draw from the handed generator under {side}: the data "
                                    "decides whether noise is drawn at all",
                             delta_out=(run.out1 - run.out0).mean(0), **base)
-    kind, why = _compare_logs(run.log0, run.log1)
-    if kind:
+    kind, why, size = _compare_logs(run.log0, run.log1)
+    if kind == "diverges":
         _, _, mean = _heuristic(run.out0, run.out1)
-        return PairCoupling(status="diverges" if kind == "diverges" else
-                            "noise-depends-on-data", finding="lead", score=math.inf,
-                            detail=why, delta_out=mean, **base)
+        return PairCoupling(status="diverges", finding="lead", score=math.inf, detail=why,
+                            delta_out=mean, **base)
     des0 = noise_design(noise0, run.n)
     des1 = noise_design(noise1, run.n)
     fit0 = fit1 = None
@@ -548,21 +571,27 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
             maps.setdefault(_design_key(des0), fit0.A)
     if not isinstance(fit0, AffineFit) or not isinstance(fit1, AffineFit):
         reason = next(r for r in (des0, des1, fit0, fit1) if isinstance(r, str))
-        score, why, mean = _heuristic(run.out0, run.out1)
+        score, how, mean = _heuristic(run.out0, run.out1)
+        if kind:  # a noise scale depends on the data; the parameters measure by how much
+            return PairCoupling(status="noise-depends-on-data", finding="lead", score=size,
+                                detail=why, delta_out=mean, **base)
         return PairCoupling(status="not-additive", score=score, delta_out=mean,
-                            detail=f"{reason}; {why}", **base)
-    assert isinstance(des0, NoiseDesign)
-    scale_a = max(float(np.abs(fit0.A).max(initial=0.0)), float(np.abs(fit1.A).max(initial=0.0)))
-    if not np.allclose(fit0.A, fit1.A, rtol=FIT_RTOL, atol=FIT_RTOL * scale_a):
-        s0 = np.sqrt(np.diag(fit0.A @ des0.cov @ fit0.A.T))
-        s1 = np.sqrt(np.diag(fit1.A @ des0.cov @ fit1.A.T))
+                            detail=f"{reason}; {how}", **base)
+    assert isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
+    cov0 = fit0.A @ des0.cov @ fit0.A.T  # the law of each release's noise
+    cov1 = fit1.A @ des1.cov @ fit1.A.T
+    top = max(float(np.abs(cov0).max(initial=0.0)), float(np.abs(cov1).max(initial=0.0)))
+    if kind or not np.allclose(cov0, cov1, rtol=FIT_RTOL, atol=FIT_RTOL * top):
+        s0, s1 = np.sqrt(np.diag(cov0)), np.sqrt(np.diag(cov1))
         ok = s0 > 0
         ratio = s1[ok] / s0[ok] if np.any(ok) else np.array([math.nan])
-        return PairCoupling(status="noise-depends-on-data", finding="lead", score=math.inf,
-                            detail=("the release's map from the noise depends on the data "
-                                    f"(noise sd ratio D'/D in [{ratio.min():.4g}, "
-                                    f"{ratio.max():.4g}])"),
-                            delta_out=fit1.intercept - fit0.intercept, **base)
+        delta = fit1.intercept - fit0.intercept
+        return PairCoupling(status="noise-depends-on-data", finding="lead",
+                            score=_gaussian_distance(delta, s0, s1),
+                            detail=(why or "the release's map from the noise depends on the "
+                                           "data") + f" (noise sd ratio D'/D in "
+                                                     f"[{ratio.min():.4g}, {ratio.max():.4g}])",
+                            delta_out=delta, **base)
     delta = fit1.intercept - fit0.intercept
     free = fit0.noise_free & fit1.noise_free
     noisy = ~free
@@ -584,7 +613,7 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
         from dpgp_audit.audit.whitebox import compare_exact, gaussian_profile
 
         idx = np.flatnonzero(noisy)
-        cov = (fit0.A @ des0.cov @ fit0.A.T)[np.ix_(idx, idx)]
+        cov = cov0[np.ix_(idx, idx)]
         try:
             prof = gaussian_profile(fit0.intercept[idx], fit1.intercept[idx], cov)
         except ValueError as err:  # e.g. noise of zero variance on every output
@@ -625,7 +654,7 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
                                        "exactly", **base)
     # mixed families or shared Laplace values: a variance-matched point estimate
     idx = np.flatnonzero(noisy)
-    cov = (fit0.A @ des0.cov @ fit0.A.T)[np.ix_(idx, idx)]
+    cov = cov0[np.ix_(idx, idx)]
     w = np.linalg.pinv(cov, hermitian=True) @ delta[idx]
     score = float(math.sqrt(max(float(delta[idx] @ w), 0.0)))
     return PairCoupling(status="additive-mixed", score=score, delta_out=delta,
@@ -769,13 +798,13 @@ class CouplingSurvey:
     def pair_scores(self) -> list[float | None]:
         """One ranking score per pair, in the order of :attr:`pairs`.
 
-        ``inf`` for definitive findings and leads, the measured score otherwise,
-        ``-inf`` for a pair left unrun by the budget and ``None`` for a pair the
-        mechanism refused (the ``implementation`` argument of
-        :func:`~dpgp_audit.audit.neighbours.rank_pairs`).
+        The pair's :attr:`PairCoupling.score` — in μ-like units whatever its status
+        (exact μ or ε, a lead's distance, ``inf`` for unbounded leads) — ``-inf`` for a
+        pair left unrun by the budget and ``None`` for a pair the mechanism refused (the
+        ``implementation`` argument of :func:`~dpgp_audit.audit.neighbours.rank_pairs`).
         """
         return [None if c.status == "rejected" else -math.inf if c.status == "not-run"
-                else math.inf if c.tier >= _LEAD else c.score for c in self.couplings]
+                else c.score for c in self.couplings]
 
     def scores_by_label(self) -> dict[str, float | None]:
         """:meth:`pair_scores` keyed by pair label (labels that are not unique left out)."""
@@ -784,18 +813,13 @@ class CouplingSurvey:
                 if labels.count(lab) == 1}
 
     def top(self, k: int) -> list[tuple[NeighbourPair, float]]:
-        """The ``k`` best pairs with their scores (``inf`` for leads and definitive ones).
+        """The ``k`` most distinguishable pairs by :meth:`pair_scores`, for the certifiers.
 
-        Pairs the mechanism refused are left out.
+        Pairs the mechanism refused are left out; ties keep the pairs' order.
         """
-        out = []
-        for p, c in self.ranked():
-            if c.status == "rejected":
-                continue
-            out.append((p, math.inf if c.tier >= _LEAD else c.score))
-            if len(out) >= k:
-                break
-        return out
+        scored = [(i, sc) for i, sc in enumerate(self.pair_scores()) if sc is not None]
+        scored.sort(key=lambda t: -t[1])
+        return [(self.pairs[i], sc) for i, sc in scored[:k]]
 
 
 def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.Generator, *,
@@ -918,9 +942,10 @@ def audit_greybox(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.
 def rank_pairs_by_coupling(mechanism: Mechanism, pairs: Sequence[object],
                            rng: np.random.Generator, *, top: int = 3,
                            **kwargs: object) -> list[tuple[NeighbourPair, float]]:
-    """The ``top`` pairs by the coupled survey: definitive, then leads, then by μ/ε.
+    """The ``top`` pairs by the coupled survey's scores, most distinguishable first.
 
-    For slow mechanisms this replaces pilot sampling of every pair (a few releases per
+    Scores are in μ-like units: the exact μ or ε, a lead's distance, ``inf`` for an
+    unbounded lead (:meth:`CouplingSurvey.pair_scores`). For slow mechanisms this replaces pilot sampling of every pair (a few releases per
     pair instead of hundreds). The survey's seeds come from ``rng``; the certifying
     auditors must draw from another generator.
     """
