@@ -869,6 +869,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
     spent = 0
     maps: dict[tuple, np.ndarray] = {}  # noise maps fitted so far, reused and re-verified
     fits = {"affine": 0, "not": 0}  # a release that is never affine stops growing the calls
+    coupled: bool | None = None  # does one seed give one release? (checked once)
     results: list[PairCoupling] = []
 
     def run(pair: NeighbourPair, n: int) -> CoupledRun:
@@ -882,6 +883,10 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                                         detail="the survey's release budget was spent"))
             continue
         try:
+            if coupled is None:  # D twice on one seed: a reproducible release repeats itself
+                rep = couple(mechanism, pair.d0, pair.d0, PROBE_ROWS, root.spawn(1)[0])
+                spent += PROBE_ROWS
+                coupled = bool(np.array_equal(rep.out0, rep.out1, equal_nan=True))
             first = run(pair, PROBE_ROWS)
             res = _analyse_run(first, i, pair.label, numbers, maps)
             need = _rows_needed(first, extra_rows)
@@ -917,6 +922,11 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                                         detail=f"sample() failed under the recording "
                                                f"generator: {type(err).__name__}: {err}"))
             continue
+        if not coupled:
+            res = _replace(res, status="not-recordable", finding="", estimate=math.nan,
+                           detail="sample() is not reproducible from the generator it is "
+                                  "handed (two calls on one seed differ): the runs are not "
+                                  f"coupled, the score is a point estimate; {res.detail}")
         results.append(res)
     return CouplingSurvey(tuple(plist), tuple(results), claim, spent,
                           time.perf_counter() - t0)
@@ -945,9 +955,10 @@ def rank_pairs_by_coupling(mechanism: Mechanism, pairs: Sequence[object],
     """The ``top`` pairs by the coupled survey's scores, most distinguishable first.
 
     Scores are in μ-like units: the exact μ or ε, a lead's distance, ``inf`` for an
-    unbounded lead (:meth:`CouplingSurvey.pair_scores`). For slow mechanisms this replaces pilot sampling of every pair (a few releases per
-    pair instead of hundreds). The survey's seeds come from ``rng``; the certifying
-    auditors must draw from another generator.
+    unbounded lead (:meth:`CouplingSurvey.pair_scores`). For slow mechanisms this
+    replaces pilot sampling of every pair (a few releases per pair instead of hundreds).
+    The survey's seeds come from ``rng``; the certifying auditors must draw from another
+    generator.
     """
     return couple_pairs(mechanism, pairs, rng, **kwargs).top(  # type: ignore[arg-type]
         check_positive_int("top", top))

@@ -284,6 +284,7 @@ def test_hidden_randomness_is_not_recordable_and_never_a_violation():
     sv = _survey(Noisy(kind="own-entropy"))
     c = sv.couplings[0]
     assert c.status == "not-recordable" and c.finding == ""
+    assert "not reproducible" in c.detail  # one seed, two different releases: not coupled
     assert sv.result().verdict is Verdict.INCONCLUSIVE
 
 
@@ -335,7 +336,8 @@ def test_a_finding_that_does_not_reproduce_on_a_second_seed_is_a_lead():
 
         def sample(self, data, n, rng):
             self.calls.append(1)
-            sigma = SIGMA / 3 if len(self.calls) <= 2 else SIGMA  # under-noised once only
+            # calls 1-2: the survey's repeat check; 3-4: the pair's first coupled run
+            sigma = SIGMA / 3 if 2 < len(self.calls) <= 4 else SIGMA  # under-noised once
             return (float(np.sum(data.y)) + sigma * rng.standard_normal(n))[:, None]
 
     c = _survey(FirstCallOnly()).couplings[0]
