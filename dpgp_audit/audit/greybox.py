@@ -340,6 +340,10 @@ class PairCoupling:
         the noise omits); else Δ.
     extra
         The claim comparison's numbers (δ at the claimed ε, …) and the noise summary.
+    spread
+        For a release whose coupled difference is constant but whose noise law was not
+        recorded: the within-side sum of squares per output and its degrees of freedom
+        (pooled over pairs by the survey).
     """
 
     index: int
@@ -354,6 +358,7 @@ class PairCoupling:
     delta_out: np.ndarray | None = field(default=None, repr=False)
     direction: np.ndarray | None = field(default=None, repr=False)
     extra: dict = field(default_factory=dict)
+    spread: tuple[np.ndarray, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def tier(self) -> int:
@@ -443,31 +448,64 @@ def _gaussian_distance(delta: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> flo
     return float(math.sqrt(float(np.sum(d2))))
 
 
-def _heuristic(out0: np.ndarray, out1: np.ndarray) -> tuple[float, str, np.ndarray]:
+def _heuristic(out0: np.ndarray, out1: np.ndarray
+               ) -> tuple[float, str, np.ndarray, tuple[np.ndarray, int] | None]:
     """A point-estimate score from coupled outputs alone (no noise model).
 
     If the coupled difference is the same on every release (the noise cancels) it is
     ‖Δ/sd‖ over the coordinates (sd: the spread of the releases; a μ estimate for
-    independent Gaussian noise); otherwise the largest standardised mean difference.
+    independent Gaussian noise), and the spread is returned too — ``(sum of squares per
+    output, degrees of freedom)`` — so that the survey can pool it over pairs
+    (:func:`_pool_spreads`); otherwise the largest standardised mean difference.
     A coordinate constant on both sides that moves scores ``inf``.
     """
     diff = out1 - out0
     mean = diff.mean(axis=0)
     if not np.any(diff):
-        return 0.0, "identical releases on D and D'", mean
+        return 0.0, "identical releases on D and D'", mean, None
     n = out0.shape[0]
-    sd = np.sqrt(0.5 * (out0.var(axis=0, ddof=1) + out1.var(axis=0, ddof=1))) if n > 1 else \
-        np.zeros(out0.shape[1])
+    ss = np.sum((out0 - out0.mean(0)) ** 2, axis=0) + np.sum((out1 - out1.mean(0)) ** 2, axis=0)
+    sd = np.sqrt(ss / (2 * (n - 1))) if n > 1 else np.zeros(out0.shape[1])
     moved = np.abs(mean) > 0
     if np.any(moved & (sd == 0)):
-        return math.inf, "an output constant on every release differs between D and D'", mean
+        return (math.inf, "an output constant on every release differs between D and D'",
+                mean, None)
     spread = np.abs(diff - mean).max(axis=0)
     z = np.where(sd > 0, np.abs(mean) / np.where(sd > 0, sd, 1.0), 0.0)
     if np.all(spread <= FIT_RTOL * sd):
         return (float(np.sqrt(np.sum(z * z))),
                 "coupled difference constant over releases (noise cancels), noise law "
-                "not recorded: |delta/sd| is a point estimate", mean)
-    return float(z.max(initial=0.0)), "not additive: standardised coupled difference", mean
+                "not recorded: |delta/sd| is a point estimate", mean, (ss, 2 * (n - 1)))
+    return (float(z.max(initial=0.0)), "not additive: standardised coupled difference", mean,
+            None)
+
+
+def _pool_spreads(results: list[PairCoupling]) -> list[PairCoupling]:
+    """Rescore the pairs whose noise cancels with an sd pooled over all of them.
+
+    Four releases per side give a poor sd (3 degrees of freedom); when the noise is the
+    same for every dataset, as the coupling suggests, pooling over the pairs makes
+    ``‖Δ/sd‖`` rank them by their query change. Still a point estimate.
+    """
+    with_spread = [c for c in results if c.spread is not None]
+    if len(with_spread) < 2:
+        return results
+    dims = {c.spread[0].shape for c in with_spread}  # type: ignore[index]
+    if len(dims) != 1:
+        return results
+    ss = sum(c.spread[0] for c in with_spread)  # type: ignore[index]
+    dof = sum(c.spread[1] for c in with_spread)  # type: ignore[index]
+    var = ss / dof
+    out = []
+    for c in results:
+        if c.spread is not None and c.delta_out is not None:
+            d = c.delta_out
+            score = (math.inf if np.any((var == 0) & (d != 0)) else
+                     float(np.sqrt(np.sum(np.where(var > 0, d * d / np.where(var > 0, var, 1),
+                                                   0.0)))))
+            c = _replace(c, score=score, extra={**c.extra, "pooled_sd_pairs": len(with_spread)})
+        out.append(c)
+    return out
 
 
 def _mu_allowed(quantity: str, claimed: float, claim_delta: float | None) -> float | None:
@@ -533,8 +571,8 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
     """
     base = {"index": index, "label": label, "runs": 1, "releases": run.n}
     if not run.complete:
-        score, why, mean = _heuristic(run.out0, run.out1)
-        return PairCoupling(status="not-recordable", score=score, delta_out=mean,
+        score, why, mean, spread = _heuristic(run.out0, run.out1)
+        return PairCoupling(status="not-recordable", score=score, delta_out=mean, spread=spread,
                             detail=f"draws escaped the log ({run.why_incomplete}); {why}",
                             **base)
     noise0, noise1 = run.log0.noise(), run.log1.noise()
@@ -554,7 +592,7 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
                             delta_out=(run.out1 - run.out0).mean(0), **base)
     kind, why, size = _compare_logs(run.log0, run.log1)
     if kind == "diverges":
-        _, _, mean = _heuristic(run.out0, run.out1)
+        _, _, mean, _ = _heuristic(run.out0, run.out1)
         return PairCoupling(status="diverges", finding="lead", score=math.inf, detail=why,
                             delta_out=mean, **base)
     des0 = noise_design(noise0, run.n)
@@ -571,12 +609,12 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
             maps.setdefault(_design_key(des0), fit0.A)
     if not isinstance(fit0, AffineFit) or not isinstance(fit1, AffineFit):
         reason = next(r for r in (des0, des1, fit0, fit1) if isinstance(r, str))
-        score, how, mean = _heuristic(run.out0, run.out1)
+        score, how, mean, spread = _heuristic(run.out0, run.out1)
         if kind:  # a noise scale depends on the data; the parameters measure by how much
             return PairCoupling(status="noise-depends-on-data", finding="lead", score=size,
                                 detail=why, delta_out=mean, **base)
         return PairCoupling(status="not-additive", score=score, delta_out=mean,
-                            detail=f"{reason}; {how}", **base)
+                            spread=spread, detail=f"{reason}; {how}", **base)
     assert isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
     cov0 = fit0.A @ des0.cov @ fit0.A.T  # the law of each release's noise
     cov1 = fit1.A @ des1.cov @ fit1.A.T
@@ -928,7 +966,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                                   "handed (two calls on one seed differ): the runs are not "
                                   f"coupled, the score is a point estimate; {res.detail}")
         results.append(res)
-    return CouplingSurvey(tuple(plist), tuple(results), claim, spent,
+    return CouplingSurvey(tuple(plist), tuple(_pool_spreads(results)), claim, spent,
                           time.perf_counter() - t0)
 
 

@@ -533,3 +533,29 @@ def test_a_correct_mechanism_audited_at_its_exact_claim_is_never_flagged():
             r = audit_greybox(mech, pairs, np.random.default_rng(seed))
             assert r.verdict is Verdict.NO_EVIDENCE
             assert r.estimate == pytest.approx(1.0, rel=1e-6)
+
+
+def test_seeded_adapters_are_coupled_and_ranked_unseedable_ones_are_not():
+    import os
+
+    from dpgp_audit.adapters import adapt
+
+    def legacy(data):  # a library drawing from numpy's global state, row 3 weighted 4x
+        w = np.ones(data.n)
+        w[3] = 4.0
+        return float(w @ data.y) + SIGMA * np.random.standard_normal()  # noqa: NPY002
+
+    def entropy(data):  # a library drawing from the operating system
+        u = int.from_bytes(os.urandom(7), "little") / 2**56
+        return float(np.sum(data.y)) + SIGMA * u
+
+    pairs = neighbour_pairs(BASE, GAUSS.relation, np.random.default_rng(0))
+    seeded = couple_pairs(adapt(legacy, GAUSS, seeding="numpy_global"), pairs,
+                          np.random.default_rng(1))
+    (best, score), = seeded.top(1)
+    assert "y[3]" in best.label and score == pytest.approx(4 * D / SIGMA, rel=0.2)
+    assert all(c.finding == "" for c in seeded.couplings)  # noise law unread: no exact value
+    loose = couple_pairs(adapt(entropy, GAUSS, seeding="unseedable"), pairs,
+                         np.random.default_rng(1))
+    assert {c.status for c in loose.couplings} == {"not-recordable"}
+    assert loose.result().verdict is Verdict.INCONCLUSIVE
