@@ -371,6 +371,17 @@ class PairCoupling:
             return _NOTHING
         return _MEASURED
 
+    @property
+    def weak(self) -> bool:
+        """True when the score is only a standardised difference of a few releases.
+
+        That is, no exact value, no lead, and no noise that cancels in the coupled
+        difference (whose spread the survey pools over pairs): a selection, a threshold
+        pattern or an iteration seen on four releases per side, or identical releases.
+        """
+        return (not self.finding and self.spread is None
+                and self.status in ("not-additive", "not-recordable", "unchanged"))
+
     def rank_key(self) -> tuple[int, float, float]:
         """Sort key, larger first: tier, then score, then the exact estimate."""
         est = self.estimate if not math.isnan(self.estimate) else -math.inf
@@ -838,11 +849,19 @@ class CouplingSurvey:
 
         The pair's :attr:`PairCoupling.score` — in μ-like units whatever its status
         (exact μ or ε, a lead's distance, ``inf`` for unbounded leads) — ``-inf`` for a
-        pair left unrun by the budget and ``None`` for a pair the mechanism refused (the
-        ``implementation`` argument of :func:`~dpgp_audit.audit.neighbours.rank_pairs`).
+        pair left unrun by the budget, ``None`` for a pair the mechanism refused, and
+        and ``nan`` — the runner leaves the pair to the black-box pilot — for every pair
+        without a finding as soon as one pair's score is only a few-release guess
+        (:attr:`PairCoupling.weak`: selections, threshold patterns), since the pilot's
+        z-scores and these scores are on different scales (the ``implementation``
+        argument of :func:`~dpgp_audit.audit.neighbours.rank_pairs`).
         """
+        # a pilot's z-scores and these μ-like scores do not mix: if some pair has only a
+        # guess, the pilot ranks every pair but those with a finding (which go first)
+        strong = not any(c.weak and c.status != "unchanged" for c in self.couplings)
         return [None if c.status == "rejected" else -math.inf if c.status == "not-run"
-                else c.score for c in self.couplings]
+                else c.score if strong else math.inf if c.finding else math.nan
+                for c in self.couplings]
 
     def scores_by_label(self) -> dict[str, float | None]:
         """:meth:`pair_scores` keyed by pair label (labels that are not unique left out)."""
@@ -855,7 +874,8 @@ class CouplingSurvey:
 
         Pairs the mechanism refused are left out; ties keep the pairs' order.
         """
-        scored = [(i, sc) for i, sc in enumerate(self.pair_scores()) if sc is not None]
+        scored = [(i, -math.inf if c.status == "not-run" else c.score)
+                  for i, c in enumerate(self.couplings) if c.status != "rejected"]
         scored.sort(key=lambda t: -t[1])
         return [(self.pairs[i], sc) for i, sc in scored[:k]]
 

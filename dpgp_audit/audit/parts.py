@@ -46,6 +46,7 @@ tester is one object behind one interface and the driver only loops.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -328,14 +329,17 @@ def _coupled_scores(context: AuditContext) -> dict[int, float | None] | None:
     """A.9's ranking score of each pair (by index in ``context.pairs``), if A.9 ran.
 
     Matched by label (A.9 records one score per label that is unique among its pairs);
-    pairs it did not see (e.g. a sensitivity witness put first later) are left out, so
-    the black-box ranking samples a pilot for those only.
+    pairs it did not see (e.g. a sensitivity witness put first later) or scored only by a
+    few-release guess (``nan``: selections, threshold patterns) are left out, so the
+    black-box ranking samples a pilot for those only.
     """
     res = context.result_of(GreyBoxPart.name)
     if res is None:
         return None
     by_label = res.details.get("scores_by_label", {})
-    return {i: by_label[p.label] for i, p in enumerate(context.pairs) if p.label in by_label}
+    return {i: by_label[p.label] for i, p in enumerate(context.pairs)
+            if p.label in by_label and not (isinstance(by_label[p.label], float)
+                                             and math.isnan(by_label[p.label]))}
 
 
 class SensitivityPart(AuditorPart):
