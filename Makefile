@@ -18,6 +18,11 @@ BINDER_VENV  ?= .venv-binder
 BINDER_STAMP := $(BINDER_VENV)/.installed
 BINDER_SEED  ?= 11
 NB ?=
+# `make notebooks` / `binder-check` / `book`: papermill's limit per cell, each notebook's
+# limit (coreutils timeout) and the whole run's; a stalled kernel fails the run, never hangs it.
+NB_CELL_TIMEOUT ?= 1200
+NB_TIMEOUT      ?= 3600
+NOTEBOOKS_TIMEOUT ?= 14400
 export PYTHONHASHSEED ?= 0
 
 # `make audit` knobs (empty = audit every registered non-planted mechanism)
@@ -71,21 +76,11 @@ $(NB_STAMP): pyproject.toml $(CORE_STAMP)
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
-# PyTorch for the neural extra, never a silent GPU build: the CPU-only index where reachable,
-# otherwise the plain package; the last line says which build was installed.
-$(NEURAL_STAMP): pyproject.toml $(CORE_STAMP)
-	@if [ -n "$(TORCH_INDEX)" ] && $(PY) -c "import sys, urllib.request as u; \
-	    u.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=15)" "$(TORCH_INDEX)" 2>/dev/null; then \
-	  echo "torch: installing torch==$(TORCH_VERSION) from the CPU-only index $(TORCH_INDEX)"; \
-	  $(PY) -m pip install -q --index-url "$(TORCH_INDEX)" "torch==$(TORCH_VERSION)" || exit 1; \
-	else \
-	  echo "torch: CPU-only index $(if $(TORCH_INDEX),$(TORCH_INDEX) unreachable,not used (TORCH_INDEX is empty)):" \
-	       "installing torch==$(TORCH_VERSION) from the default index"; \
-	  $(PY) -m pip install -q "torch==$(TORCH_VERSION)" || exit 1; \
-	fi
+# PyTorch for the neural extra, never a silent GPU build (binder/install-torch, shared with
+# Binder's postBuild): the CPU-only index where reachable, otherwise the plain package.
+$(NEURAL_STAMP): pyproject.toml $(CORE_STAMP) binder/install-torch
+	PYTHON=$(PY) TORCH_VERSION=$(TORCH_VERSION) TORCH_INDEX="$(TORCH_INDEX)" bash binder/install-torch
 	$(PY) -m pip install -q -e ".[neural]"
-	@$(PY) -c "import torch; c = torch.version.cuda; \
-	  print('torch: installed', torch.__version__, '(CUDA ' + c + ' build)' if c else '(CPU-only build)')"
 	touch $@
 
 # Everything for the test suite, lint and benchmarks.
@@ -133,15 +128,28 @@ lab: $(NB_STAMP)
 # Paper notebooks (01-04) also write build/full/NN_name.repro.json (their `repro_json`
 # parameter); the reproduction module turns those into build/full/REPRODUCTION.md.
 # `python -m dpgp_audit.experiments.reproduction --write-docs` copies the table to docs/reproductions.md.
+# Each notebook runs under `timeout` (NB_TIMEOUT, at most what is left of NOTEBOOKS_TIMEOUT)
+# and papermill's --execution-timeout per cell; widgets are static (DPGP_AUDIT_WIDGETS).
+notebooks: export DPGP_AUDIT_WIDGETS = static
 notebooks: $(NB_STAMP)
 	mkdir -p build/full
 	rm -f build/full/*.repro.json
+	start=$$(date +%s); \
 	for nb in notebooks/*.ipynb notebooks/answers/*.ipynb; do \
 	  stem=$$(basename $$nb .ipynb); \
+	  left=$$(( $(NOTEBOOKS_TIMEOUT) - $$(date +%s) + start )); \
+	  if [ $$left -le 0 ]; then echo "make notebooks: over NOTEBOOKS_TIMEOUT=$(NOTEBOOKS_TIMEOUT) s before $$stem" >&2; exit 1; fi; \
+	  limit=$$(( left < $(NB_TIMEOUT) ? left : $(NB_TIMEOUT) )); \
 	  extra=""; \
 	  if grep -q '"repro_json' "$$nb"; then extra="-p repro_json $(CURDIR)/build/full/$$stem.repro.json"; fi; \
-	  $(VENV)/bin/papermill "$$nb" "build/full/$$stem.ipynb" -k python3 --cwd notebooks \
-	    -f "notebooks/full_scale/$$stem.yaml" $$extra || exit 1; \
+	  t0=$$(date +%s); \
+	  timeout --kill-after=30 $$limit $(VENV)/bin/papermill "$$nb" "build/full/$$stem.ipynb" -k python3 \
+	    --cwd notebooks -f "notebooks/full_scale/$$stem.yaml" $$extra \
+	    --execution-timeout $(NB_CELL_TIMEOUT) --start-timeout 120 --log-level WARNING; \
+	  rc=$$?; \
+	  if [ $$rc -eq 124 ] || [ $$rc -eq 137 ]; then echo "make notebooks: $$stem passed its $$limit s limit" >&2; exit 1; fi; \
+	  [ $$rc -eq 0 ] || exit $$rc; \
+	  echo "$$stem: $$(( $$(date +%s) - t0 )) s"; \
 	done
 	$(PY) -m dpgp_audit.experiments.reproduction --records build/full \
 	  --out build/full/REPRODUCTION.md
@@ -170,17 +178,21 @@ $(BINDER_STAMP): binder/requirements.txt binder/postBuild binder/runtime.txt
 	$(BINDER_VENV)/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
+binder-check: export DPGP_AUDIT_WIDGETS = static
 binder-check: $(BINDER_STAMP)
 	$(BINDER_VENV)/bin/python -m dpgp_audit audit --all --no-progress --seed $(BINDER_SEED)
+	$(BINDER_VENV)/bin/python -c "import torch; print('binder-check: torch', torch.__version__)"
 	mkdir -p build/binder
 	for nb in notebooks/*.ipynb notebooks/answers/*.ipynb; do \
 	  stem=$$(basename $$nb .ipynb); \
 	  JUPYTER_PATH="$(CURDIR)/$(BINDER_VENV)/share/jupyter" PYTHONPATH= \
-	  $(BINDER_VENV)/bin/papermill "$$nb" "build/binder/$$stem.ipynb" -k python3 \
-	    --cwd build/binder -f "$(NB_PARAMS)/$$stem.yaml" --execution-timeout 600 \
-	    --log-level WARNING || exit 1; \
+	  timeout --kill-after=30 1200 $(BINDER_VENV)/bin/papermill "$$nb" "build/binder/$$stem.ipynb" \
+	    -k python3 --cwd build/binder -f "$(NB_PARAMS)/$$stem.yaml" --execution-timeout 600 \
+	    --start-timeout 120 --log-level WARNING || exit 1; \
 	done
-	@echo "binder-check: audit --all and every notebook ran in $(BINDER_VENV)"
+	@grep -q "PyTorch available: True" build/binder/04_raisa_dpconvcnp.ipynb || \
+	  { echo "binder-check: notebook 04 ran without PyTorch (DPConvCNP sections skipped)" >&2; exit 1; }
+	@echo "binder-check: audit --all and every notebook ran in $(BINDER_VENV), 04 with PyTorch"
 
 clean:
 	rm -rf build .pytest_cache .hypothesis .ruff_cache $(VENV) $(BINDER_VENV) *.egg-info
