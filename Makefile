@@ -41,7 +41,7 @@ AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(EPS),--epsilon $(EPS
 audit test test-slow test-notebooks test-browser refs bench binder-check: export MPLBACKEND ?= Agg
 
 .PHONY: help install audit test test-slow test-notebooks test-browser lint sync lab notebooks \
-        refs bench binder-check clean
+        refs bench binder-check grade book clean
 
 help:
 	@echo "make audit     audit every registered mechanism on the embedded default data"
@@ -56,6 +56,9 @@ help:
 	@echo "make lab       JupyterLab on notebooks/ (start at index.ipynb)"
 	@echo "make notebooks papermill every notebook with full-scale parameters into build/"
 	@echo "make sync      jupytext --sync: bring each notebooks/NN_name.py / .ipynb pair together"
+	@echo "make grade NB=00 SUBMISSION=student.ipynb  execute a submission, run the public and"
+	@echo "               hidden checks of its exercises, print the scores (JSON in build/grade/)"
+	@echo "make book      the course site, executed, into build/book/ (Jupyter Book, Sphinx)"
 	@echo "make lint      ruff (incl. numpy legacy-random rule) + notebooks clean and in sync with .py"
 	@echo "make binder-check  audit --all and every notebook in a venv built only from binder/"
 	@echo "make bench     speed benchmarks (BLAS pinned to one thread)"
@@ -153,6 +156,17 @@ notebooks: $(NB_STAMP)
 	done
 	$(PY) -m dpgp_audit.experiments.reproduction --records build/full \
 	  --out build/full/REPRODUCTION.md
+
+# Grading: the submission runs with the notebook's CI parameters (GRADE_PARAMS=) in a fresh
+# kernel; public checks (dpgp_audit/exercises/nbNN.py) and hidden ones (tests/exercises/hidden/).
+SUBMISSION ?=
+GRADE_PARAMS ?= $(firstword $(filter-out %_answers.yaml,$(wildcard $(NB_PARAMS)/$(NB)_*.yaml)))
+grade: $(NB_STAMP)
+	@if [ -z "$(NB)" ] || [ -z "$(SUBMISSION)" ]; then \
+	  echo "usage: make grade NB=00 SUBMISSION=path/to/student.ipynb" >&2; exit 2; fi
+	$(PY) -m dpgp_audit.exercises.grading "$(SUBMISSION)" --notebook $(NB) \
+	  --hidden tests/exercises/hidden $(if $(GRADE_PARAMS),--params $(GRADE_PARAMS)) \
+	  --json build/grade/$(basename $(notdir $(SUBMISSION))).json
 
 refs: $(STAMP)
 	$(PY) -m tests.notebooks.harness --write-refs $(NB)

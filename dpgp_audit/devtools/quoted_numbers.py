@@ -100,7 +100,7 @@ _ENUMERATOR = re.compile(r"^(\s*)([0-9]+)(?=[.)]\s)", re.MULTILINE)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _FENCE = re.compile(r"^(\s*)(```|~~~).*?^\s*\2", re.DOTALL | re.MULTILINE)
 _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)", re.DOTALL)
-_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?(?<!\\)\$")
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?:[^$\n]|\n(?![ \t]*\n))+?(?<!\\)\$")
 _CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 _LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|\]\[[^\]]*\]|"
                           r"^\s*\[[^\]]+\]:\s*\S+.*$|<https?://[^>]+>|https?://\S+",

@@ -117,6 +117,8 @@ def _unsupported(markdown):
     ("with $\\varepsilon = 1$ and `n_repeats=50`", []),
     ("with $$\\sigma = 2\\Delta$$ and ```\nx = 3\n```", []),
     ("with ε = 1 and n_repeats=50", ["1", "50"]),
+    ("math over a line break $x = 1 +\n 2$ is math", []),
+    ("a lone $ sign 5\n\nand 7 $ in another paragraph", ["5", "7"]),
     # years in citations
     ("Smith et al. 2018 and 2021; Honkela (2024); Balle & Wang 2018; Jin et al. (IEEE S&P 2022)",
      []),
