@@ -15,6 +15,11 @@ TORCH_VERSION ?= 2.13.0
 # installs torch from the default index (on Linux x86_64 PyPI's default wheel is the CUDA build).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 BINDER_VENV  ?= .venv-binder
+BOOK_VENV    ?= .venv-book
+BOOK_STAMP   := $(BOOK_VENV)/.installed
+# make book: where already executed notebooks may be taken from (e.g. build/binder after
+# make binder-check, as CI does); a notebook not found there is executed for the book.
+BOOK_EXECUTED ?=
 BINDER_STAMP := $(BINDER_VENV)/.installed
 BINDER_SEED  ?= 11
 NB ?=
@@ -50,7 +55,7 @@ help:
 	@echo "make test      set up .venv and run the test suite (unit, property, audit, notebooks)"
 	@echo "               installs every extra; torch from the CPU-only index (TORCH_INDEX=...)"
 	@echo "make test-notebooks  only the notebook tests (papermill + nbval, tiny CI parameters)"
-	@echo "make test-browser    JupyterLab end to end in Chromium (Playwright; not in make test)"
+	@echo "make test-browser    JupyterLab and the course site in Chromium (Playwright; not in make test)"
 	@echo "make refs      rewrite tests/notebooks/refs/ (strict nbval references) after a change"
 	@echo "               (add one: make refs NB=01_smith2018_cloaking)"
 	@echo "make lab       JupyterLab on notebooks/ (start at index.ipynb)"
@@ -108,6 +113,7 @@ $(BROWSER_STAMP): pyproject.toml $(STAMP)
 	touch $@
 
 test-browser: $(BROWSER_STAMP)
+	@test -f build/book/index.html || $(MAKE) book
 	$(PY) -m pytest -q -m browser tests/browser
 
 test-notebooks: $(STAMP)
@@ -208,6 +214,43 @@ binder-check: $(BINDER_STAMP)
 	  { echo "binder-check: notebook 04 ran without PyTorch (DPConvCNP sections skipped)" >&2; exit 1; }
 	@echo "binder-check: audit --all and every notebook ran in $(BINDER_VENV), 04 with PyTorch"
 
+# The course site: notebooks executed with their CI parameters (papermill in .venv, widgets
+# static, timeouts; or taken from BOOK_EXECUTED), the glossary and the user guide (docs/),
+# rendered by Jupyter Book 1 (Sphinx) from its own venv into build/book/ (open index.html).
+$(BOOK_STAMP): book/requirements.txt
+	rm -rf $(BOOK_VENV)
+	$(PYTHON) -m venv $(BOOK_VENV) || python3 -m venv $(BOOK_VENV)
+	$(BOOK_VENV)/bin/python -m pip install -q -r book/requirements.txt
+	touch $@
+
+book: export DPGP_AUDIT_WIDGETS = static
+book: export MPLBACKEND ?= Agg
+book: $(NB_STAMP) $(BOOK_STAMP)
+	rm -rf build/book-src build/book
+	mkdir -p build/book-src/notebooks/answers build/book-src/docs
+	cp book/_config.yml book/_toc.yml build/book-src/
+	cp docs/*.md build/book-src/docs/
+	cp notebooks/GLOSSARY.md build/book-src/notebooks/
+	start=$$(date +%s); \
+	for nb in notebooks/*.ipynb notebooks/answers/*.ipynb; do \
+	  stem=$$(basename $$nb .ipynb); dest=build/book-src/$$(dirname $$nb)/$$stem.ipynb; \
+	  if [ -n "$(BOOK_EXECUTED)" ] && [ -f "$(BOOK_EXECUTED)/$$stem.ipynb" ]; then \
+	    cp "$(BOOK_EXECUTED)/$$stem.ipynb" "$$dest"; echo "book: $$stem from $(BOOK_EXECUTED)"; \
+	  else \
+	    t0=$$(date +%s); \
+	    timeout --kill-after=30 $(NB_TIMEOUT) $(VENV)/bin/papermill "$$nb" "$$dest" -k python3 \
+	      --cwd build/book-src -f "$(NB_PARAMS)/$$stem.yaml" --execution-timeout $(NB_CELL_TIMEOUT) \
+	      --start-timeout 120 --log-level WARNING --no-progress-bar || exit 1; \
+	    echo "book: $$stem executed in $$(( $$(date +%s) - t0 )) s"; \
+	  fi; \
+	done; \
+	t0=$$(date +%s); \
+	$(BOOK_VENV)/bin/jupyter-book build build/book-src --builder html --path-output build/book-out \
+	  --keep-going || exit 1; \
+	mv build/book-out/_build/html build/book && rm -rf build/book-out; \
+	echo "book: rendered in $$(( $$(date +%s) - t0 )) s, $$(( $$(date +%s) - start )) s in all:" \
+	     "build/book/index.html"
+
 clean:
-	rm -rf build .pytest_cache .hypothesis .ruff_cache $(VENV) $(BINDER_VENV) *.egg-info
+	rm -rf build .pytest_cache .hypothesis .ruff_cache $(VENV) $(BINDER_VENV) $(BOOK_VENV) *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

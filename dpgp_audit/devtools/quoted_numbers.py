@@ -1,4 +1,4 @@
-"""Check that every number in a notebook's prose is computed, checked or cited.
+r"""Check that every number in a notebook's prose is computed, checked or cited.
 
 A teaching notebook must not say "the ratio is 0.5" above a cell that prints 0.25,
 nor "a noise of about 7 cm" when nothing on the page computes 7. The course follows
@@ -19,7 +19,7 @@ prose). Every number written in a markdown cell must be one of:
    ``LABEL`` (e.g. ``full scale``) appears in the visible text of the same paragraph,
    so the reader is told where the number comes from;
 5. **exempt by its form**: inside ``$…$``/``$$…$$`` math or a ``code span`` (write
-   parameter settings there: $\\varepsilon = 1$, ``n_repeats=50``), in a link target,
+   parameter settings there: $\varepsilon = 1$, ``n_repeats=50``), in a link target,
    a year in a citation (``Smith et al. 2018``, ``Balle & Wang (2018)``), a section,
    equation, table, figure, algorithm, notebook or exercise number (``§4–§6``,
    ``eqs. 38–39``, ``Fig. 1A``, ``notebooks 01–05``, a heading's own number, a

@@ -58,7 +58,8 @@ def laplace_moments_ok(draws: np.ndarray, value: float, scale: float) -> tuple[b
 
 @exercise("00.2", "the Laplace mechanism laplace_release(value, sensitivity, epsilon, size, rng)")
 def _laplace_release(answer: object) -> Iterator[tuple[bool, str]]:
-    yield callable(answer), "it is a function laplace_release(value, sensitivity, epsilon, size, rng)"
+    yield callable(answer), (
+        "it is a function laplace_release(value, sensitivity, epsilon, size, rng)")
     out = answer(3.0, 1.0, 1.0, 5, np.random.default_rng(0))
     arr = np.asarray(out, dtype=float) if out is not None else np.empty(0)
     yield arr.shape == (5,), "with size = 5 it returns an array of 5 releases"

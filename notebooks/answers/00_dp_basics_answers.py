@@ -79,8 +79,6 @@ check("00.2", laplace_release)
 # Both orders of the pair, for every threshold that some sample exceeds.
 
 # %% tags=["solution-00.3"]
-import math
-
 import numpy as np
 
 
@@ -91,7 +89,7 @@ def worst_ratio(samples_d, samples_d_prime, thresholds):
         p0, p1 = np.mean(s0 > t), np.mean(s1 > t)
         for num, den in ((p1, p0), (p0, p1)):
             if num > 0:
-                worst = max(worst, math.inf if den == 0 else num / den)
+                worst = max(worst, np.inf if den == 0 else num / den)
     return worst
 
 
