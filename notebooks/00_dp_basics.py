@@ -16,7 +16,7 @@
 # # 00 · Differential privacy basics: neighbours, noise and calibration
 #
 # This notebook sets up the vocabulary every other notebook of the kit uses
-# (catalogue P.1–P.3).
+# (the kit calls these capabilities P.1–P.3).
 #
 # **Learning objectives** — after working through it you can
 #

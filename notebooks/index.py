@@ -56,7 +56,22 @@
 # notebook's kernel memory when run at its default parameters: the peak while it
 # runs, and what it keeps while it stays open.
 #
-# MEMORY_TABLE
+# | notebook | peak while it runs at default parameters (MB) | kept while it stays open (MB) |
+# |---|---|---|
+# | index | 100<!--run: default parameters--> | 90<!--run: default parameters--> |
+# | 00 · DP basics | 160<!--run: default parameters--> | 160<!--run: default parameters--> |
+# | 00b · GP primer | 200<!--run: default parameters--> | 200<!--run: default parameters--> |
+# | 01 · Smith et al. 2018 | 180<!--run: default parameters--> | 180<!--run: default parameters--> |
+# | 02 · Smith et al. 2021 | 280<!--run: default parameters--> | 270<!--run: default parameters--> |
+# | 03 · Honkela | 280<!--run: default parameters--> | 210<!--run: default parameters--> |
+# | 04 · Räisä et al. (with PyTorch) | 410<!--run: default parameters--> | 410<!--run: default parameters--> |
+# | 05 · auditing lab | 230<!--run: default parameters--> | 230<!--run: default parameters--> |
+#
+# With every notebook run at its default parameters and left open, the kernels alone keep
+# about 1750<!--run: default parameters--> MB, and the Jupyter server needs some more: that is at Binder's limit,
+# where the session's kernels start to die. (Measured on the course's development
+# machine with `python -m dpgp_audit.devtools.soak --memory`; the answer notebooks, if
+# you open them too, add their own kernels.)
 #
 # When you move on to the next notebook, shut the previous one's kernel down (*Kernel →
 # Shut Down Kernel*, or the *Running Terminals and Kernels* tab in JupyterLab's left

@@ -47,7 +47,7 @@ rng = np.random.default_rng(p["seed"])
 # %% [markdown]
 # ## 1 · ★ The classical calibration
 # The first row of the table in §3, written out. Each solution cell is self-contained (it
-# imports what it uses): the course's tests take the solutions from these cells.
+# imports what it uses), so it can be copied into the exercise notebook as it is.
 
 # %% tags=["solution-00.1"]
 import math

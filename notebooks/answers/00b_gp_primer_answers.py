@@ -54,7 +54,7 @@ noise_var = p["noise_sd"] ** 2
 # %% [markdown]
 # ## 1 · ★ The posterior mean
 # One linear solve with K = K′ + σ²I, then the cross-covariances. Each solution cell is
-# self-contained: the course's tests take the solutions from these cells.
+# self-contained (it imports what it uses), so it can be copied into the primer as it is.
 
 # %% tags=["solution-00b.1"]
 import numpy as np
