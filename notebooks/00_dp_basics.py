@@ -151,7 +151,8 @@ b = laplace_scale(p["epsilon"], sensitivity)
 lap = {"f(D) + noise": mean_query(data) + laplace_noise(b, p["n_samples"], rng),
        "f(D') + noise": mean_query(d_rows) + laplace_noise(b, p["n_samples"], rng)}
 print(f"Laplace scale b = {b:.4f} for epsilon = {p['epsilon']:g}")
-show(plot_output_histograms(lap, title="Laplace mechanism on neighbouring datasets"))
+show(plot_output_histograms(
+    lap, title=f"Laplace mechanism, ε = {p['epsilon']:g} (b = {b:.3f}), on neighbouring datasets"))
 
 
 # %% [markdown]
@@ -205,7 +206,8 @@ gau = {"f(D) + noise": mean_query(data) + gaussian_noise(cal.sigma, p["n_samples
        "f(D') + noise": mean_query(d_rows) + gaussian_noise(cal.sigma, p["n_samples"], rng)}
 print(f"analytic sigma = {cal.sigma:.4f}")
 check_sets(gau, p["epsilon"], p["delta"])
-show(plot_output_histograms(gau, title="Gaussian mechanism on neighbouring datasets"))
+show(plot_output_histograms(
+    gau, title=f"Gaussian mechanism, ε = {p['epsilon']:g}, δ = {p['delta']:g} (σ = {cal.sigma:.3f})"))
 
 # %% [markdown]
 # ### Exponential mechanism (selecting, not adding)

@@ -86,7 +86,7 @@ y = np.sin(1.5 * X) + 0.3 * X + p["noise_sd"] * rng.standard_normal(X.size)
 from dpgp_audit.gp.kernels import EQ
 
 xs = np.linspace(-5, 5, 200)
-fig, axes = plt.subplots(1, 3, figsize=(12, 3), sharey=True)
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), sharey=True, layout="constrained")
 for ax, ell in zip(axes, (0.3, 1.0, 3.0), strict=True):
     Kp = EQ(lengthscale=ell)(xs[:, None])
     lam, Q = np.linalg.eigh(Kp)  # a square root of K′ without jitter

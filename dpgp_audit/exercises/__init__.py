@@ -32,7 +32,8 @@ import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["CheckFn", "Feedback", "check", "exercise", "exercises", "run_check", "title"]
+__all__ = ["CheckFn", "Feedback", "check", "check_rng", "exercise", "exercises", "run_check",
+           "title"]
 
 #: A check yields ``(passed, message)`` pairs; the first failure's message is the hint.
 CheckFn = Callable[[object], Iterator[tuple[bool, str]]]
@@ -113,6 +114,23 @@ class Feedback:
                 f"<b>Exercise {html.escape(self.exercise)}</b> "
                 f"({html.escape(self.title)}): <span style='color:{colour}'>{verdict}</span>"
                 f"<ul style='margin:2px 0'>{items}</ul></div>")
+
+
+#: Entropy of the checks' generators (see :func:`check_rng`).
+_CHECK_ENTROPY = 20_260_001
+
+
+def check_rng(stream: int):
+    """The fixed random generator number ``stream`` of the exercise checks.
+
+    Checks are deterministic on purpose, like tests: the same answer always gets the
+    same feedback, so a student never sees a check flip when rerunning it. This is the
+    one place where the exercise checks fix their seeds; everything else in the
+    package takes its generator from the caller.
+    """
+    import numpy as np
+
+    return np.random.default_rng([_CHECK_ENTROPY, int(stream)])
 
 
 def _module_for(exercise_id: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from dpgp_audit.exercises import exercise
+from dpgp_audit.exercises import check_rng, exercise
 
 
 def _classical(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -60,15 +60,15 @@ def laplace_moments_ok(draws: np.ndarray, value: float, scale: float) -> tuple[b
 def _laplace_release(answer: object) -> Iterator[tuple[bool, str]]:
     yield callable(answer), (
         "it is a function laplace_release(value, sensitivity, epsilon, size, rng)")
-    out = answer(3.0, 1.0, 1.0, 5, np.random.default_rng(0))
+    out = answer(3.0, 1.0, 1.0, 5, check_rng(0))
     arr = np.asarray(out, dtype=float) if out is not None else np.empty(0)
     yield arr.shape == (5,), "with size = 5 it returns an array of 5 releases"
-    again = np.asarray(answer(3.0, 1.0, 1.0, 5, np.random.default_rng(0)), dtype=float)
-    other = np.asarray(answer(3.0, 1.0, 1.0, 5, np.random.default_rng(1)), dtype=float)
+    again = np.asarray(answer(3.0, 1.0, 1.0, 5, check_rng(0)), dtype=float)
+    other = np.asarray(answer(3.0, 1.0, 1.0, 5, check_rng(1)), dtype=float)
     yield np.array_equal(arr, again) and not np.array_equal(arr, other), (
         "all its randomness comes from the generator rng it is given (same seed, same "
         "releases; another seed, other releases)")
-    draws = np.asarray(answer(3.0, 0.5, 2.0, 200_000, np.random.default_rng(2)), dtype=float)
+    draws = np.asarray(answer(3.0, 0.5, 2.0, 200_000, check_rng(2)), dtype=float)
     centred_scaled, _ = laplace_moments_ok(draws, 3.0, 0.25)
     yield centred_scaled, (
         "the releases are centred on the value and their mean absolute deviation is the "

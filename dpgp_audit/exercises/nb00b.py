@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from dpgp_audit.exercises import exercise
+from dpgp_audit.exercises import check_rng, exercise
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.methods.s18.standard import rkhs_sensitivity
 
@@ -22,7 +22,7 @@ from dpgp_audit.methods.s18.standard import rkhs_sensitivity
 def primer_problem(n: int, m: int, lengthscale: float, seed: int
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A small regression problem: (K′ = k(X, X), k_* = k(X, X_*), y), from a fixed seed."""
-    rng = np.random.default_rng(seed)
+    rng = check_rng(seed)
     X = np.sort(rng.uniform(-3.0, 3.0, n))[:, None]
     Xs = np.linspace(-3.5, 3.5, m)[:, None]
     kern = EQ(lengthscale=lengthscale)

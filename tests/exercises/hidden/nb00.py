@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from dpgp_audit.exercises import CheckFn
+from dpgp_audit.exercises import CheckFn, check_rng
 from dpgp_audit.exercises.nb00 import _classical, _half_line_ratio, laplace_moments_ok
 
 
@@ -21,9 +21,9 @@ def _classical_hidden(answer) -> Iterator[tuple[bool, str]]:
 
 
 def _laplace_hidden(answer) -> Iterator[tuple[bool, str]]:
-    empty = np.asarray(answer(1.0, 1.0, 1.0, 0, np.random.default_rng(0)), dtype=float)
+    empty = np.asarray(answer(1.0, 1.0, 1.0, 0, check_rng(0)), dtype=float)
     yield empty.shape == (0,), "size = 0 gives no releases"
-    draws = np.asarray(answer(-7.0, 4.0, 0.5, 400_000, np.random.default_rng(5)), dtype=float)
+    draws = np.asarray(answer(-7.0, 4.0, 0.5, 400_000, check_rng(5)), dtype=float)
     centre, sd = laplace_moments_ok(draws, -7.0, 8.0)
     yield centre and sd, "a negative value, sensitivity 4 and epsilon 0.5 (scale 8)"
     # P(|X - v| > 3b) = e^-3 for Laplace; 400 000 draws give a standard error of 3.4e-4
