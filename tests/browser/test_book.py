@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("playwright", reason="pip install 'dpgp_audit[browser]'")
 
-from tests.browser.test_lab_e2e import SHOTS, _system_chromium  # noqa: E402, F401
+from tests.browser.test_lab_e2e import SHOTS  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -45,8 +45,8 @@ def test_a_course_page_shows_its_figures_and_its_links_work(site, page):
     assert response is not None and response.ok
     assert "Differential privacy basics" in page.title()
     # a figure: an output image the browser has decoded
-    figures = page.locator("article img, main img").filter(
-        has_not=page.locator("xpath=ancestor::*[contains(@class,'navbar')]"))
+    figures = page.locator("div.cell_output img")  # the outputs of the executed cells
+    figures.first.scroll_into_view_if_needed()
     figures.first.wait_for()
     sizes = figures.evaluate_all("els => els.map(e => [e.complete, e.naturalWidth])")
     shown = [w for done, w in sizes if done and w > 100]
