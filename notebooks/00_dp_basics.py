@@ -64,8 +64,9 @@ print(p)
 #
 # ## 1 · Neighbouring datasets
 #
-# Differential privacy compares a mechanism's output distribution on two datasets
-# that differ in *one person's* contribution. What "differ in one person" means is a
+# Differential privacy is a property of a **mechanism**: a randomised algorithm that
+# takes a dataset and releases something computed from it. It compares the mechanism's
+# output distribution on two datasets that differ in *one person's* contribution. What "differ in one person" means is a
 # modelling choice, and the DP-GP papers use two:
 #
 # * **outputs only** (Smith et al. 2018, 2021): the inputs `X` are public; one target
