@@ -219,8 +219,9 @@ def _domain_row(claim: object) -> dict:
             "describe": "no bound on |y| needed (see the claim's note)"}
 
 
-# The default path's constants live in audit/runner.py (one place for the library, the
-# CLI and dpgp_audit.testing); the CLI only adds its per-mechanism seconds budget there.
+# The default path's constants live in audit/defaults.py, re-exported by audit/runner.py
+# (one place for the library, the CLI and dpgp_audit.testing); the CLI only adds its
+# per-mechanism seconds budget there.
 #: `audit --all` (sequential mode) aims to finish within this many seconds of starting: when
 #: a loaded machine makes earlier mechanisms overrun, later ones get the remaining time
 #: shared out (never more than --budget-s each); the summary reports the draws each bought.
