@@ -190,7 +190,7 @@ bench: $(BENCH_STAMP)
 # Binder: a virtual environment built only from binder/ (requirements.txt, then postBuild),
 # rebuilt when those files change; there `audit --all` must find no violation and every
 # notebook must run with its CI parameters (tests/notebooks/params/*.yaml).
-$(BINDER_STAMP): binder/requirements.txt binder/postBuild binder/runtime.txt
+$(BINDER_STAMP): binder/requirements.txt binder/postBuild binder/install-torch binder/runtime.txt
 	rm -rf $(BINDER_VENV)
 	$(PYTHON) -m venv $(BINDER_VENV) || python3 -m venv $(BINDER_VENV)
 	$(BINDER_VENV)/bin/python -m pip install -q -r binder/requirements.txt
