@@ -247,7 +247,7 @@ book: $(NB_STAMP) $(BOOK_STAMP)
 	t0=$$(date +%s); \
 	$(BOOK_VENV)/bin/jupyter-book build build/book-src --builder html --path-output build/book-out \
 	  --keep-going || exit 1; \
-	mv build/book-out/_build/html build/book && rm -rf build/book-out; \
+	mv build/book-out/_build/html build/book || exit 1; rm -rf build/book-out; \
 	echo "book: rendered in $$(( $$(date +%s) - t0 )) s, $$(( $$(date +%s) - start )) s in all:" \
 	     "build/book/index.html"
 
