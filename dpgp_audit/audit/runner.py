@@ -329,6 +329,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                           "name": getattr(data, "name", "")},
               "relation": relation.describe(), "seed": seed,
               "witness_source": state.witness_source, "mode": mode, "budget_s": budget_s}
+    if getattr(mechanism, "reproducible", True) is False:  # an unseedable sampler (A.10)
+        inputs.update(reproducible=False,
+                      reproducibility=str(getattr(mechanism, "reproducibility", "")))
     return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
                        results=tuple(state.results.values()), skipped=skipped,
                        witness=state.witness, timings=timings)
