@@ -389,7 +389,7 @@ for name, sec in cmp.times.items():
     print(f"{name:>30}: {sec * 1e3:.1f} ms")
 fig = plot_deployment_times(cmp.times)
 fig.axes[0].set_title("seconds per new dataset at deployment"
-                      + (" (stored: timed on another machine)" if cmp.stored else ""))
+                      + (" (stored: timed when the file was made)" if cmp.stored else ""))
 show(fig)
 
 # %% [markdown]

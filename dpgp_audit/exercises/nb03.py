@@ -22,6 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from dpgp_audit.exercises import exercise
+from dpgp_audit.exercises._answers import as_number as _number
 from dpgp_audit.methods.honkela.posterior import s21
 
 
@@ -33,13 +34,6 @@ def stats_change_reference(k: np.ndarray, y: float, k_new: np.ndarray, y_new: fl
     b = np.outer(k, k) - np.outer(k_new, k_new)
     return math.sqrt(float(a @ a) + c * c * float(np.sum(b * b)))
 
-
-def _number(value: object) -> float | None:
-    try:
-        out = float(np.asarray(value, dtype=float).reshape(()))
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
 
 
 def _close(a: float | None, b: float, rel: float = 1e-9) -> bool:

@@ -21,16 +21,9 @@ from collections.abc import Iterator
 import numpy as np
 
 from dpgp_audit.exercises import exercise
+from dpgp_audit.exercises._answers import as_number as _number
 from dpgp_audit.gp.kernels import EQ
 from dpgp_audit.privacy.gdp import gdp_delta, gdp_mu
-
-
-def _number(value: object) -> float | None:
-    try:
-        out = float(np.asarray(value, dtype=float).reshape(()))
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
 
 
 def multiplier_reference(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -70,6 +63,11 @@ def axis_covariances(sizes: tuple[int, ...], seed: int) -> list[np.ndarray]:
     return out
 
 
+def _normals(n: int, *, seed: int) -> np.ndarray:
+    """``n`` standard normals from a generator of their own (checks are deterministic)."""
+    return np.random.default_rng(seed).standard_normal(n)
+
+
 def kron(mats: list[np.ndarray]) -> np.ndarray:
     """K_1 ⊗ … ⊗ K_D (row-major grid order: the last axis varies fastest)."""
     out = np.ones((1, 1))
@@ -100,7 +98,7 @@ def applied_map(answer, covs: list[np.ndarray]) -> np.ndarray | None:
 def _kron_noise(answer: object) -> Iterator[tuple[bool, str]]:
     yield callable(answer), "it is a function kron_noise(covs, z)"
     covs1 = axis_covariances((5,), 1)
-    z = np.random.default_rng(2).standard_normal(5)
+    z = _normals(5, seed=2)
     f = np.asarray(answer(list(covs1), z), dtype=float)
     yield f.shape == (5,) and bool(np.all(np.isfinite(f))), (
         "it returns an array of the grid's shape (the shape of z)")

@@ -65,6 +65,8 @@ def plot_calibration(result: object) -> object:
                             label=label, capsize=2, color=colours[label])
             ax.axhline(a, color="k", ls="--", lw=1, label="reference α")
             ax.set_xscale("log")
+            ax.set_xticks(eps, [f"{e:g}" for e in eps])  # the ε values run, readable
+            ax.minorticks_off()
             if i == 0:
                 ax.set_title(f"α = {a:g}")
             if j == 0:
@@ -85,8 +87,8 @@ def plot_hyperparameter_recovery(counts: np.ndarray, epsilons: tuple, sigmas: tu
     """H Fig. 3: frequency of each (σ, ℓ) chosen, one heat map per ε."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(epsilons), figsize=(3.0 * len(epsilons), 2.8),
-                             squeeze=False)
+    fig, axes = plt.subplots(1, len(epsilons), figsize=(3.2 * len(epsilons) + 1.0, 3.0),
+                             squeeze=False, layout="constrained")
     img = None
     for ax, eps, c in zip(axes[0], epsilons, counts, strict=True):
         freq = c / max(int(c.sum()), 1)
@@ -98,11 +100,10 @@ def plot_hyperparameter_recovery(counts: np.ndarray, epsilons: tuple, sigmas: tu
         ax.set_xticks(range(len(lengthscales)), [f"{v:.2g}" for v in lengthscales])
         ax.set_yticks(range(len(sigmas)), [f"{v:.2g}" for v in sigmas])
         ax.set_xlabel("lengthscale ℓ")
-        ax.set_ylabel("noise sd σ")
         ax.set_title(f"ε_tot = {eps:g} ({int(c.sum())} runs)")
+    axes[0][0].set_ylabel("noise sd σ")
     fig.suptitle("H Fig. 3: how often the private search chose each (σ, ℓ); "
                  "true pair (0.1, 1)", fontsize=10)
-    fig.tight_layout()
     if img is not None:
         fig.colorbar(img, ax=list(axes[0]), shrink=0.8, label="share of runs")
     return fig

@@ -63,3 +63,14 @@ def passes(fn, answer) -> bool:
     except Exception:  # noqa: BLE001 - a crashing answer fails, as in the notebook
         return False
     return bool(res) and all(ok for ok, _ in res)
+
+
+def assert_solution_passes(stem: str, exercise_id: str, hidden: dict) -> None:
+    """The answers' solution of ``exercise_id`` passes its public and its hidden check."""
+    from dpgp_audit.exercises import check
+
+    name, hidden_check = hidden[exercise_id]
+    answer = solution(stem, exercise_id)[name]
+    feedback = check(exercise_id, answer)
+    assert feedback.passed, str(feedback)
+    assert passes(hidden_check, answer), run_check(hidden_check, answer)

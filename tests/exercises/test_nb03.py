@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpgp_audit.exercises import check
-from tests.exercises.answer_cells import passes, solution
+from tests.exercises.answer_cells import assert_solution_passes
 from tests.exercises.hidden.nb03 import HIDDEN
 
 STEM = "03_honkela_dp_svgp"
@@ -14,11 +14,7 @@ STEM = "03_honkela_dp_svgp"
 
 @pytest.mark.parametrize("exercise_id", sorted(HIDDEN))
 def test_the_answers_solution_passes_public_and_hidden_checks(exercise_id):
-    name, hidden = HIDDEN[exercise_id]
-    answer = solution(STEM, exercise_id)[name]
-    fb = check(exercise_id, answer)
-    assert fb.passed, str(fb)
-    assert passes(hidden, answer)
+    assert_solution_passes(STEM, exercise_id, HIDDEN)
 
 
 def _upper_no_sqrt2(B):

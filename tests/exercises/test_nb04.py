@@ -9,7 +9,7 @@ import pytest
 from scipy import optimize, stats
 
 from dpgp_audit.exercises import check
-from tests.exercises.answer_cells import passes, solution
+from tests.exercises.answer_cells import assert_solution_passes
 from tests.exercises.hidden.nb04 import HIDDEN
 
 STEM = "04_raisa_dpconvcnp"
@@ -17,11 +17,7 @@ STEM = "04_raisa_dpconvcnp"
 
 @pytest.mark.parametrize("exercise_id", sorted(HIDDEN))
 def test_the_answers_solution_passes_public_and_hidden_checks(exercise_id):
-    name, hidden = HIDDEN[exercise_id]
-    answer = solution(STEM, exercise_id)[name]
-    fb = check(exercise_id, answer)
-    assert fb.passed, str(fb)
-    assert passes(hidden, answer)
+    assert_solution_passes(STEM, exercise_id, HIDDEN)
 
 
 def _mu(profile):

@@ -10,7 +10,7 @@ from scipy import stats
 
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.exercises import check
-from tests.exercises.answer_cells import passes, solution
+from tests.exercises.answer_cells import assert_solution_passes
 from tests.exercises.hidden.nb05 import HIDDEN
 
 STEM = "05_auditing_lab"
@@ -18,11 +18,7 @@ STEM = "05_auditing_lab"
 
 @pytest.mark.parametrize("exercise_id", sorted(HIDDEN))
 def test_the_answers_solution_passes_public_and_hidden_checks(exercise_id):
-    name, hidden = HIDDEN[exercise_id]
-    answer = solution(STEM, exercise_id)[name]
-    fb = check(exercise_id, answer)
-    assert fb.passed, str(fb)
-    assert passes(hidden, answer)
+    assert_solution_passes(STEM, exercise_id, HIDDEN)
 
 
 def _with_y(data, i, value):
