@@ -100,8 +100,8 @@ def plot_hyperparameter_recovery(counts: np.ndarray, epsilons: tuple, sigmas: tu
         ax.set_xticks(range(len(lengthscales)), [f"{v:.2g}" for v in lengthscales])
         ax.set_yticks(range(len(sigmas)), [f"{v:.2g}" for v in sigmas])
         ax.set_xlabel("lengthscale ℓ")
+        ax.set_ylabel("noise sd σ")  # constrained layout keeps it clear of the next panel
         ax.set_title(f"ε_tot = {eps:g} ({int(c.sum())} runs)")
-    axes[0][0].set_ylabel("noise sd σ")
     fig.suptitle("H Fig. 3: how often the private search chose each (σ, ℓ); "
                  "true pair (0.1, 1)", fontsize=10)
     if img is not None:
