@@ -454,9 +454,9 @@ check("04.2", kron_noise)
 # 5. A halved noise covariance multiplies the signal channel's μ by $\sqrt2$ for the same
 #    change.
 # 6. Compare your checkpoint's `val_nll` with `val_oracle_nll` in its metadata.
-# 7. A lengthscale shorter than the data's makes the DP-SGD fit noisier between the points;
-#    `kung_tasks` and `gaussian_nll` (in `dpgp_audit.neural.tasks`) give the splits and the
-#    score.
+# 7. Compare the two kernels on the same splits (a paired comparison): a shorter lengthscale
+#    can follow the data more closely, but also the DP-SGD noise. `kung_tasks` and
+#    `gaussian_nll` (in `dpgp_audit.neural.tasks`) give the splits and the score.
 # </details>
 
 # %% [markdown]
