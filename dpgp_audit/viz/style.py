@@ -93,8 +93,10 @@ AUDITOR_COLOURS: Mapping[str, str] = {
     "whitebox": _BLUE,
     "blackbox": _ORANGE,
     "gdp-fit": _PURPLE,
+    "model-check": _SKY,
+    "precision": _VERMILION,
 }
-"""Auditor (A.2–A.4) → colour, shared by the audit plots of notebooks 01–05."""
+"""Auditor (A.2–A.4, A.7 and the model check) → colour, shared by the audit plots of 01–05."""
 
 VERDICT_COLOURS: Mapping[str, str] = {
     "VIOLATION": "#C0392B",
