@@ -396,9 +396,9 @@ display(Markdown("\n".join(table)))
 # contract and seeds it from the audit's generator — then restores any global state it
 # touched — so the audit stays reproducible. **The adapter never states the claim**: you
 # write the guarantee the library documents. Below, a stand-in for an old library (the
-# mean of values clamped to [−1, 1], Laplace noise from `np.random`): its documentation
-# promises ε-DP, but its scale uses the sensitivity 1/N where a replaced value moves the
-# mean by 2/N — the true ε is twice the claim. (The same recipe audits real libraries:
+# mean of values clamped to $[-1, 1]$, Laplace noise from `np.random`): its documentation
+# promises ε-DP, but its scale uses the sensitivity $1/N$ where a replaced value moves the
+# mean by $2/N$ — the true ε is twice the claim. (The same recipe audits real libraries:
 # `examples/third_party/` wraps OpenDP, IBM's diffprivlib and the S18 authors' dp4gp, the
 # last in its own virtualenv through `dpgp_audit.adapters.bridged`; see
 # docs/own-code.md. They are not installed on Binder.)
@@ -427,8 +427,8 @@ print(f"same seed, same draws: {same}; cost per draw: {theirs.cost_per_draw_s:.2
 print(lib_report.table())
 
 # %% [markdown]
-# The black-box auditor certifies a lower bound on ε above the documented 1 (the true
-# value is 2), with the witness pair that shows it. Only the sample-based auditors ran:
+# The black-box auditor certifies a lower bound on ε above the documented $\varepsilon = 1$
+# (the true value is $\varepsilon = 2$), with the witness pair that shows it. Only the sample-based auditors ran:
 # the library states no mean, covariance or query — pass `query`, `norm` and
 # `sensitivity_bound` to `adapt` when you know them, and the sensitivity checker runs
 # too. A library that draws from its own entropy (OpenDP, `secrets`) is adapted with

@@ -123,7 +123,7 @@ print(f"largest |difference| from the kit's S21 on this release: {np.abs(mine - 
       f" (entries up to {np.abs(q.S21).max():.2g})")
 
 # %% [markdown]
-# ## Exercise 3 · ★ The ratio 0.25
+# ## Exercise 3 · ★ The ratio $0.25$
 # Below the threshold $c^2 < R_y^2/(2R_k^2)$ the maximiser of the proof is out of reach, the
 # exact sensitivity is $2R_yR_k$, and eq. (6) overestimates it; the noise scales with Δ.
 
@@ -214,7 +214,7 @@ q3 = m3.posterior(bad, 0.01, on_not_pd="inflate")
 print(f"a failing draw with inflate: lambda doubled {q3.inflations} times to {q3.lam:.4g}")
 
 # %% [markdown]
-# ## Exercise 6 · ★★ γ = 0.01
+# ## Exercise 6 · ★★ $\gamma = 0.01$
 # $T \approx \ln(1/t_0)/\gamma$ candidates may be evaluated, so a smaller γ means a longer run
 # (about five times as many draws), and the per-candidate δ shrinks because $\delta_{tot}$ is
 # shared by all $T$ of them.

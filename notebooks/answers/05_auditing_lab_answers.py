@@ -121,7 +121,7 @@ print(f"a perfect distinguisher on {d['n_cert']} certification samples per side 
 
 # %% [markdown]
 # ## Exercise 3 · ★★ Ceilings
-# In fixed mode with n = 20, part of the samples go to fitting the test and α is split over
+# In fixed mode with $n = 20$, part of the samples go to fitting the test and α is split over
 # the pairs and tests, so the ε ceiling of the few certification samples is below the claim:
 # even a perfect distinguisher certifies less than the claimed ε. Confirming one pair only
 # (`n_pairs=1`) doubles α per test and lifts the ceiling above the claim; the zoo's row also
@@ -143,7 +143,7 @@ print(f"default path (sequential): {sequential.verdict.value} after "
 # %% [markdown]
 # ## Exercise 4 · ★★★ A hard tier
 # The GDP fit catches `planted/sensitivity-x1.25` with enough samples per side; the planner
-# predicts where its power crosses 0.8.
+# predicts where its power crosses $0.8$.
 
 # %%
 x125, x125_data = get("planted/sensitivity-x1.25").make()
@@ -170,8 +170,8 @@ print(audit_mechanism(sv, sv_data, rng, auditors=("sensitivity", "whitebox")).ta
 
 # %% [markdown]
 # ## Exercise 6 · ★ Your own bug
-# With the bound set to 1/50 the sensitivity checker reports first (no samples): its witness
-# moves one target by the full 4, which changes the mean by 4/50.
+# With the bound set to $1/50$ the sensitivity checker reports first (no samples): its witness
+# moves one target by the full $4$, which changes the mean by $4/50$.
 
 # %%
 class BuggyFixedNoisyMean:
@@ -199,7 +199,7 @@ print(audit_mechanism(BuggyFixedNoisyMean(), my_data, rng, auditors=("sensitivit
 
 # %% [markdown]
 # ## Exercise 7 · ★★ Monotone utilities
-# Without the factor 2 the exponential mechanism's privacy loss can reach 2ε when one
+# Without the factor $2$ the exponential mechanism's privacy loss can reach $2\varepsilon$ when one
 # neighbour moves utilities in opposite directions (the vote utility); a monotone utility moves
 # them all the same way, and the normalisation cancels half of the change.
 
