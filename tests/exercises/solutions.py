@@ -34,3 +34,22 @@ def hidden(notebook: str) -> dict:
     from dpgp_audit.exercises.grading import load_hidden
 
     return load_hidden(ROOT / "tests" / "exercises" / "hidden", notebook)
+
+
+def passes(fn, answer, exercise_id: str = "hidden") -> bool:
+    """True when every property of the check ``fn`` holds for ``answer`` (a crash fails)."""
+    from dpgp_audit.exercises import run_check
+
+    return run_check(exercise_id, exercise_id, fn, answer).passed
+
+
+def assert_solution_passes(exercise_id: str, hidden_table: dict) -> None:
+    """The answers' solution of ``exercise_id`` passes its public and its hidden check."""
+    from dpgp_audit.exercises import check, run_check, title
+
+    name, hidden_check = hidden_table[exercise_id]
+    answer = solution(exercise_id)[name]
+    public = check(exercise_id, answer)
+    assert public.passed, str(public)
+    secret = run_check(exercise_id, title(exercise_id), hidden_check, answer)
+    assert secret.passed, str(secret)

@@ -6,15 +6,13 @@ import numpy as np
 import pytest
 
 from dpgp_audit.exercises import check
-from tests.exercises.answer_cells import assert_solution_passes
 from tests.exercises.hidden.nb03 import HIDDEN
-
-STEM = "03_honkela_dp_svgp"
+from tests.exercises.solutions import assert_solution_passes
 
 
 @pytest.mark.parametrize("exercise_id", sorted(HIDDEN))
 def test_the_answers_solution_passes_public_and_hidden_checks(exercise_id):
-    assert_solution_passes(STEM, exercise_id, HIDDEN)
+    assert_solution_passes(exercise_id, HIDDEN)
 
 
 def _upper_no_sqrt2(B):

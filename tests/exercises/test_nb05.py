@@ -10,15 +10,13 @@ from scipy import stats
 
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.exercises import check
-from tests.exercises.answer_cells import assert_solution_passes
 from tests.exercises.hidden.nb05 import HIDDEN
-
-STEM = "05_auditing_lab"
+from tests.exercises.solutions import assert_solution_passes
 
 
 @pytest.mark.parametrize("exercise_id", sorted(HIDDEN))
 def test_the_answers_solution_passes_public_and_hidden_checks(exercise_id):
-    assert_solution_passes(STEM, exercise_id, HIDDEN)
+    assert_solution_passes(exercise_id, HIDDEN)
 
 
 def _with_y(data, i, value):
