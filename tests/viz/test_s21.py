@@ -86,3 +86,14 @@ def test_selection_by_budget_labels_colour_bar_and_cells():
     assert ax.get_title()
     assert ax.figure.axes[-1].get_ylabel().startswith("P(selected)")
     assert len(ax.texts) == 4  # every cell carries its value
+
+
+def test_format_table1_markdown_puts_the_papers_value_beside_ours():
+    rows = [{"dims": "1d", "method": "standard", "dp": True, "rmse": 14.06, "sd": 4.1,
+             "paper": (13.3, 3.2)},
+            {"dims": "1d", "method": "sparse", "dp": True, "rmse": 10.3, "sd": 1.6,
+             "paper": None}]
+    text = s21.format_table1_markdown(rows)
+    lines = text.splitlines()
+    assert lines[0] == "| | standard | sparse |" and lines[1] == "|---|---|---|"
+    assert lines[2] == "| 1D, DP | 14.1 ± 4.1 (13.3 ± 3.2) | 10.3 ± 1.6 |"
