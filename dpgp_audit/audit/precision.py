@@ -53,9 +53,9 @@ from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
-__all__ = ["HUGE_SCALES", "MIN_DISTINCT", "SPACING_FLOOR", "VISIBLE_RATIO", "PrecisionProbe",
-           "PrecisionScreen", "audit_precision", "certify_precision", "precision_pairs",
-           "probe_pair", "screen_precision"]
+__all__ = ["CERTIFY_PAIRS", "HUGE_SCALES", "MIN_DISTINCT", "SPACING_FLOOR", "VISIBLE_RATIO",
+           "PrecisionProbe", "PrecisionScreen", "audit_precision", "certify_precision",
+           "precision_pairs", "probe_pair", "screen_precision"]
 
 #: Target magnitudes tried when the mechanism declares no public domain (issue 10).
 HUGE_SCALES: tuple[float, ...] = (1e15, 1e16, 1e17, 1e18, 1e19)
@@ -66,6 +66,8 @@ VISIBLE_RATIO = 1e-3
 #: values by design, such as a selected index, has repeats without any rounding).
 MIN_DISTINCT = 0.9
 SPACING_FLOOR = 1e-9
+#: Visible pairs handed on to certification (step 3), at most.
+CERTIFY_PAIRS = 5
 
 
 @dataclass(frozen=True)
@@ -295,7 +297,7 @@ class PrecisionScreen:
 
 def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                      claim: object | None = None, pairs: Sequence[NeighbourPair] = (),
-                     pilot: int = 200, n_pairs: int = 5, per_scale: int = 6,
+                     pilot: int = 200, n_pairs: int = CERTIFY_PAIRS, per_scale: int = 6,
                      budget_s: float = 5.0) -> PrecisionScreen:
     """Steps 1–2 of A.7 (module docstring): candidates, pilots, visible pairs ranked."""
     t0 = time.perf_counter()
@@ -406,7 +408,7 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
 
 def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                     n: int = 20_000, alpha: float = 0.05, pairs: Sequence[NeighbourPair] = (),
-                    claim: object | None = None, pilot: int = 200, n_pairs: int = 5,
+                    claim: object | None = None, pilot: int = 200, n_pairs: int = CERTIFY_PAIRS,
                     per_scale: int = 6, budget_s: float = 5.0,
                     executor: object | None = None) -> AuditResult:
     """A.7: look for visible rounding at adversarially large legal values; certify with A.3.
