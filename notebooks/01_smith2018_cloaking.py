@@ -486,8 +486,11 @@ print("valid bound :", check_sensitivity(valid_sel, alt, rng, budget=150).summar
 #
 # Write `cloaking_delta(C, M)`: the sensitivity Δ of the cloaking release per unit d, the
 # largest Mahalanobis length $\sqrt{c_i^\top M^{-1} c_i}$ over the columns $c_i$ of C (S18
-# eqs. 6 and 9). M is invertible here. Then try it on the !Kung release: `cloaking_delta(C,
-# cloak.mechanism.M)` should be close to `cloak.mechanism.delta_m`.
+# eqs. 6 and 9). M is invertible in the check. Then try it on the !Kung release, where M is
+# singular (its rank is printed above): restrict both to the span of the columns first, with
+# `Q = range_basis(C)[0]` from `dpgp_audit.gp.cloaking`; then
+# `cloaking_delta(Q.T @ C, Q.T @ cloak.mechanism.M @ Q)` should match
+# `cloak.mechanism.delta_m`.
 
 # %%
 def cloaking_delta(C, M):
