@@ -64,6 +64,7 @@ from dpgp_audit.audit.defaults import (
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     adversarial_rows,
+    domain_y_bound,
     neighbour_pairs,
     query_edge_pairs,
 )
@@ -126,7 +127,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     seed: int | None = None, n_mc: int = 20_000, mode: str = DEFAULT_MODE,
                     budget_s: float | None = DEFAULT_BUDGET_S,
                     blas_threads: int | None = 1,
-                    parts: Sequence[AuditorPart] | None = None) -> AuditReport:
+                    parts: Sequence[AuditorPart] | None = None,
+                    precision_support: bool = False) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
 
     With nothing but ``(mechanism, data, rng)`` this is the **default path**, the same
@@ -173,7 +175,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Passed to :func:`~dpgp_audit.audit.blackbox.audit_blackbox` (``fit_fraction=None``:
         the auditor's default, smaller when the exact likelihood-ratio score is known).
     y_bound
-        Declared target bound for outputs-only pair generation (see ``neighbour_pairs``).
+        Declared target bound for outputs-only pair generation (see ``neighbour_pairs``);
+        default: the claim's (else the mechanism's) ``domain.y_bound``.
     name
         Name for the report (default: the class name).
     seed
@@ -207,6 +210,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         :data:`PARTS`). To add an auditor of your own, pass ``(*PARTS, MyPart())`` and
         add its name to ``auditors``. A part not built in gets its own random stream,
         spawned after the built-in ones (their results are unchanged).
+    precision_support
+        Let the precision auditor (A.7) also test float supports at ordinary inputs
+        (:func:`~dpgp_audit.audit.precision.screen_precision` ``support=True``). Off by
+        default: every catalogue mechanism with a textbook float sampler fails it.
 
     Returns
     -------
@@ -222,7 +229,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                 progress=progress, pairs=pairs, n_pairs=n_pairs, budget=budget, score=score,
                 executor=executor, fit_fraction=fit_fraction, y_bound=y_bound, name=name,
                 seed=seed, n_mc=n_mc, mode=mode, budget_s=budget_s, blas_threads=None,
-                parts=parts)
+                parts=parts, precision_support=precision_support)
     t_all = time.perf_counter()
     rng = check_rng(rng)
     executor = as_batching(executor)  # one cost-per-draw estimate for every pair and phase
@@ -248,6 +255,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         raise TypeError("mechanism must implement sample(data, n, rng) (the Mechanism protocol)")
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     relation = claim.relation
+    if y_bound is None:  # pairs stay in the declared domain, moved to its bound (issue 20 §4)
+        y_bound = domain_y_bound(claim, mechanism)
     # the streams' spawning order is fixed: a seed gives the same report bit for bit
     rng_pairs, rng_sens, rng_wb, rng_explore, rng_bb, rng_gdp, rng_mc = rng.spawn(7)
     timings: dict = {}
@@ -278,7 +287,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         rng_prec, rng_screen = rng_prec.spawn(2)
         prec = next(p for p in steps if p.name == "precision").allowance(settings)
         screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs[:4],
-                                  pilot=prec.pilot_draws, n_pairs=prec.pairs)
+                                  pilot=prec.pilot_draws, n_pairs=prec.pairs,
+                                  support=precision_support)
         timings["precision-screen"] = time.perf_counter() - t
     rngs = {"sensitivity": rng_sens, "model-check": rng_mc, "whitebox": rng_wb,
             "explore": rng_explore, "blackbox": rng_bb, "gdp-fit": rng_gdp,

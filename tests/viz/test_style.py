@@ -169,8 +169,8 @@ def test_s21_plots_colour_by_method():
         ax = s21.plot_digits_accuracy({"lengthscales": [1.0, 2.0], "m": [5, 10],
                                        "no_dp": np.ones((2, 2)), "dp": np.ones((2, 2)) / 2})
         got = _colours_of(ax.figure)
-        assert {got["l=1, no DP"], got["l=2, no DP"]} == {non_dp}
-        assert {got["l=1, DP"], got["l=2, DP"]} == {cloak}
+        assert {got["ℓ = 1, no DP"], got["ℓ = 2, no DP"]} == {non_dp}
+        assert {got["ℓ = 1, DP"], got["ℓ = 2, DP"]} == {cloak}
         ax = s21.plot_noise_map_2d(rng.uniform(size=(5, 2)), rng.uniform(size=(4, 2)),
                                    np.arange(4.0), np.ones(4))
         disks = ax.collections[0].get_facecolors()
