@@ -103,6 +103,10 @@ class Feedback:
             lines.append(f"  ✗ your code raised {self.error}")
         return "\n".join(lines)
 
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # noqa: ANN001 - IPython's API
+        """Plain-text view in a notebook (papermill, nbval, a terminal): the readable lines."""
+        printer.text(str(self))
+
     def _repr_html_(self) -> str:
         colour = "#1a7f37" if self.passed else "#b35900"
         items = "".join(

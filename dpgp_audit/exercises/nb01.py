@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from dpgp_audit.exercises import exercise
+from dpgp_audit.exercises import check_rng, exercise
 
 D_SSE = 1.0
 """The outputs-only bound d of exercise 01.3 (targets of a neighbour differ by at most d)."""
@@ -35,7 +35,7 @@ def _finite_number(value: object) -> bool:
 
 def _cloaking_case(seed: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """A public C (k × n, full row rank) and an invertible M = Σ λ_i c_i c_iᵀ."""
-    g = np.random.default_rng(seed)
+    g = check_rng(seed)
     C = g.normal(size=(k, n))
     lam = g.uniform(0.2, 2.0, n)
     return C, (C * lam) @ C.T
@@ -72,7 +72,7 @@ def _kinv_case(seed: int, n: int) -> np.ndarray:
     """K⁻¹ of an EQ kernel with little noise: entries of both signs, as on the !Kung data."""
     from dpgp_audit.gp.kernels import EQ
 
-    g = np.random.default_rng(seed)
+    g = check_rng(seed)
     X = np.sort(g.uniform(0.0, 10.0, n))[:, None]
     K = EQ(lengthscale=float(g.uniform(0.8, 2.5)))(X) + float(g.uniform(0.05, 0.3)) * np.eye(n)
     return np.linalg.inv(K)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from dpgp_audit.exercises import exercise
+from dpgp_audit.exercises import check_rng, exercise
 
 
 def _close(a: object, b: np.ndarray, rtol: float = 1e-6) -> bool:
@@ -34,7 +34,7 @@ def _close(a: object, b: np.ndarray, rtol: float = 1e-6) -> bool:
 def _fitc_case(seed: int, n: int, m: int, k: int):
     from dpgp_audit.gp.kernels import EQ
 
-    g = np.random.default_rng(seed)
+    g = check_rng(seed)
     X = np.sort(g.uniform(0.0, 10.0, n))[:, None]
     Z = np.linspace(1.0, 9.0, m)[:, None]
     Xs = np.linspace(-1.0, 11.0, k)[:, None]
@@ -80,7 +80,7 @@ def _fitc(answer: object) -> Iterator[tuple[bool, str]]:
 def _newton_case(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     from dpgp_audit.gp.kernels import EQ
 
-    g = np.random.default_rng(seed)
+    g = check_rng(seed)
     X = np.sort(g.uniform(0.0, 10.0, n))[:, None]
     K = EQ(lengthscale=float(g.uniform(1.0, 3.0)), variance=float(g.uniform(1.0, 4.0)))(X)
     return K + 1e-6 * np.eye(n), g.normal(0.0, 1.5, n)
