@@ -116,6 +116,18 @@ def test_A5_lab_planted_suite_rows():
         assert r["verdict"] == "VIOLATION" and r["twin_verdict"] != "VIOLATION"
         assert r["twin"] == get(r["id"]).twin
     assert rows[0]["n"] == 0 and rows[1]["n"] == 20
+    assert not any(r["control"] for r in rows)
+
+
+def test_A5_lab_marks_the_negative_control():
+    """The one planted variant that is still private (true ε = its claim) is a control."""
+    from dpgp_audit.bugs import zoo
+
+    controls = [b.id for b in zoo.planted()
+                if b.true_epsilon <= get(b.id).make()[0].claim.epsilon * (1 + 1e-9)]
+    assert controls == ["planted/exp-no-half-monotone"]
+    rows = audit_planted_suite(np.random.default_rng(0), ids=controls)
+    assert rows[0]["control"] is True
 
 
 def test_A4_sensitivity_witness_is_handed_to_the_other_auditors():
