@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -418,7 +418,8 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
 
 
 def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.random.Generator,
-               *, top: int = 3, pilot_n: int = 200, pilot_budget_s: float = 3.0
+               *, top: int = 3, pilot_n: int = 200, pilot_budget_s: float = 3.0,
+               implementation: Mapping[int, float | None] | None = None
                ) -> list[tuple[NeighbourPair, float]]:
     """Exploratory phase: score every pair cheaply and return the ``top`` most distinguishable.
 
@@ -440,6 +441,12 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
 
     Pairs whose datasets the mechanism rejects (``ValueError``, e.g. a size it
     was not built for) are dropped.
+
+    ``implementation`` maps pair indices to scores measured on the implementation
+    already (the grey-box survey of A.9, :func:`~dpgp_audit.audit.greybox.rank_pairs_by_coupling`:
+    larger = more distinguishable, ``inf`` for its leads; ``None`` for a pair the
+    mechanism refused). Those scores stand in for the pilot, so only the pairs it does
+    not cover are pilot-sampled.
     """
     rng = check_rng(rng)
     top = max(1, int(top))
@@ -459,7 +466,14 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     rejected: set[int] = set()
     t0 = time.perf_counter()
     top_model = scored[order[0]][1]
+    known = {} if implementation is None else dict(implementation)
     for i in order:
+        if i in known:
+            if known[i] is None:
+                rejected.add(i)
+            else:
+                pilot[i] = float(known[i])  # type: ignore[arg-type]
+            continue
         tied = has_model and scored[i][1] == top_model
         if has_model and not tied and time.perf_counter() - t0 > pilot_budget_s:
             break

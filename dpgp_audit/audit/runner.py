@@ -1,4 +1,4 @@
-"""One call that audits a mechanism with every auditor it supports (catalogue A.1–A.8).
+"""One call that audits a mechanism with every auditor it supports (catalogue A.1–A.9).
 
 :func:`audit_mechanism` is validation, neighbour pairs, a loop over auditor **parts**
 (:mod:`dpgp_audit.audit.parts`: one protocol, one registry) and the report:
@@ -13,6 +13,10 @@
    report's overall verdict has family-wise error at most α.
 4. **The loop**, in the parts' order (:data:`AUDITORS`):
 
+   * ``"greybox"`` (A.9) first, on every mechanism — M(D) and M(D′) on one seed through a
+     recording generator (:mod:`~dpgp_audit.audit.greybox`): the exact μ or ε of pairs
+     whose release is verified additive in its noise, leads otherwise (no α); its
+     ranking of the pairs stands in for the black-box pilot;
    * ``"sensitivity"`` (A.4) if the mechanism implements ``SensitivityQuery`` — a
      deterministic search; its witness pair is put first for every later part;
    * ``"model-check"`` if it implements ``GaussianRelease`` — tests ``sample`` against
@@ -21,10 +25,11 @@
    * ``"whitebox"`` (A.2) if it implements ``GaussianRelease`` — the exact privacy
      profile, worst case over every pair it is given (and only those: the report says so);
    * ``"blackbox"`` (A.3) always — an **exploratory** phase ranks the pairs cheaply
-     (white-box μ, sensitivity ratio or a pilot sample), then a **confirmatory** audit
-     certifies the top pairs on fresh samples: by default one anytime-valid sequential
-     betting audit over them (A.8, :data:`DEFAULT_MODE`), or with ``mode="fixed"`` a
-     fixed-n split audit per pair, Bonferroni-corrected over the pairs confirmed;
+     (white-box μ, sensitivity ratio, and A.9's coupled scores or a pilot sample), then
+     a **confirmatory** audit certifies the top pairs on fresh samples: by default one
+     anytime-valid sequential betting audit over them (A.8, :data:`DEFAULT_MODE`), or
+     with ``mode="fixed"`` a fixed-n split audit per pair, Bonferroni-corrected over the
+     pairs confirmed;
    * ``"gdp-fit"`` (A.3, on request) — the μ lower bound on the top pair;
    * ``"precision"`` (A.7) — certifies the pairs its screen found rounding on.
 
@@ -149,7 +154,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Generator; every phase gets its own spawned child, so the exploratory and
         confirmatory samples are independent.
     auditors
-        Names of the parts to run: any of ``"sensitivity"``, ``"model-check"``,
+        Names of the parts to run: any of ``"greybox"``, ``"sensitivity"``,
+        ``"model-check"``,
         ``"whitebox"``, ``"blackbox"``, ``"gdp-fit"``, ``"precision"`` (:data:`AUDITORS`),
         or of the ``parts`` given (default :data:`DEFAULT_AUDITORS`). They run in the
         order of the parts, whatever the order here.
@@ -281,6 +287,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                              y_bound=y_bound, budget_s=budget_s)
     steps = [p for p in available if p.name in auditors]
     (rng_prec,) = rng.spawn(1)  # spawned after the others: their streams are unchanged
+    (rng_grey,) = rng.spawn(1)  # A.9's seeds (issue 21 §3), likewise spawned after
     screen = None
     if "precision" in auditors:  # A.7's pilot decides (on its own samples) whether it tests
         from dpgp_audit.audit.precision import screen_precision
@@ -294,7 +301,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         timings["precision-screen"] = time.perf_counter() - t
     rngs = {"sensitivity": rng_sens, "model-check": rng_mc, "whitebox": rng_wb,
             "explore": rng_explore, "blackbox": rng_bb, "gdp-fit": rng_gdp,
-            "precision": rng_prec}
+            "precision": rng_prec, "greybox": rng_grey}
     others = [p.name for p in steps if p.name not in rngs]
     if others:  # spawned last: the built-in parts' streams are unchanged
         rngs.update(zip(others, rng.spawn(len(others)), strict=True))
