@@ -76,9 +76,10 @@ __all__ = [
 ADDITIVE_FAMILIES: dict[str, str] = {"standard_normal": "gaussian", "normal": "gaussian",
                                      "multivariate_normal": "gaussian", "laplace": "laplace"}
 #: Tolerance of the affine fit, relative to the size of the noise each output receives.
-#: Round-off of ``q + noise`` at the kit's float-safety margin (spacing <= 1e-6 of the
-#: noise sd, privacy/domain.py) stays below it; a release that rounds on a coarser grid
-#: than that, clips, selects or iterates misses by far more and is not called affine.
+#: Round-off of a textbook ``q + noise`` at the float-safety margin (spacing <= 2^-20 of
+#: the noise sd, privacy/domain.py) stays below it; a release that rounds on a coarser grid
+#: than that — the kit's own releases, rounded to a public grid of about sd/1500
+#: (issue 20 §4) — clips, selects or iterates misses by far more and is not called affine.
 FIT_RTOL = 1e-6
 #: Two recorded parameters or noise maps "differ" above this relative difference.
 PARAM_RTOL = 1e-12

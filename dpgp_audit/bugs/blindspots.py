@@ -161,13 +161,16 @@ class BinSums:
     d: float = 1.0
     k: int = 5
     shared: bool = False
+    #: the planted bug keeps the textbook float release it was written with (exactly
+    #: affine in its noise, as the grey-box auditor's exact path needs); the twin rounds
+    float_safe: bool = True
 
     @property
     def claim(self) -> ApproxDP:
         """(ε, δ)-DP, outputs only; rounded to the grid of σ (issue 20 §4)."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
-                        domain=_DOMAIN,
-                        float_tv=iid_gaussian_release(np.full(self.k, self.sigma)).tv)
+                        domain=_DOMAIN, float_tv=iid_gaussian_release(
+                            np.full(self.k, self.sigma)).tv if self.float_safe else 0.0)
 
     @property
     def sigma(self) -> float:
@@ -202,6 +205,8 @@ class BinSums:
         rng = check_rng(rng)
         z = rng.standard_normal((n, 1 if self.shared else self.k))
         noise = np.broadcast_to(self.sigma * z, (n, self.k))
+        if not self.float_safe:
+            return self.query(data)[None, :] + noise
         return round_to_grid(self.query(data), noise, release_grid(self.sigma))
 
 
@@ -442,7 +447,7 @@ def build_bin_sums(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELT
 def build_shared_noise(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,
                        d: float = 1.0) -> BinSums:
     """BUG: one noise draw shared by all 5 bin sums, iid noise stated in ``cov``."""
-    return BinSums(epsilon, delta, d, shared=True)
+    return BinSums(epsilon, delta, d, shared=True, float_safe=False)
 
 
 def build_fixed_scale(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,

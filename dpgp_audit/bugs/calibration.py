@@ -150,6 +150,11 @@ class LinearGaussianMechanism:
         The claimed sensitivity in that norm.
     y_bound
         Declared target bound; targets outside raise ``ValueError``.
+    float_safe
+        ``True`` (the controls): the release is rounded to its public grid (issue 20 §4).
+        ``False`` (the planted calibration bugs): the textbook float release ``W y + F z``
+        the bug was written with — exactly affine in its noise, as the grey-box auditor's
+        exact path (A.9) needs; its low bits leak as well (A.7 flags that too).
     """
 
     name: str
@@ -159,6 +164,7 @@ class LinearGaussianMechanism:
     norm_: Norm
     bound: float
     y_bound: float | None = None
+    float_safe: bool = True
     _factor: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -171,7 +177,8 @@ class LinearGaussianMechanism:
         """The mechanism's privacy claim, with its declared public domain and float τ."""
         claim = self.claim_ if self.claim_.domain is not None else dataclasses.replace(
             self.claim_, domain=self.domain)
-        return dataclasses.replace(claim, float_tv=self.float_release().tv)
+        return dataclasses.replace(claim, float_tv=self.float_release().tv
+                                   if self.float_safe else 0.0)
 
     def float_release(self) -> FloatRelease:
         """The public grid of the release and its float total variation τ (issue 20 §4).
@@ -226,8 +233,13 @@ class LinearGaussianMechanism:
                              f"(public inputs), got n={data.n}")
         else:
             C = self.weights
-        check_linear_release(self.domain, factor_pinv(self._factor) @ C if self._inner else C,
-                             self.float_release())
+        if self.float_safe:
+            check_linear_release(self.domain,
+                                 factor_pinv(self._factor) @ C if self._inner else C,
+                                 self.float_release())
+        else:  # the textbook release: the issue-10 rule on the outputs' own grid
+            check_linear_release(self.domain, C,
+                                 np.sqrt(np.clip(np.diag(self.noise_cov), 0.0, None)))
         return C, y
 
     def mean(self, data: Dataset) -> np.ndarray:
@@ -246,6 +258,8 @@ class LinearGaussianMechanism:
         z = rng.standard_normal((n, self._factor.shape[1]))
         C, y = self.linear_query(data)  # evaluated exactly, rounded to the grid (issue 20 §4)
         F = self._factor
+        if not self.float_safe:
+            return (C @ y)[None, :] + z @ F.T
         if self._inner:
             return self.float_release().round_linear(factor_pinv(F) @ C, y, z) @ F.T
         return self.float_release().round_linear(C, y, z @ F.T)
@@ -310,6 +324,7 @@ class LaplaceLinearMechanism:
     norm_: Norm
     bound: float
     relation_d: float = 1.0
+    float_safe: bool = True  # False: the textbook release of a planted bug (as above)
 
     @property
     def scale(self) -> float:
@@ -320,7 +335,8 @@ class LaplaceLinearMechanism:
     def claim(self) -> PureDP:
         """Pure ε-DP, outputs only, on the kit's default domain."""
         return PureDP(epsilon=self.epsilon, relation=outputs_only(self.relation_d),
-                      domain=declared_domain(None), float_tv=self.float_release().tv)
+                      domain=declared_domain(None),
+                      float_tv=self.float_release().tv if self.float_safe else 0.0)
 
     def float_release(self) -> FloatRelease:
         """The public grid of the release and its float total variation τ (issue 20 §4)."""
@@ -356,6 +372,9 @@ class LaplaceLinearMechanism:
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         y = self._targets(data)
+        if not self.float_safe:
+            return (self.weights @ y)[None, :] + rng.laplace(
+                0.0, self.scale, size=(n, self.weights.shape[0]))
         noise = laplace_noise_exact_uniform(self.scale, (n, self.weights.shape[0]), rng)
         return self.float_release().round_linear(self.weights, y, noise)
 
@@ -524,13 +543,14 @@ def _gp_parts(data: Dataset, k: int = _GP["k"]) -> tuple[np.ndarray, np.ndarray]
 
 def _sum_mech(name: str, *, epsilon: float, delta: float, d: float, stated: float,
               sigma: float, relation=None, variance: float | None = None,
-              ) -> LinearGaussianMechanism:
+              float_safe: bool = False) -> LinearGaussianMechanism:
+    """A sum release; ``float_safe=False`` (the planted bugs' textbook release) by default."""
     relation = outputs_only(d) if relation is None else relation
     var = sigma**2 if variance is None else variance
     return LinearGaussianMechanism(
         name=name, weights=None, noise_cov=np.array([[var]]),
         claim_=ApproxDP(epsilon=epsilon, delta=delta, relation=relation),
-        norm_=L2(), bound=stated)
+        norm_=L2(), bound=stated, float_safe=float_safe)
 
 
 def build_sensitivity_underestimated(data: Dataset, *, epsilon: float = 1.0,
@@ -555,7 +575,8 @@ def build_sum_rows(data: Dataset, *, epsilon: float = 1.0, delta: float = 1e-5,
     """Correct: sum of targets under whole-row replacement, Δ₂ = 2b."""
     return _sum_mech("sum, whole rows", epsilon=epsilon, delta=delta, d=y_bound,
                      stated=2 * y_bound, relation=whole_rows(y_bound),
-                     sigma=analytic_gaussian_sigma(epsilon, delta, 2 * y_bound))
+                     sigma=analytic_gaussian_sigma(epsilon, delta, 2 * y_bound),
+                     float_safe=True)
 
 
 def build_std_as_variance(data: Dataset, *, epsilon: float = 1.0, delta: float = 1e-5,
@@ -601,7 +622,8 @@ def build_gp_sup_norm(data: Dataset, *, epsilon: float = 1.0, delta: float = 1e-
     sigma = analytic_gaussian_sigma(epsilon, delta, stated)
     return LinearGaussianMechanism(
         "GP mean, sup-norm sensitivity", C, sigma**2 * np.eye(C.shape[0]),
-        ApproxDP(epsilon=epsilon, delta=delta, relation=outputs_only(d)), L2(), stated)
+        ApproxDP(epsilon=epsilon, delta=delta, relation=outputs_only(d)), L2(), stated,
+        float_safe=False)
 
 
 def build_gp_prior(data: Dataset, *, epsilon: float = 1.0, delta: float = 1e-5,
@@ -625,7 +647,8 @@ def build_hall_large_eps(data: Dataset, *, epsilon: float = 20.0, delta: float =
     sigma = hall_c(delta) * sens / epsilon
     return LinearGaussianMechanism(
         "GP mean, Hall calibration at large epsilon", C, sigma**2 * M,
-        ApproxDP(epsilon=epsilon, delta=delta, relation=outputs_only(d)), norm, sens)
+        ApproxDP(epsilon=epsilon, delta=delta, relation=outputs_only(d)), norm, sens,
+        float_safe=False)
 
 
 def build_singular_noise(data: Dataset, *, epsilon: float = 1.0, delta: float = 1e-5,
@@ -650,7 +673,7 @@ def build_singular_noise(data: Dataset, *, epsilon: float = 1.0, delta: float = 
     return LinearGaussianMechanism(
         "GP mean, rank-truncated noise", C, sigma**2 * M,
         ApproxDP(epsilon=epsilon, delta=delta, relation=outputs_only(d)), Mahalanobis(M),
-        stated)
+        stated, float_safe=False)
 
 
 def build_data_dependent(data: Dataset, *, epsilon: float = 1.0, delta: float = 1e-5,
@@ -683,7 +706,8 @@ def build_laplace_l2(data: Dataset, *, epsilon: float = 1.0, delta: float = 0.0,
     """BUG: Laplace noise calibrated with the L2 sensitivity (4× too small for d = 16)."""
     W = _laplace_weights(data)
     return LaplaceLinearMechanism("16-dim Laplace, L2 (bug)", W, epsilon, L2(),
-                                  d * float(np.max(np.linalg.norm(W, axis=0))), d)
+                                  d * float(np.max(np.linalg.norm(W, axis=0))), d,
+                                  float_safe=False)
 
 
 def exp_default_data(k: int = 10, per_candidate: int = 2) -> Dataset:

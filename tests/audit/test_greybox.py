@@ -523,16 +523,25 @@ def _catalogue_entry(mech_id):
 
 def test_a_correct_mechanism_audited_at_its_exact_claim_is_never_flagged():
     # the analytic Gaussian is tight at its claim: the exact delta(eps) equals the claimed
-    # delta, so only floating point separates them; A.9 must stay on the right side
+    # delta, so only floating point separates them; A.9 must stay on the right side. The
+    # release must be affine in its noise for A.9's exact path: the zoo's textbook sum at
+    # factor 1 (correct calibration, float release q + sigma z, not rounded to a grid)
+    from dpgp_audit.bugs.calibration import build_sensitivity_underestimated
     from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 
     for delta in (1e-5, 0.1):
-        mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=delta)
+        mech = build_sensitivity_underestimated(BASE, epsilon=1.0, delta=delta, factor=1.0)
         for seed in range(6):
             pairs = neighbour_pairs(BASE, mech.claim.relation, np.random.default_rng(seed))
             r = audit_greybox(mech, pairs, np.random.default_rng(seed))
             assert r.verdict is Verdict.NO_EVIDENCE
             assert r.estimate == pytest.approx(1.0, rel=1e-6)
+        # the kit's P.1 rounds its release to a public grid (issue 20 §4): affine only up to
+        # the grid, so A.9 leaves it to the certifying auditors, and never flags it
+        kit = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=delta)
+        pairs = neighbour_pairs(BASE, kit.claim.relation, np.random.default_rng(0))
+        assert audit_greybox(kit, pairs, np.random.default_rng(0)).verdict \
+            is not Verdict.VIOLATION
 
 
 def test_seeded_adapters_are_coupled_and_ranked_unseedable_ones_are_not():

@@ -92,12 +92,17 @@ def _coinpress_failures(y: np.ndarray, mech: CoinPressMean, claimed_rho: float,
         if np.any(lo < lo0) or np.any(hi > hi0) or np.any(hi < lo):
             fail.append("a step's interval leaves the public prior interval")
         c = np.array([np.mean(np.clip(x, a, b)) for a, b in zip(lo, hi, strict=True)])
-        c = c + res.noise_sds * z  # the value each step releases
-        if not math.isclose(res.estimate, c[-1], rel_tol=1e-12, abs_tol=1e-12):
+        c = c + res.noise_sds * z  # the value each step releases, before its rounding
+        # each step is rounded to the grid 2^(floor(log2 sd) - 10) of its sd (issue 20 §4):
+        # at most half a grid step away, and on the grid
+        grid = np.array([math.ldexp(1.0, math.frexp(s)[1] - 11) for s in res.noise_sds])
+        if not (abs(res.estimate - c[-1]) <= grid[-1] / 2 + 1e-12
+                and res.estimate / grid[-1] == round(res.estimate / grid[-1])):
             fail.append("the estimate is not the last step's clipped mean plus its noise")
         inner = (lo[1:] > lo0) & (hi[1:] < hi0)  # intervals centred on the previous release
         n_centred += int(inner.sum())
-        if not np.allclose((lo[1:] + hi[1:])[inner] / 2, c[:-1][inner], rtol=0, atol=1e-12):
+        if not np.all(np.abs((lo[1:] + hi[1:])[inner] / 2 - c[:-1][inner])
+                      <= grid[:-1][inner] / 2 + 1e-12):
             fail.append("an interval is not centred on the previous step's release")
         spent = float(np.sum(((hi - lo) / n) ** 2 / (2 * res.noise_sds**2)))
         if spent > claimed_rho * (1 + 1e-9):
