@@ -32,6 +32,7 @@ import numpy as np
 from dpgp_audit import ApproxDP, PublicDomain, outputs_only
 from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
+from dpgp_audit.privacy.float_release import float_safe_release, iid_gaussian_release
 
 
 class MyMechanism:
@@ -46,17 +47,25 @@ class MyMechanism:
         #     outside it is refused. Without a domain the auditors may try huge targets,
         #     and floating-point rounding then leaks (the precision auditor reports it).
         # Here targets lie in [-1, 1], so one change moves a target by at most 2.
-        self.claim = ApproxDP(epsilon=epsilon, delta=delta, relation=outputs_only(2.0),
-                              domain=PublicDomain(y_bound=1.0))
         self.n = data.n  # public: outputs-only neighbours have the same size
         # the mean moves by at most 2 / n when one target moves by 2
         self.sigma = analytic_gaussian_sigma(epsilon, delta, self.sensitivity_bound())
+        # float_tv: the release is rounded to a public grid (see (2)); its floats are within
+        # this total variation of the exact mechanism, which adds (1 + e^eps) x it to delta
+        self.claim = ApproxDP(epsilon=epsilon, delta=delta, relation=outputs_only(2.0),
+                              domain=PublicDomain(y_bound=1.0),
+                              float_tv=iid_gaussian_release([self.sigma]).tv)
 
     # (2) THE RELEASE (required): n independent draws, shape (n, *output_shape),
-    # vectorised, drawing only from the generator it is given.
+    # vectorised, drawing only from the generator it is given. Floats are part of the
+    # release: `mean + sigma * z` as a float carries the low bits of the mean wherever the
+    # noise cancels it (Mironov 2012), which the precision auditor's float-support test
+    # flags. float_safe_release rounds the exact sum to a public power-of-two grid of about
+    # sigma / 1500 (docs/auditors.md, "Float-safe releases").
     def sample(self, data, n, rng):
         # mean() refuses targets outside the declared domain (ValueError)
-        return self.mean(data) + self.sigma * rng.standard_normal((n, 1))
+        return float_safe_release(self.mean(data), self.sigma * rng.standard_normal((n, 1)),
+                                  self.sigma)
 
     # (3) OPTIONAL, the exact white-box audit (GaussianRelease): the release given `data`
     # is N(mean(data), cov(data)). The model check tests sample() against these.

@@ -220,7 +220,7 @@ class LinearGaussianMechanism:
         """The noise-free release ``W y`` (or ``Σ y``)."""
         data = check_dataset(data)
         C, y = self.linear_query(data)
-        return C @ y
+        return np.array([float(np.sum(y))]) if self.weights is None else C @ y
 
     def linear_query(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
         """``(W, y)`` (W = 1ᵀ for the sum), checked by the float-safety rule."""
@@ -259,7 +259,7 @@ class LinearGaussianMechanism:
         C, y = self.linear_query(data)  # evaluated exactly, rounded to the grid (issue 20 §4)
         F = self._factor
         if not self.float_safe:
-            return (C @ y)[None, :] + z @ F.T
+            return self.query(data)[None, :] + z @ F.T
         if self._inner:
             return self.float_release().round_linear(factor_pinv(F) @ C, y, z) @ F.T
         return self.float_release().round_linear(C, y, z @ F.T)

@@ -54,6 +54,7 @@ __all__ = [
     "TAIL_SDS",
     "FloatRelease",
     "float_delta_budget",
+    "float_safe_release",
     "factored_gaussian_release",
     "gaussian_release",
     "gaussian_tv_bound",
@@ -179,6 +180,19 @@ def _max_abs(x: np.ndarray, k: int | None = None) -> np.ndarray:
     if flat.shape[0] == 0:
         return np.zeros(k)
     return np.maximum(flat.max(axis=0), -flat.min(axis=0))
+
+
+def float_safe_release(query: object, noise: object, sd: object) -> np.ndarray:
+    """A float-safe release in one call: Λ · round((query + noise) / Λ), Λ from ``sd`` alone.
+
+    For a mechanism of your own (``docs/own-code.md``): ``noise`` is the float noise of sd
+    ``sd`` (one per coordinate, or one for all), e.g. ``sigma * rng.standard_normal((n,
+    k))``; the sum is taken exactly and rounded to the public grid
+    :func:`release_grid` (``sd``), so the release's low bits do not depend on the query
+    (issue 20 §4). Its float total variation is :func:`iid_gaussian_release` (``sd``)
+    ``.tv`` (Gaussian noise) — state it in the claim's ``float_tv``.
+    """
+    return round_to_grid(query, noise, release_grid(np.atleast_1d(np.asarray(sd, dtype=float))))
 
 
 def round_to_grid(query: object, noise: object, grid: object, lo: object | None = None

@@ -163,5 +163,7 @@ def test_default_path_flags_the_rare_atom_that_fixed_n_misses(form):
         fixed = audit_mechanism(mech, spec.data, np.random.default_rng(seed), mode="fixed")
         fb = fixed.result("blackbox")
         assert fb.details["n_per_side"] == FIXED_DEFAULT_N
-        assert fixed.verdict is not Verdict.VIOLATION, fixed.table()
+        # the fixed split misses the atom (the report as a whole is flagged all the same:
+        # the mutant's textbook float release leaks in its low bits, issue 20 §4)
+        assert fb.verdict is not Verdict.VIOLATION, fixed.table()
         assert fb.estimate < fb.claimed

@@ -48,7 +48,10 @@ def test_blindspot_bug_flagged_by_the_blackbox_on_the_cli_default_path(mech_id, 
     assert bb["verdict"] == "VIOLATION", bb["details"].get("stopped")
     assert bb["estimate"] <= entry.true_epsilon * (1 + 1e-6)  # a valid lower bound
     assert code == 1
-    assert res["precision"]["verdict"] != "VIOLATION"  # caught for its own mistake
+    # caught for its own mistake; A.7 may flag it too, for the low bits of its float release
+    # (a textbook sampler, or a grid that follows the data), never for rounding at the bound
+    prec = res["precision"]
+    assert prec["verdict"] != "VIOLATION" or prec["details"]["witness_test"] == "float support"
 
 
 @pytest.mark.parametrize("mech_id", TWINS)

@@ -27,6 +27,7 @@ MECHS = textwrap.dedent('''
     import numpy as np
     from dpgp_audit import ApproxDP, PublicDomain, outputs_only
     from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
+    from dpgp_audit.privacy.float_release import float_safe_release
 
     DOMAIN = PublicDomain(y_bound=2.0)
 
@@ -35,7 +36,7 @@ MECHS = textwrap.dedent('''
         def sample(self, data, n, rng):
             y = self.claim.domain.targets(data.y)
             sigma = analytic_gaussian_sigma(1.0, 1e-5, 1 / data.n)
-            return y.mean() + sigma * rng.standard_normal((n, 1))
+            return float_safe_release(y.mean(), sigma * rng.standard_normal((n, 1)), sigma)
 
     class GoodMean:  # takes data and epsilon by name: the command line passes both
         def __init__(self, data, epsilon=1.0):
@@ -44,7 +45,8 @@ MECHS = textwrap.dedent('''
             self.sigma = analytic_gaussian_sigma(epsilon, 1e-5, 4.0 / data.n)
         def sample(self, data, n, rng):
             y = self.claim.domain.targets(data.y)
-            return y.mean() + self.sigma * rng.standard_normal((n, 1))
+            return float_safe_release(y.mean(), self.sigma * rng.standard_normal((n, 1)),
+                                      self.sigma)
 
     def good_factory(data, epsilon=1.0, delta=1e-5):
         return GoodMean(data, epsilon)

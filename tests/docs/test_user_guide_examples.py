@@ -50,12 +50,17 @@ def test_guide_privacy_tests_in_your_own_suite():
 
 
 def test_guide_auditing_code_you_did_not_write(capsys):
-    # A.10: the guide's adapter block runs as written; the stand-in library is correct and
-    # seeded through numpy's global state, so the audit is reproducible and finds nothing.
+    # A.10: the guide's adapter block runs as written; the stand-in library is calibrated
+    # right and seeded through numpy's global state, so the audit is reproducible; its
+    # textbook float Laplace release leaks in its low bits (issue 20 §4), which only the
+    # precision auditor's float-support test sees
     block = python_blocks(ROOT / "docs" / "own-code.md")[2]
     assert "adapt(" in block
     ns: dict = {}
     exec(block, ns)  # noqa: S102 - the guide's own code
     report, theirs = ns["report"], ns["theirs"]
-    assert not report.violation and theirs.reproducible and theirs.cost_per_draw_s > 0
-    assert capsys.readouterr().out.startswith(report.verdict.value + " True ")
+    assert report.violation and theirs.reproducible and theirs.cost_per_draw_s > 0
+    assert [r.auditor for r in report.results if r.violation] == ["precision"]
+    assert report.result("precision").details["witness_test"] == "float support"
+    out = capsys.readouterr().out
+    assert out.startswith(report.verdict.value + " True ") and "float support" in out
