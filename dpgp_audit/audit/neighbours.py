@@ -39,8 +39,7 @@ pairs confirmed (:mod:`dpgp_audit.audit.runner`).
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -383,7 +382,8 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
 
 
 def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.random.Generator,
-               *, top: int = 3, pilot_n: int = 200, pilot_budget_s: float = 3.0
+               *, top: int = 3, pilot_n: int = 200, stop: Callable[[], bool] | None = None,
+               info: dict | None = None, pilot_budget_s: float | None = None
                ) -> list[tuple[NeighbourPair, float]]:
     """Exploratory phase: score every pair cheaply and return the ``top`` most distinguishable.
 
@@ -398,14 +398,22 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     The result takes the best ``top − 1`` pairs of the model ranking — ties broken
     by the pilot score, so a tie never hides a pair the pilot ranks higher — and
     then the best pilot-ranked pair not yet taken. Without a model score the pilot
-    ranking alone decides. Pilot sampling runs in model order (every pair tied at
-    the top first) and stops after ``pilot_budget_s`` seconds, so slow mechanisms
-    stay affordable. The pilot samples must **not** be reused for the
-    confirmatory audit: pass a different generator to the auditors.
+    ranking alone decides. Every pair is piloted, in model order (every pair tied at
+    the top first): the ranking is a function of the inputs, never of the clock
+    (issue 20 §1). What keeps slow mechanisms affordable is ``pilot_n``, which the
+    default path derives from the draw cap (:func:`~dpgp_audit.audit.defaults.pilot_draws`:
+    8 per side for a slow mechanism's small cap), and the ranking hook of
+    :mod:`~dpgp_audit.audit.parts`, through which an earlier part (A.9's coupled runs) can
+    rank the pairs instead. ``stop`` (a zero-argument callable, true once the audit's time
+    guard has fired) ends the pilot between pairs; ``info`` (a dictionary, if given)
+    receives ``piloted`` (pairs piloted) and ``stopped``. The pilot samples must **not**
+    be reused for the confirmatory audit: pass a different generator to the auditors.
+    ``pilot_budget_s`` is accepted for old callers and ignored (it was a time budget).
 
     Pairs whose datasets the mechanism rejects (``ValueError``, e.g. a size it
     was not built for) are dropped.
     """
+    del pilot_budget_s  # the pilot is budgeted in draws (pilot_n), not seconds
     rng = check_rng(rng)
     top = max(1, int(top))
     scored: list[tuple[NeighbourPair, float]] = []
@@ -422,16 +430,17 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
                    if not math.isnan(scored[i][1]) else math.inf)
     pilot: dict[int, float] = {}
     rejected: set[int] = set()
-    t0 = time.perf_counter()
-    top_model = scored[order[0]][1]
+    stopped = False
     for i in order:
-        tied = has_model and scored[i][1] == top_model
-        if has_model and not tied and time.perf_counter() - t0 > pilot_budget_s:
+        if stop is not None and stop():
+            stopped = True
             break
         try:
             pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng)
         except ValueError:  # the mechanism rejects this pair's datasets: drop it
             rejected.add(i)
+    if info is not None:
+        info.update(piloted=len(pilot) + len(rejected), stopped=stopped)
     if not has_model:
         ranked = sorted(pilot, key=lambda i: -pilot[i])
         return [(scored[i][0], pilot[i]) for i in ranked[:top]]
@@ -608,7 +617,8 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
     else:
         span = relation.d
         reach = 2 * relation.d
-    found: list[tuple[float, NeighbourPair]] = []
+    norm = mechanism.norm  # once: a norm object may be rebuilt (an eigendecomposition) per access
+    found: list[tuple[float, int, Dataset, float, float]] = []
     for i in rows:
         base = _clip_dataset(data, relation.d) if relation.kind is Neighbour.ROWS else data
         centre = 0.0 if relation.kind is Neighbour.ROWS else float(y[i])
@@ -629,12 +639,10 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
             for c in range(a + 1, len(vals)):
                 if qs[a] is None or qs[c] is None or vals[c] - vals[a] > reach + 1e-12:
                     continue
-                change = float(mechanism.norm(qs[c] - qs[a]))
-                if change > 0:
-                    pair = NeighbourPair(base.with_target(i, float(vals[a])),
-                                         base.with_target(i, float(vals[c])),
-                                         f"query edge scan: y[{i}] {vals[a]:.4g} -> "
-                                         f"{vals[c]:.4g}")
-                    found.append((change, pair))
-    found.sort(key=lambda t: -t[0])
-    return [p for _, p in found[:top]]
+                change = float(norm(qs[c] - qs[a]))
+                if change > 0:  # the datasets are built for the pairs kept only
+                    found.append((change, i, base, float(vals[a]), float(vals[c])))
+    found.sort(key=lambda t: -t[0])  # stable: equal changes keep the scan order
+    return [NeighbourPair(base.with_target(i, lo), base.with_target(i, hi),
+                          f"query edge scan: y[{i}] {lo:.4g} -> {hi:.4g}")
+            for _, i, base, lo, hi in found[:top]]

@@ -28,10 +28,17 @@ Laplace; Jin et al., S&P 2022, for Gaussian noise and DP-SGD).
 3. **Certified verdict.** The visible pairs are ranked by how well the pilot already
    separates them (total variation of the releases as categories when they are few,
    else a Kolmogorov–Smirnov distance), taken round robin over the magnitudes, and the
-   top ``n_pairs`` are handed to the black-box auditor (A.3) on fresh samples with α
-   split over them (Bonferroni). The score is learned (categorical or LDA), not the
-   stated Gaussian model: rounding is where the float release departs from it. A
-   certified ε above the claim is a ``VIOLATION`` with its witness pair.
+   top ``n_pairs`` are handed on fresh samples to the sequential black-box auditor (A.8:
+   one anytime-valid audit over them, at most ``n`` draws per side and pair, stopping
+   at the first certified violation) or, in fixed mode, to the split auditor (A.3,
+   exactly ``n`` per side, α split over them). The score is learned (categorical or
+   LDA), not the stated Gaussian model: rounding is where the float release departs
+   from it. A certified ε above the claim is a ``VIOLATION`` with its witness pair.
+
+Every step is budgeted in draws (issue 20 §1): the candidates are a fixed list, each is
+piloted with ``pilot`` draws per side, and the certification draws at most ``n`` per side
+and pair. A time guard (``guard``) may stop the screen or the certification; the result
+is then ``INCONCLUSIVE`` and says so.
 
 The pilot only chooses pairs; only the black-box step certifies, so the verdict keeps the
 black-box guarantee (valid with confidence 1 − α, no assumptions). Discrete releases
@@ -42,12 +49,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.dataset import Dataset
@@ -298,9 +306,20 @@ class PrecisionScreen:
 def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                      claim: object | None = None, pairs: Sequence[NeighbourPair] = (),
                      pilot: int = 200, n_pairs: int = CERTIFY_PAIRS, per_scale: int = 6,
-                     budget_s: float = 5.0) -> PrecisionScreen:
-    """Steps 1–2 of A.7 (module docstring): candidates, pilots, visible pairs ranked."""
+                     guard: Callable[[], bool] | None = None,
+                     budget_s: float | None = None) -> PrecisionScreen:
+    """Steps 1–2 of A.7 (module docstring): candidates, pilots, visible pairs ranked.
+
+    Every candidate is piloted (``pilot`` draws per side): the work is a function of
+    the inputs. ``guard`` (a zero-argument callable, true once the audit's time guard
+    has fired) stops the screen between candidates; ``details["stopped_by_guard"]`` then
+    says so. ``budget_s`` (former per-screen seconds) is a guard of its own now.
+    """
     t0 = time.perf_counter()
+    if budget_s is not None:
+        own = TimeGuard(check_guard_s("budget_s", budget_s))
+        outer = guard
+        guard = own if outer is None else (lambda: own.expired() or bool(outer()))
     rng = check_rng(rng)
     pilot = check_positive_int("pilot", pilot)
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
@@ -312,9 +331,11 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
                      "min_distinct": MIN_DISTINCT, "pilot_per_side": pilot}
     probe_rngs = rng_pilot.spawn(len(candidates))
     probes: list[tuple[PrecisionProbe, NeighbourPair]] = []
-    for idx, (pair, prng) in enumerate(zip(candidates, probe_rngs, strict=True)):
-        if idx and time.perf_counter() - t0 > budget_s and idx % per_scale:
-            continue  # over budget: keep only the first candidate of each magnitude
+    for pair, prng in zip(candidates, probe_rngs, strict=True):
+        if guard is not None and guard():
+            details["stopped_by_guard"] = True
+            details["probed"] = len(probes)
+            break
         first_rng, probe_rng = prng.spawn(2)
         try:
             first = np.asarray(mechanism.sample(pair.d0, 1, first_rng))  # type: ignore
@@ -357,12 +378,28 @@ def _spread(ranked: list[tuple[PrecisionProbe, NeighbourPair]], k: int
     return out
 
 
+def _precision_score(probe: PrecisionProbe) -> str:
+    """Rounding breaks the stated Gaussian model, so the score is learned: categorical when
+    the releases are few, else linear (LDA; the identity in one dimension).
+    """
+    return "categorical" if probe.regime == "categorical" else \
+        "lda" if probe.dim > 1 else "identity"
+
+
 def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random.Generator, *,
                       n: int, alpha: float, claim: object | None = None,
-                      executor: object | None = None) -> AuditResult:
-    """Step 3 of A.7: the black-box auditor on fresh samples for each chosen pair.
+                      executor: object | None = None, sequential: bool = False,
+                      guard: Callable[[], bool] | None = None,
+                      cost_per_draw_s: float | None = None) -> AuditResult:
+    """Step 3 of A.7: the black-box auditor on fresh samples for the chosen pairs.
 
-    α is split evenly over the chosen pairs (Bonferroni).
+    ``sequential=True`` (the default path): one anytime-valid sequential audit (A.8) over
+    every chosen pair, at most ``n`` draws per side and pair, stopping at the first
+    certified violation; α is not split (the pairs' wealth is averaged). ``False``: the
+    split auditor (A.3) with exactly ``n`` per side on each pair, α split evenly over them
+    (Bonferroni). ``guard`` (the audit's time guard) stops the sequential audit between
+    pieces, or the fixed audits between pairs: ``INCONCLUSIVE``, recorded in
+    ``details["time_guard"]``.
     """
     from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta, audit_blackbox
 
@@ -376,27 +413,53 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
     details = dict(screen.details)
     chosen = screen.chosen
     best, best_res, checked = 0.0, None, []
-    for (p, pair), brng in zip(chosen, rng.spawn(max(1, len(chosen))), strict=False):
-        # rounding breaks the stated Gaussian model, so the score is learned: categorical
-        # when the releases are few, else linear (LDA; the identity in one dimension)
-        score = ("categorical" if p.regime == "categorical" else
-                 "lda" if p.dim > 1 else "identity")
-        res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
-                             alpha=alpha / len(chosen), claim=claim, executor=executor,
-                             score=score)
-        checked.append({"label": p.label, "verdict": res.verdict.value,
-                        "epsilon_lb": res.estimate, "score": res.details.get("score")})
-        if best_res is None or res.estimate > best:
-            best, best_res = res.estimate, res
+    stopped = bool(details.get("stopped_by_guard"))
+    used = 0
+    if chosen and sequential and not stopped:
+        from dpgp_audit.audit.blackbox.sequential import audit_sequential
+
+        res = audit_sequential(mechanism, [pair for _, pair in chosen], max_n=max(2, n),
+                               rng=rng, alpha=alpha, claim=claim, executor=executor,
+                               score=[_precision_score(p) for p, _ in chosen], guard=guard,
+                               cost_per_draw_s=cost_per_draw_s)
+        best, best_res, used = res.estimate, res, int(res.details["n_per_side"])
+        checked = [{"label": p.label, "verdict": res.verdict.value, "score": _precision_score(p),
+                    "mode": "sequential (one audit over the chosen pairs)"} for p, _ in chosen]
+        stopped = res.details.get("stopped") == "time_guard"
+        details["witness_label"] = res.details["witness_label"]
+    elif chosen and not stopped:
+        for (p, pair), brng in zip(chosen, rng.spawn(max(1, len(chosen))), strict=False):
+            if guard is not None and guard():
+                stopped = True
+                break
+            res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
+                                 alpha=alpha / len(chosen), claim=claim, executor=executor,
+                                 score=_precision_score(p))
+            used = n
+            checked.append({"label": p.label, "verdict": res.verdict.value,
+                            "epsilon_lb": res.estimate, "score": res.details.get("score")})
+            if best_res is None or res.estimate > best:
+                best, best_res = res.estimate, res
+        if best_res is not None:
+            details["witness_label"] = next(c["label"] for c in checked
+                                            if c["epsilon_lb"] == best)
     details["certified"] = checked
+    details["used"] = {"pilot_draws": int(details.get("pilot_per_side", 0)),
+                       "draws": used, "pairs": len(checked)}
     details["seconds_certify"] = time.perf_counter() - t0
     if best_res is not None:
         details["witness"] = best_res.details.get("witness")
-        details["witness_label"] = next(c["label"] for c in checked
-                                        if c["epsilon_lb"] == best)
         details["epsilon_ceiling"] = best_res.details.get("epsilon_ceiling")
     if best > eps_c:
         verdict = Verdict.VIOLATION
+    elif stopped:
+        verdict = Verdict.INCONCLUSIVE
+        note = best_res.details.get("time_guard") if best_res is not None else None
+        if note is None:
+            note = (guard.record("precision", "the precision screen or certification")
+                    if isinstance(guard, TimeGuard) else
+                    {"part": "precision", "message": "stopped by the time guard: INCONCLUSIVE"})
+        details["time_guard"] = note
     elif chosen and best_res is not None and best_res.verdict is Verdict.INCONCLUSIVE:
         verdict = Verdict.INCONCLUSIVE
     else:
@@ -409,8 +472,9 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
 def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                     n: int = 20_000, alpha: float = 0.05, pairs: Sequence[NeighbourPair] = (),
                     claim: object | None = None, pilot: int = 200, n_pairs: int = CERTIFY_PAIRS,
-                    per_scale: int = 6, budget_s: float = 5.0,
-                    executor: object | None = None) -> AuditResult:
+                    per_scale: int = 6, time_guard_s: float | None = None,
+                    executor: object | None = None, sequential: bool = False,
+                    budget_s: float | None = None) -> AuditResult:
     """A.7: look for visible rounding at adversarially large legal values; certify with A.3.
 
     Parameters
@@ -437,11 +501,16 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
         At most this many visible pairs are certified.
     per_scale
         Random candidates per magnitude (see :func:`precision_pairs`).
-    budget_s
-        Seconds the pilots may take: after that only the first candidate of each
-        magnitude is probed.
+    time_guard_s
+        A wall-clock guard (seconds; ``None``: none): when it fires the audit stops,
+        ``INCONCLUSIVE``, and says so. The work is otherwise a function of the inputs.
     executor
         Passed to the black-box auditor.
+    sequential
+        Certify with one sequential audit over the chosen pairs (at most ``n`` per side
+        and pair) instead of ``n`` per side on each (:func:`certify_precision`).
+    budget_s
+        Former name of ``time_guard_s``.
 
     Returns
     -------
@@ -452,10 +521,11 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
         witness; ``details["skipped"]`` says why nothing was probed (a discrete release).
     """
     rng = check_rng(rng)
+    guard = TimeGuard(check_guard_s("time_guard_s", time_guard_s if budget_s is None
+                                    else budget_s))
     rng_screen, rng_cert = rng.spawn(2)
     screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs,
-                              pilot=pilot, n_pairs=n_pairs, per_scale=per_scale,
-                              budget_s=budget_s)
+                              pilot=pilot, n_pairs=n_pairs, per_scale=per_scale, guard=guard)
     if screen.skipped is not None:
         from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 
@@ -464,4 +534,4 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
                            guarantee=Guarantee.LOWER_BOUND, estimate=0.0,
                            claimed=_claim_epsilon_delta(claim, None)[0], details=screen.details)
     return certify_precision(screen, mechanism, rng_cert, n=n, alpha=alpha, claim=claim,
-                             executor=executor)
+                             executor=executor, sequential=sequential, guard=guard)
