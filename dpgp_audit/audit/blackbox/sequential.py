@@ -492,7 +492,7 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
     a0, b0 = tail_counts(s0, cand)
     a1, b1 = tail_counts(s1, cand)
     e = math.exp(eps_c)
-    out = []
+    combos, tops, nums, dens = [], [], [], []
     for tail, (k0, k1) in zip(_TAILS, ((a0, a1), (b0, b1)), strict=True):
         lo0, hi0 = _approx_bounds(k0, nf)
         lo1, hi1 = _approx_bounds(k1, nf)
@@ -502,20 +502,31 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
             drift = pn - e * pd - delta
             proxy = drift / np.sqrt(pn * (1 - pn) + e * e * pd * (1 - pd) + 1e-300)
             top = np.lexsort((-sep, -proxy))[:_PREFILTER]
-            p_num = np.atleast_1d(cp_lower(kn[top], nf, _FIT_LEVEL))
-            p_den = np.atleast_1d(cp_upper(kd[top], nf, _FIT_LEVEL))
-            g = expected_log_growth(p_num[:, None], p_den[:, None], BET_FRACTIONS[None, :],
-                                    eps_c, delta).max(axis=1)
-            i = int(np.lexsort((-sep[top], -g))[0])
-            j = int(top[i])
-            out.append({"tail": tail, "direction": direction, "threshold": float(cand[j]),
-                        "growth": float(g[i]), "separation": float(sep[j]),
-                        "_p": (float(p_num[i]), float(p_den[i]))})
+            combos.append((tail, direction, sep))
+            tops.append(top)
+            nums.append(kn[top])
+            dens.append(kd[top])
+    # the exact pessimistic rates and growth of every short-listed event, in one call each
+    sizes = [t.size for t in tops]
+    p_num = np.atleast_1d(cp_lower(np.concatenate(nums), nf, _FIT_LEVEL))
+    p_den = np.atleast_1d(cp_upper(np.concatenate(dens), nf, _FIT_LEVEL))
+    g_all = expected_log_growth(p_num[:, None], p_den[:, None], BET_FRACTIONS[None, :],
+                                eps_c, delta).max(axis=1)
+    out = []
+    start = 0
+    for (tail, direction, sep), top, m in zip(combos, tops, sizes, strict=True):
+        g = g_all[start:start + m]
+        i = int(np.lexsort((-sep[top], -g))[0])
+        j = int(top[i])
+        out.append({"tail": tail, "direction": direction, "threshold": float(cand[j]),
+                    "growth": float(g[i]), "separation": float(sep[j]),
+                    "_p": (float(p_num[start + i]), float(p_den[start + i]))})
+        start += m
     out.sort(key=lambda c: (-c["growth"], -c["separation"]))
     out = out[:tests]
     for c in out:
-        p_num, p_den = c.pop("_p")
-        gu = expected_log_growth(p_num, p_den, BET_FRACTIONS[None, :], grid[:, None], delta)
+        pn_c, pd_c = c.pop("_p")
+        gu = expected_log_growth(pn_c, pd_c, BET_FRACTIONS[None, :], grid[:, None], delta)
         best = gu.argmax(axis=1)
         c["u"] = np.where(gu[np.arange(grid.size), best] > 0, BET_FRACTIONS[best], 0.0)
     return out
