@@ -58,7 +58,7 @@ COST_CLASSES: dict[str, float] = {"vectorised": 2e-5, "loop": 5e-4, "solve": 5e-
 PLANNED_AUDIT_S = 60.0
 #: ... and each entry of ``make audit`` (``--all``), so that the whole run stays under a
 #: minute on 2 cores (``benchmarks/bench_make_audit.py``).
-ALL_AUDIT_S = 0.5
+ALL_AUDIT_S = 1.0
 
 
 def default_n(mode: str) -> int:

@@ -386,6 +386,10 @@ def fit_atoms(X0: np.ndarray, X1: np.ndarray,
     everywhere else it is 0, so its tails are exactly the atom events.
     Returns ``None`` when there is no atom.
     """
+    first = np.concatenate([np.asarray(X0).reshape(X0.shape[0], -1)[:, 0],
+                            np.asarray(X1).reshape(X1.shape[0], -1)[:, 0]])
+    if min_count >= 2 and np.unique(first).size == first.size:
+        return None  # no two rows share even their first value: no atom (and no row sort)
     k0, k1 = _row_keys(X0), _row_keys(X1)
     keys, inv, counts = np.unique(np.concatenate([k0, k1]), return_inverse=True,
                                   return_counts=True)
@@ -559,7 +563,8 @@ def fit_candidates(X0: np.ndarray, X1: np.ndarray, main_name: str,
     first rows of the fitting half) and only once the half holds that many or
     :data:`CLASSIFIER_MIN_ROWS`; with a ``cache`` dictionary, a classifier fitted on
     exactly the same rows by an earlier call is reused instead of refitted (those rows
-    stay in the fitting half as it grows, so its held-out half is still held out).
+    stay in the fitting half as it grows, so its held-out half is still held out), and a
+    rejection of normality is remembered (it decides whether kde or the classifier runs).
     """
     X0 = np.asarray(X0)
     X1 = np.asarray(X1)
@@ -579,7 +584,11 @@ def fit_candidates(X0: np.ndarray, X1: np.ndarray, main_name: str,
     quad = fit_quadratic(F0, F1)
     if quad is not None:
         out.append(quad)
-    if _non_gaussian(F0, F1):
+    # a rejection of normality is kept in the cache: later calls see more rows of the same laws
+    rejected = cache is not None and cache.get("non_gaussian", False)
+    if rejected or _non_gaussian(F0, F1):
+        if cache is not None:
+            cache["non_gaussian"] = True
         if dim == 1:
             kde = fit_kde(IdentityScore(), F0, F1)
             if kde is not None:

@@ -39,10 +39,11 @@ fitted on one half of the earlier rounds' raw draws and judged on the other half
 by the expected log growth of their best bet at the claimed ε. The main score
 wins ties. Candidates are refitted only when the raw draws seen have grown fourfold
 (issue 20 §2): at about 256, 1 024, 4 096, 16 384 and finally :data:`CANDIDATE_ROWS`
-draws per side; then the choice is frozen. The gradient-boosted classifier, the
+draws per side; between refits the fitted ones are judged again every round on the
+draws held out from them; after the last refit the choice is frozen. The gradient-boosted classifier, the
 audit's most expensive step, is trained on a bounded subsample
 (:data:`CLASSIFIER_ROWS` per side, refitted only when that subsample grows, so twice)
-and judged on as many held-out draws. A learned main
+and judged on at most twice as many held-out draws. A learned main
 score is refitted each round on every raw draw kept, up to :data:`MAIN_FIT_ROWS`
 per side, then frozen; from then on only scores travel back from the workers.
 Choice, events and bets use earlier rounds only, so anytime validity is untouched.
@@ -136,8 +137,8 @@ _TAILS = ("upper", "lower")
 #: half); they are refitted whenever the draws seen have grown fourfold, then frozen.
 CANDIDATE_ROWS = 2 * EXTRA_RAW_ROWS
 #: The classifier candidate (gradient-boosted trees, the one expensive fit) is trained on
-#: at most this many rows per side, and judged on at most this many held-out rows.
-CLASSIFIER_ROWS = 2_048
+#: at most this many rows per side, and judged on at most twice this many held-out rows.
+CLASSIFIER_ROWS = 1_024
 _CANDIDATE_GROWTH = 4  # refit the candidates when the raw draws have grown this much
 _MIN_CANDIDATE_ROWS = 200  # ... and never on fewer (scores._MIN_EXTRA_ROWS)
 #: Raw draws per side on which a learned main score (LDA, categorical) is refitted each
@@ -333,6 +334,8 @@ class _Stream:
     candidate_names: list = field(default_factory=list)
     next_choice: int = _MIN_CANDIDATE_ROWS  # rows per side at which candidates are refitted
     candidate_won: bool = False  # the current score is an extra candidate
+    cands: list = field(default_factory=list)  # the candidates of the latest refit
+    cand_half: int = 0  # their fitting half: draws [0, cand_half) per side
     cache: dict = field(default_factory=dict)  # the classifier, reused while its rows stay
     X0: np.ndarray | None = None
     X1: np.ndarray | None = None
@@ -374,7 +377,12 @@ class _Stream:
         self.frozen, self.X0, self.X1, self.pending = True, None, None, []
 
     def update(self) -> None:
-        """Add the round's draws; refit a learned main score and, on schedule, the candidates."""
+        """Add the round's draws; refit a learned main score and, on schedule, the candidates.
+
+        While candidates are open, every round re-judges the fitted ones against the main
+        score on every draw held out from them (their fitting half grows only at a refit),
+        so a candidate that wins by chance at one refit does not bet until the next.
+        """
         if self.frozen:
             self._merge_pending_scores()
             return
@@ -386,29 +394,24 @@ class _Stream:
             self.pending = []
         assert self.X0 is not None and self.X1 is not None
         rows = self.X0.shape[0]
-        choose = self.cand_rng is not None and rows >= self.next_choice
-        if self.candidate_won and not choose:
-            # a candidate bets until the next choice: its past scores (all on draws it was
-            # not fitted on) grow by the round's, scored with it during the round
-            self._merge_pending_scores()
+        self.pending_scores = []
+        if self.fixed is not None:
+            fn, name = self.fixed, self.fixed.name  # type: ignore[attr-defined]
         else:
-            self.pending_scores = []
-            if self.fixed is not None:
-                fn, name = self.fixed, self.fixed.name  # type: ignore[attr-defined]
-            else:
-                fn, name = learn_score(self.X0, self.X1, self.score_kind)
-            self.score, self.score_name, self.candidate_won = fn, name, False
-            self.s0 = np.sort(np.asarray(fn(self.X0), dtype=float))
-            self.s1 = np.sort(np.asarray(fn(self.X1), dtype=float))
-            if self.cand_rng is not None and self.fixed is None and name == "categorical":
-                self.cand_rng = None  # discrete outputs: categorical is already the full LR
-                choose = False
-        if choose:
-            self._choose_candidate(rows)
-            if rows >= CANDIDATE_ROWS:
-                self.cand_rng = None  # the choice is final
-            else:
-                self.next_choice = min(_CANDIDATE_GROWTH * rows, CANDIDATE_ROWS)
+            fn, name = learn_score(self.X0, self.X1, self.score_kind)
+        self.score, self.score_name, self.candidate_won = fn, name, False
+        self.s0 = np.sort(np.asarray(fn(self.X0), dtype=float))
+        self.s1 = np.sort(np.asarray(fn(self.X1), dtype=float))
+        if self.cand_rng is not None and self.fixed is None and name == "categorical":
+            self.cand_rng = None  # discrete outputs: categorical is already the full LR
+        if self.cand_rng is not None:
+            if rows >= self.next_choice:
+                self._fit_candidates(rows)
+                if rows >= CANDIDATE_ROWS:
+                    self.cand_rng = None  # the last refit: the choice below is final
+                else:
+                    self.next_choice = min(_CANDIDATE_GROWTH * rows, CANDIDATE_ROWS)
+            self._judge_candidates(rows)
         if self.cand_rng is None and (self.candidate_won or self.fixed is not None
                                       or rows >= MAIN_FIT_ROWS or self.score_name == "identity"):
             self._freeze()  # nothing will be refitted any more
@@ -416,39 +419,39 @@ class _Stream:
             self.cand_rng = None
             self._freeze()
 
-    def _choose_candidate(self, rows: int) -> None:
-        """Keep the main score or switch to the extra candidate whose best bet grows most.
-
-        Candidates are fitted on the first half of the raw draws (at most
-        :data:`CANDIDATE_ROWS` per side) and judged, like the main score, by the
-        expected log growth at the claimed ε of their best event; a candidate is
-        judged and bet on with its scores on the held-out half only.
-        """
+    def _fit_candidates(self, rows: int) -> None:
+        """Refit the extra candidates on the first half of the first ``CANDIDATE_ROWS`` draws."""
         assert self.X0 is not None and self.X1 is not None and self.cand_rng is not None
         k = min(rows, CANDIDATE_ROWS)
-        cands, B0, B1 = fit_candidates(self.X0[:k], self.X1[:k], self.score_name,
-                                       child_rngs(self.cand_rng, 1)[0],
-                                       classifier_rows=CLASSIFIER_ROWS, cache=self.cache)
+        cands, _, _ = fit_candidates(self.X0[:k], self.X1[:k], self.score_name,
+                                     child_rngs(self.cand_rng, 1)[0],
+                                     classifier_rows=CLASSIFIER_ROWS, cache=self.cache)
         self.cand_rng = child_rngs(self.cand_rng, 2)[1]
+        self.cands, self.cand_half = cands, k // 2
         self.candidate_names = [getattr(c, "name", "candidate") for c in cands]
+
+    def _judge_candidates(self, rows: int) -> None:
+        """Keep the main score or switch to the fitted candidate whose best bet grows most.
+
+        Each candidate is judged, like the main score, by the expected log growth at the
+        claimed ε of its best event, on its scores of every draw after its fitting half
+        (the classifier on at most ``2 * CLASSIFIER_ROWS`` of them: its scoring is the
+        costly part); a winning candidate bets with those scores as its past.
+        """
+        if not self.cands:
+            return
+        assert self.X0 is not None and self.X1 is not None
+        h = self.cand_half
         best = _best_growth(self.s0, self.s1, self.eps_c, self.delta)
-        for c in cands:
-            # the classifier is judged on a bounded held-out subsample (its scoring is
-            # the costly part); every other candidate on the whole held-out half
-            m = CLASSIFIER_ROWS if isinstance(c, ClassifierScore) else None
-            c0 = np.sort(np.asarray(c(B0[:m]), dtype=float))
-            c1 = np.sort(np.asarray(c(B1[:m]), dtype=float))
+        for c in self.cands:
+            m = h + 2 * CLASSIFIER_ROWS if isinstance(c, ClassifierScore) else rows
+            c0 = np.sort(np.asarray(c(self.X0[h:m]), dtype=float))
+            c1 = np.sort(np.asarray(c(self.X1[h:m]), dtype=float))
             g = _best_growth(c0, c1, self.eps_c, self.delta)
             if g > best:  # strictly: the main score wins ties
                 best, self.score, self.s0, self.s1 = g, c, c0, c1
                 self.score_name = str(getattr(c, "name", "candidate"))
                 self.candidate_won = True
-        if self.candidate_won and k < rows and not isinstance(self.score, ClassifierScore):
-            # draws after the fitting subsample are held out from the candidate as well
-            self.s0 = _merge_sorted(self.s0, np.sort(np.asarray(self.score(self.X0[k:]),
-                                                                dtype=float)))
-            self.s1 = _merge_sorted(self.s1, np.sort(np.asarray(self.score(self.X1[k:]),
-                                                                dtype=float)))
 
 
 def _best_growth(s0: np.ndarray, s1: np.ndarray, eps_c: float, delta: float) -> float:
