@@ -22,12 +22,16 @@ export PYTHONHASHSEED ?= 0
 
 # `make audit` knobs (empty = audit every registered non-planted mechanism)
 MECH  ?=
+DATA  ?=
+Y     ?=
+X     ?=
 EPS   ?=
 DELTA ?=
 N     ?=
 SEED  ?=
 SCHEDULER ?=
-AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(EPS),--epsilon $(EPS)) \
+AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(DATA),--data $(DATA)) \
+             $(if $(Y),--y $(Y)) $(if $(X),--x $(X)) $(if $(EPS),--epsilon $(EPS)) \
              $(if $(DELTA),--delta $(DELTA)) $(if $(N),--samples $(N)) $(if $(SEED),--seed $(SEED)) \
              $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
@@ -35,13 +39,16 @@ AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(EPS),--epsilon $(EPS
 # notebooks display their figures explicitly (dpgp_audit.viz.show), whatever the backend.
 audit test test-slow test-notebooks test-browser refs bench binder-check: export MPLBACKEND ?= Agg
 
-.PHONY: help install audit test test-slow test-notebooks test-browser lint sync lab notebooks \
+.PHONY: help install audit audit-thirdparty test test-slow test-notebooks test-browser lint sync lab notebooks \
         refs bench binder-check clean
 
 help:
 	@echo "make audit     audit every registered mechanism on the embedded default data"
 	@echo "               (or one: make audit MECH=P.1/analytic-gaussian EPS=1 DELTA=1e-5)"
-	@echo "               installs the core package only"
+	@echo "               installs the core package only; your own code and data:"
+	@echo "               make audit MECH=mymech.py:NoisyMean DATA=mydata.csv Y=target [X=a,b]"
+	@echo "make audit-thirdparty  build .venv-thirdparty/ (OpenDP, diffprivlib) and .venv-dp4gp/"
+	@echo "               (dp4gp 1.01, numpy < 2) and audit examples/third_party/ through the adapters"
 	@echo "make test      set up .venv and run the test suite (unit, property, audit, notebooks)"
 	@echo "               installs every extra; torch from the CPU-only index (TORCH_INDEX=...)"
 	@echo "make test-notebooks  only the notebook tests (papermill + nbval, tiny CI parameters)"
@@ -99,6 +106,42 @@ install: $(STAMP)
 # scripts that need the 0/1/2 codes call `.venv/bin/python -m dpgp_audit audit ...` directly.
 audit: $(CORE_STAMP)
 	$(PY) -m dpgp_audit audit $(AUDIT_ARGS)
+
+# Third-party DP libraries audited through dpgp_audit.adapters (catalogue A.10), never in the
+# core: OpenDP and diffprivlib beside the kit in .venv-thirdparty/, dp4gp 1.01 (numpy < 2) in
+# .venv-dp4gp/, reached through the virtualenv bridge. Each example is audited by the CLI
+# with the default path; a violation is reported, not a failure of this target.
+TP_VENV  ?= .venv-thirdparty
+TP_STAMP := $(TP_VENV)/.installed
+DP4GP_VENV  ?= .venv-dp4gp
+DP4GP_STAMP := $(DP4GP_VENV)/.installed
+TP_SEED ?= 1
+TP_EXAMPLES ?= opendp_sum.py:laplace_sum opendp_sum.py:gaussian_sum diffprivlib_tools.py:mean \
+               diffprivlib_tools.py:var dp4gp_bridge.py:cloaking dp4gp_bridge.py:cloaking_overshoot
+
+$(TP_STAMP): pyproject.toml examples/third_party/requirements.txt
+	$(PYTHON) -m venv $(TP_VENV) || python3 -m venv $(TP_VENV)
+	$(TP_VENV)/bin/python -m pip install -q --upgrade pip
+	$(TP_VENV)/bin/python -m pip install -q -e . -r examples/third_party/requirements.txt
+	touch $@
+
+$(DP4GP_STAMP): examples/third_party/requirements-dp4gp.txt
+	$(PYTHON) -m venv $(DP4GP_VENV) || python3 -m venv $(DP4GP_VENV)
+	$(DP4GP_VENV)/bin/python -m pip install -q -r examples/third_party/requirements-dp4gp.txt
+	$(DP4GP_VENV)/bin/python -m pip install -q --no-deps dp4gp==1.01
+	touch $@
+
+audit-thirdparty: export MPLBACKEND ?= Agg
+audit-thirdparty: $(TP_STAMP) $(DP4GP_STAMP)
+	mkdir -p build/thirdparty
+	for ex in $(TP_EXAMPLES); do \
+	  stem=$$(echo $$ex | tr ':/' '__'); \
+	  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(TP_VENV)/bin/python -m dpgp_audit audit \
+	    --mechanism examples/third_party/$$ex --seed $(TP_SEED) --no-progress \
+	    --json build/thirdparty/$$stem.json; \
+	  code=$$?; if [ $$code -gt 1 ]; then exit $$code; fi; \
+	done
+	@echo "audit-thirdparty: reports in build/thirdparty/ (exit 1 = a violation was found)"
 
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow and not browser" tests
@@ -183,5 +226,6 @@ binder-check: $(BINDER_STAMP)
 	@echo "binder-check: audit --all and every notebook ran in $(BINDER_VENV)"
 
 clean:
-	rm -rf build .pytest_cache .hypothesis .ruff_cache $(VENV) $(BINDER_VENV) *.egg-info
+	rm -rf build .pytest_cache .hypothesis .ruff_cache $(VENV) $(BINDER_VENV) $(TP_VENV) \
+	  $(DP4GP_VENV) *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -239,6 +239,7 @@ class AuditReport:
         """Plain-text verdict table."""
         lines = [f"Audit of {self.mechanism}: {self.verdict.value}",
                  f"  claim: {self.claim.get('describe', self.claim)}"]
+        lines += _provenance_lines(self.inputs)
         header = f"  {'auditor':<12} {'verdict':<13} {'quantity':<11} {'estimate':>10} " \
                  f"{'claimed':>10}  guarantee"
         lines += [header, "  " + "-" * (len(header) + 20)]
@@ -289,6 +290,24 @@ class AuditReport:
         from dpgp_audit.viz.audit_report import plot_report
 
         return plot_report(self, path=path, ax=ax)
+
+
+def _provenance_lines(inputs: dict) -> list[str]:
+    """Where the audited code and data came from, and whether the seed repeats the draws."""
+    out = []
+    src = inputs.get("source")
+    if isinstance(src, dict):
+        out.append(f"  source: {src.get('path') or src.get('spec')} "
+                   f"(sha256 {src.get('sha256') or 'n/a'})")
+    data = inputs.get("data_file")
+    if isinstance(data, dict):
+        out.append(f"  data: {data.get('path')} (sha256 {data.get('sha256')}; "
+                   f"n = {data.get('n')}, dim = {data.get('dim')})")
+    if inputs.get("reproducible") is False:
+        out.append("  NOT REPRODUCIBLE: the mechanism draws from "
+                   f"{inputs.get('reproducibility') or 'entropy the audit cannot seed'}; "
+                   "the seed fixes the auditors' choices, not its noise")
+    return out
 
 
 def _fmt(v: float) -> str:

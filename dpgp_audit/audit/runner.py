@@ -107,14 +107,16 @@ _UNSET = object()
 
 
 def declared_cost(mechanism: object, cost_per_draw_s: float | None = None) -> float | None:
-    """The mechanism's declared seconds per draw: the argument, else its attribute.
+    """The *declared* seconds per draw: the argument, else the mechanism's
+    ``declared_cost_per_draw_s`` attribute (a constant its author writes), else ``None``.
 
-    ``cost_per_draw_s`` (set by the adapters of ``dpgp_audit.adapters`` on a wrapped
-    library call, or by a user) is a declaration, never a measurement. ``None`` when
-    neither declares one; a ``ValueError`` names the parameter when it is not a positive
-    finite number.
+    Only a declaration counts, never a measurement: a cost timed on this machine (such as
+    an adapted library's measured ``cost_per_draw_s``, dpgp_audit.adapters) would make the
+    draw cap, and so the verdict, depend on the machine's load (issue 20 §1). A
+    ``ValueError`` names the parameter when the declaration is not a positive finite
+    number.
     """
-    cost = getattr(mechanism, "cost_per_draw_s", None) if cost_per_draw_s is None \
+    cost = getattr(mechanism, "declared_cost_per_draw_s", None) if cost_per_draw_s is None \
         else cost_per_draw_s
     if cost is None:
         return None
@@ -193,7 +195,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         mode, **at most** ``n`` per side and pair in sequential mode (a cap: the audit's
         budget, in draws). ``None`` (default): the mode's default, :func:`default_n` —
         200 000 sequential, 20 000 fixed — or, in sequential mode for a mechanism that
-        declares its cost per draw (``cost_per_draw_s``), the cap that
+        declares its cost per draw (``declared_cost_per_draw_s``), the cap that
         :data:`~dpgp_audit.audit.defaults.PLANNED_AUDIT_S` seconds of certification buy at
         that cost (:func:`~dpgp_audit.audit.defaults.planned_cap`). Every other part's
         allowance follows from ``n`` (:mod:`~dpgp_audit.audit.parts`).
@@ -248,10 +250,11 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         add its name to ``auditors``. A part not built in gets its own random stream,
         spawned after the built-in ones (their results are unchanged).
     cost_per_draw_s
-        The mechanism's declared seconds per draw (default: its ``cost_per_draw_s``
-        attribute, if any; :func:`declared_cost`). It plans the default cap (``n``
-        above) and lets the sequential auditor spread chunks of expensive draws; it is
-        a declaration, never measured, so the report stays a function of the inputs.
+        The mechanism's declared seconds per draw (default: its
+        ``declared_cost_per_draw_s`` attribute, if any; :func:`declared_cost`). It plans
+        the default cap (``n`` above) and lets the sequential auditor spread chunks of
+        expensive draws; it is a declaration, never measured, so the report stays a
+        function of the inputs.
     clock
         The time guard's seconds counter (injectable for tests).
     budget_s
@@ -387,6 +390,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
               "witness_source": state.witness_source, "mode": mode,
               "time_guard_s": guard.limit_s, "cost_per_draw_s": cost,
               "allowances": {p.name: p.allowance(settings).as_dict() for p in steps}}
+    if getattr(mechanism, "reproducible", True) is False:  # an unseedable sampler (A.10)
+        inputs.update(reproducible=False,
+                      reproducibility=str(getattr(mechanism, "reproducibility", "")))
     return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
                        results=tuple(state.results.values()), skipped=skipped,
                        witness=state.witness, timings=timings,

@@ -40,8 +40,9 @@ by the expected log growth of their best bet at the claimed ε. The main score
 wins ties. Candidates are refitted only when the raw draws seen have grown fourfold
 (issue 20 §2): at about 256, 1 024, 4 096, 16 384 and finally :data:`CANDIDATE_ROWS`
 draws per side; between refits the fitted ones are judged again every round on the
-draws held out from them; after the last refit the choice is frozen. The gradient-boosted classifier, the
-audit's most expensive step, is trained on a bounded subsample
+draws held out from them; after the last refit the choice is frozen. The
+gradient-boosted classifier, the audit's most expensive step, is trained on a bounded
+subsample
 (:data:`CLASSIFIER_ROWS` per side, refitted only when that subsample grows, so twice)
 and judged on at most twice as many held-out draws. A learned main
 score is refitted each round on every raw draw kept, up to :data:`MAIN_FIT_ROWS`
@@ -623,7 +624,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         main score and the extra candidates (module docstring, "Candidate scores");
         ``False``: the main score only.
     cost_per_draw_s
-        The mechanism's declared seconds per draw (default: its ``cost_per_draw_s``
+        The mechanism's declared seconds per draw (default: its ``declared_cost_per_draw_s``
         attribute, if any). A declared cost of at least
         :data:`~dpgp_audit.audit.blackbox.executors.MIN_DRAW_S` cuts every round into
         eight pieces of four chunks; otherwise small rounds are one piece of one chunk.
@@ -657,8 +658,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     own_guard = TimeGuard(check_guard_s("time_guard_s", time_guard_s), clock=clock)
     if not hasattr(mechanism, "sample"):
         raise TypeError("mechanism must implement sample(data, n, rng)")
-    if cost_per_draw_s is None:
-        cost_per_draw_s = getattr(mechanism, "cost_per_draw_s", None)
+    if cost_per_draw_s is None:  # a declaration only (never a measured cost: issue 20 §1)
+        cost_per_draw_s = getattr(mechanism, "declared_cost_per_draw_s", None)
     expensive = _declared_expensive(cost_per_draw_s)
     first = default_first_round(max_n) if first_round is None else \
         check_positive_int("first_round", first_round)
