@@ -79,9 +79,9 @@ def main() -> int:
     ap.add_argument("--sequential-only", action="store_true",
                     help="skip the fixed-n scans; print draws to flag and seeds flagged")
     args = ap.parse_args()
-    bugs = [e for e in entries(include_planted=True) if e.planted]
-    if args.only:
-        bugs = [e for e in bugs if e.id in args.only]
+    planted = [e for e in entries(include_planted=True) if e.planted]
+    index = {e.id: k for k, e in enumerate(planted)}  # seeds follow the full list (--only too)
+    bugs = [e for e in planted if not args.only or e.id in args.only]
     if args.sequential_only:
         print(f"{'planted bug':<36} {'true eps':>8} {'seq median':>10} {'flagged':>8}   "
               f"({args.seeds} seeds, cap {args.max_n})")
@@ -89,11 +89,11 @@ def main() -> int:
         print(f"{'planted bug':<36} {'true eps':>8} {'oracle n':>8} {'seq':>8} "
               f"{'seq/oracle':>10} {'default n':>9} {'def/seq':>8} {'class':>5}  target   "
               f"({args.seeds} seeds, cap {args.max_n})")
-    for k, e in enumerate(bugs):
+    for e in bugs:
         t = time.perf_counter()
         mech, data = e.make()
         true = e.true_epsilon if e.true_epsilon is not None else math.nan
-        seeds = np.random.SeedSequence([args.base_seed, k]).spawn(args.seeds)
+        seeds = np.random.SeedSequence([args.base_seed, index[e.id]]).spawn(args.seeds)
         draws = _seq_draws(mech, data, seeds, args.max_n)
         seq = float(np.median(draws))
         if args.sequential_only:

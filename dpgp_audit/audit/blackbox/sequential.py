@@ -131,6 +131,7 @@ __all__ = [
 
 #: Bet fractions u tried by the plug-in Kelly rule; the bet is λ = u / (e^ε′ + δ).
 BET_FRACTIONS = np.concatenate([np.geomspace(1e-4, 0.5, 40), 1.0 - np.geomspace(0.45, 1e-3, 25)])
+_COARSE_FRACTIONS = BET_FRACTIONS[::4]  # the short-listing of thresholds uses every fourth
 _FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose events and bets
 _TAILS = ("upper", "lower")
 #: Raw draws per side on which the extra candidate scores are fitted and chosen, at most
@@ -150,7 +151,7 @@ MAIN_FIT_ROWS = 32_768
 #: :data:`~dpgp_audit.audit.blackbox.executors.MIN_DRAW_S` (then every round has eight).
 MIN_PIECE = 1_024
 _THRESHOLDS = 120  # tail masses per tail and sample in the threshold grid
-_PREFILTER = 16  # thresholds per tail and order whose exact pessimistic growth is computed
+_PREFILTER = 24  # thresholds per tail and order whose exact pessimistic growth is computed
 _Z_FIT = 0.8416212335729143  # standard normal quantile at 1 - _FIT_LEVEL (the proxy's z)
 _DIRECTIONS = ("D'>D", "D>D'")
 
@@ -287,9 +288,10 @@ def _candidate_thresholds(s0: np.ndarray, s1: np.ndarray, c_min: float,
     """Candidate thresholds from two *sorted* score samples, without merging them.
 
     Few distinct values (at most ``2 * size`` in all): every gap between them, plus the
-    ends (as :func:`~dpgp_audit.audit.blackbox.twosample.threshold_grid`). Otherwise the
-    inverted-CDF quantiles of each sample at tail masses from ``c_min`` to ½ in both
-    tails, read off the sorted arrays by index (constant time per threshold).
+    ends. Otherwise the pooled inverted-CDF quantiles at tail masses from ``c_min`` to ½
+    in both tails — the rule of
+    :func:`~dpgp_audit.audit.blackbox.twosample.threshold_grid` — found by a binary search
+    in the two sorted arrays (:func:`_kth_of_two`) instead of a merge or a partition.
     """
     u0 = _distinct(s0)
     if u0.size <= 2 * size:
@@ -297,13 +299,35 @@ def _candidate_thresholds(s0: np.ndarray, s1: np.ndarray, c_min: float,
         if uniq.size <= 2 * size:
             mids = (uniq[:-1] + uniq[1:]) / 2 if uniq.size > 1 else uniq
             return np.unique(np.concatenate([[uniq[0] - 1.0], mids, [uniq[-1] + 1.0]]))
-    masses = np.geomspace(max(c_min, 1.0 / max(s0.size, s1.size)), 0.5, size)
+    m = s0.size + s1.size
+    masses = np.geomspace(max(c_min, 1.0 / m), 0.5, size)
     q = np.concatenate([masses, 1.0 - masses])
-    out = []
-    for s in (s0, s1):
-        idx = np.clip(np.ceil(q * s.size).astype(np.int64) - 1, 0, s.size - 1)
-        out.append(s[idx])
-    return np.unique(np.concatenate(out))
+    ranks = np.clip(np.ceil(q * m).astype(np.int64) - 1, 0, m - 1)  # inverted CDF
+    return np.unique(_kth_of_two(s0, s1, ranks))
+
+
+def _kth_of_two(a: np.ndarray, b: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The ``ranks``-th smallest values (0-based) of the union of two sorted arrays.
+
+    A vectorised binary search for how many of the first ``rank + 1`` values come from
+    ``a`` (O(log n) per rank, no merge): the pooled quantiles of the two samples.
+    """
+    na, nb = a.size, b.size
+    take = ranks + 1  # values taken from the union
+    lo = np.maximum(0, take - nb)
+    hi = np.minimum(take, na)
+    while np.any(lo < hi):
+        i = (lo + hi) // 2
+        j = take - i
+        # too few from a if a[i] < b[j - 1] (more of a belongs to the first take values)
+        more = (lo < hi) & (i < na) & (j > 0)
+        more &= a[np.minimum(i, na - 1)] < b[np.clip(j - 1, 0, nb - 1)]
+        lo = np.where(more, i + 1, lo)
+        hi = np.where(more | (lo >= hi), hi, i)
+    i, j = lo, take - lo
+    from_a = np.where(i > 0, a[np.clip(i - 1, 0, na - 1)], -np.inf)
+    from_b = np.where(j > 0, b[np.clip(j - 1, 0, nb - 1)], -np.inf)
+    return np.maximum(from_a, from_b)
 
 
 @dataclass
@@ -472,7 +496,7 @@ def _choose_bets(st: _Stream, eps_c: float, grid: np.ndarray, delta: float,
 def _approx_bounds(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Wilson-score one-sided bounds at level :data:`_FIT_LEVEL` (a cheap stand-in for CP)."""
     z2 = _Z_FIT * _Z_FIT
-    p = k / n
+    p = np.asarray(k, dtype=float) / n
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = _Z_FIT * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
@@ -486,10 +510,11 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
     expected log growth at the claimed ε under pessimistic (one-sided 20 %
     Clopper–Pearson) rates; then, for the ``tests`` best events, the growth-optimal bet
     fraction at every ε′ of the grid (0 where no bet is expected to grow). The exact
-    Clopper–Pearson growth is evaluated on the :data:`_PREFILTER` thresholds that a
-    cheap normal-approximation proxy ranks first (issue 20 §2: the inverse beta function
-    at every threshold was most of a round's bookkeeping); ties go to the larger raw
-    separation, as before. Everything here depends on earlier draws only.
+    Clopper–Pearson growth is evaluated on the :data:`_PREFILTER` thresholds whose growth
+    under cheap Wilson-score bounds (on every fourth bet fraction) is largest (issue 20 §2:
+    the inverse beta function at every threshold was most of a round's bookkeeping); ties
+    go to the larger raw separation, as before. Everything here depends on earlier draws
+    only.
     """
     nf = s0.size
     cand = _candidate_thresholds(s0, s1, max(1.0 / nf, 1e-7))
@@ -503,8 +528,9 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
         for direction in _DIRECTIONS:
             kn, kd, pn, pd = (k1, k0, lo1, hi0) if direction == "D'>D" else (k0, k1, lo0, hi1)
             sep = (kn - kd) / nf
-            drift = pn - e * pd - delta
-            proxy = drift / np.sqrt(pn * (1 - pn) + e * e * pd * (1 - pd) + 1e-300)
+            # the growth itself under the cheap bounds, on a coarse grid of bet fractions
+            proxy = expected_log_growth(pn[:, None], pd[:, None], _COARSE_FRACTIONS[None, :],
+                                        eps_c, delta).max(axis=1)
             top = np.lexsort((-sep, -proxy))[:_PREFILTER]
             combos.append((tail, direction, sep))
             tops.append(top)
