@@ -316,8 +316,11 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
     * :class:`GaussianRelease` with equal covariances: the white-box μ,
       ``‖Σ^{-1/2}(m₀ − m₁)‖`` (``inf`` if the difference leaves the range of Σ);
       with unequal covariances ``inf`` (rank it first; the auditors decide).
-    * :class:`DiscreteRelease` (finite outputs): the exact pure-DP privacy loss
-      ``max_k |log p_k(D) − log p_k(D′)|``.
+    * :class:`DiscreteRelease` (finite outputs): the exact privacy loss that samples can
+      see — the smallest ε with ``δ(ε) <= DETECTABLE_DELTA`` in both orders, where
+      ``δ(ε) = Σ_k max(0, p_k(D′) − e^ε p_k(D))`` (issue 20: the pure-DP loss
+      ``max_k |log p_k(D) − log p_k(D′)|`` ranked first pairs whose loss lives on outputs
+      of probability e⁻³⁰, which no draw cap reaches).
     * otherwise :class:`SensitivityQuery`: ``norm(q(D) − q(D′)) / bound``.
     * otherwise ``nan`` (rank by a pilot sample instead, see :func:`rank_pairs`).
     """
@@ -331,16 +334,45 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
             return math.inf
         return Mahalanobis(c0)(m1 - m0)
     if isinstance(mechanism, DiscreteRelease):
-        lp0 = np.ravel(mechanism.log_probabilities(pair.d0))
-        lp1 = np.ravel(mechanism.log_probabilities(pair.d1))
-        both = np.isfinite(lp0) & np.isfinite(lp1)
-        if np.any(np.isfinite(lp0) != np.isfinite(lp1)):
-            return math.inf  # an output possible under one dataset only
-        return float(np.max(np.abs(lp0[both] - lp1[both]))) if both.any() else 0.0
+        p0 = np.exp(np.ravel(mechanism.log_probabilities(pair.d0)))
+        p1 = np.exp(np.ravel(mechanism.log_probabilities(pair.d1)))
+        return max(_detectable_epsilon(p1, p0), _detectable_epsilon(p0, p1))
     if isinstance(mechanism, SensitivityQuery):
         diff = np.ravel(mechanism.query(pair.d1)) - np.ravel(mechanism.query(pair.d0))
         return mechanism.norm(diff) / float(mechanism.sensitivity_bound())
     return math.nan
+
+
+#: The δ below which a discrete privacy loss is too rare for a draw cap to see (ranking only).
+DETECTABLE_DELTA = 1e-4
+
+
+def _detectable_epsilon(a: np.ndarray, b: np.ndarray, delta: float = DETECTABLE_DELTA) -> float:
+    """Smallest ε >= 0 with ``Σ_k max(0, a_k − e^ε b_k) <= delta`` (``inf`` if none).
+
+    Exact: with the log ratios ``r_k = log(a_k/b_k)`` sorted in decreasing order, on the
+    segment ``[r_{j+1}, r_j]`` the sum is ``A_j − e^ε B_j`` (cumulative sums of ``a`` and
+    ``b`` over the first j + 1 outputs), so the crossing is solved on its segment. Mass of
+    ``a`` where ``b`` has none counts at every ε (``inf`` when it alone exceeds ``delta``).
+    """
+    room = delta - float(np.sum(a[b <= 0]))
+    if room < 0:
+        return math.inf  # outputs possible under one dataset only, with real mass
+    live = (a > 0) & (b > 0)
+    if not np.any(live):
+        return 0.0
+    ratio = np.log(a[live]) - np.log(b[live])
+    order = np.argsort(-ratio, kind="stable")
+    r = ratio[order]
+    A, B = np.cumsum(a[live][order]), np.cumsum(b[live][order])
+    for j in range(r.size):
+        lo = max(float(r[j + 1]), 0.0) if j + 1 < r.size else 0.0
+        if A[j] - math.exp(lo) * B[j] <= room:  # the crossing is at or below lo
+            if lo == 0.0:
+                return 0.0
+            continue
+        return float(max(0.0, math.log((A[j] - room) / B[j])))
+    return 0.0
 
 
 def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,

@@ -522,7 +522,6 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
     cand = _candidate_thresholds(s0, s1, max(1.0 / nf, 1e-7))
     a0, b0 = tail_counts(s0, cand)
     a1, b1 = tail_counts(s1, cand)
-    e = math.exp(eps_c)
     combos, tops, nums, dens = [], [], [], []
     for tail, (k0, k1) in zip(_TAILS, ((a0, a1), (b0, b1)), strict=True):
         lo0, hi0 = _approx_bounds(k0, nf)
