@@ -38,6 +38,7 @@ from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 from dpgp_audit.privacy.claims import ApproxDP, all_answers, outputs_only
+from tests.audit.test_guard import clock_free
 
 ROOT = Path(__file__).resolve().parents[2]
 MECH = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
@@ -85,14 +86,7 @@ class Recorder(AuditorPart):
 
 
 def _clock_free(report) -> dict:
-    def strip(x):
-        if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items()
-                    if k != "timings" and not k.startswith("seconds")}
-        if isinstance(x, list):
-            return [strip(v) for v in x]
-        return x
-    return strip(report.as_dict())
+    return clock_free(report.as_dict())  # type: ignore[return-value]
 
 
 def test_A6_registry_is_the_auditors_in_run_order():
