@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["ALL_AUDIT_S", "COST_CLASSES", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
-           "DEFAULT_TIME_GUARD_S", "FIXED_DEFAULT_N", "MIN_CAP", "MODES", "PILOT_MOST",
-           "PLANNED_AUDIT_S", "SEQUENTIAL_DEFAULT_N", "SEQUENTIAL_HEADROOM", "default_n",
-           "pilot_draws", "planned_cap"]
+__all__ = ["ALL_AUDIT_S", "ANSWERS_PAIRS", "COST_CLASSES", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
+           "DEFAULT_PAIRS", "DEFAULT_TIME_GUARD_S", "FIXED_DEFAULT_N", "MIN_CAP", "MODES",
+           "PILOT_MOST", "PLANNED_AUDIT_S", "SEQUENTIAL_DEFAULT_N", "SEQUENTIAL_HEADROOM",
+           "default_n", "pilot_draws", "planned_cap"]
 
 #: Black-box modes: ``"fixed"`` draws exactly ``n`` per side (A.3); ``"sequential"`` draws at
 #: most ``n`` per side and pair and stops at the first certified violation (A.8).
@@ -42,6 +42,12 @@ SEQUENTIAL_DEFAULT_N = SEQUENTIAL_HEADROOM * FIXED_DEFAULT_N
 DEFAULT_TIME_GUARD_S = 600.0
 #: Former name of :data:`DEFAULT_TIME_GUARD_S` (``budget_s`` is the time guard now).
 DEFAULT_BUDGET_S = DEFAULT_TIME_GUARD_S
+#: Top-ranked pairs the black-box auditor confirms by default.
+DEFAULT_PAIRS = 2
+#: ... but under the all-answers relation every generated pattern pair, at most this many:
+#: a pilot cannot rank the StatDP/DP-Sniper patterns (an SVT's outputs move as much on a
+#: pattern that exposes its bug as on one that does not), and there are few of them.
+ANSWERS_PAIRS = 20
 #: Most pilot releases per side and pair (ranking pairs, A.7's screen).
 PILOT_MOST = 200
 #: Fewest draws per side and pair a planned cap gives (one fitting and two betting rounds).

@@ -450,7 +450,9 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
     if best_res is not None:
         details["witness"] = best_res.details.get("witness")
         details["epsilon_ceiling"] = best_res.details.get("epsilon_ceiling")
-    if best > eps_c:
+    # the sequential audit rejects the claim when its bound reaches the claimed ε (the
+    # claim's own grid value rejected), the split audit when its bound exceeds it
+    if (best_res is not None and best_res.violation) or best > eps_c:
         verdict = Verdict.VIOLATION
     elif stopped:
         verdict = Verdict.INCONCLUSIVE

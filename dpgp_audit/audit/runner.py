@@ -61,8 +61,10 @@ import numpy as np
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox.executors import as_batching
 from dpgp_audit.audit.defaults import (
+    ANSWERS_PAIRS,
     DEFAULT_BUDGET_S,
     DEFAULT_MODE,
+    DEFAULT_PAIRS,
     DEFAULT_TIME_GUARD_S,
     FIXED_DEFAULT_N,
     MODES,
@@ -155,7 +157,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     auditors: Sequence[str] = DEFAULT_AUDITORS,
                     n: int | None = None, alpha: float = 0.05, claim: Claim | None = None,
                     progress: bool = False, pairs: Sequence[NeighbourPair] | None = None,
-                    n_pairs: int = 2, budget: int = 300, score: str = "auto",
+                    n_pairs: int | None = None, budget: int = 300, score: str = "auto",
                     executor: Executor | None = None, fit_fraction: float | None = None,
                     y_bound: float | None = None, name: str | None = None,
                     seed: int | None = None, n_mc: int = 20_000, mode: str = DEFAULT_MODE,
@@ -208,7 +210,13 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     pairs
         Candidate neighbour pairs; default :func:`~dpgp_audit.audit.neighbours.neighbour_pairs`.
     n_pairs
-        How many top-ranked pairs the black-box auditor confirms (Bonferroni over them).
+        How many top-ranked pairs the black-box auditor confirms (Bonferroni over them in
+        fixed mode; their wealth averaged in sequential mode). ``None`` (default): 2, or
+        in sequential mode under the all-answers relation every generated pattern pair
+        (at most :data:`~dpgp_audit.audit.defaults.ANSWERS_PAIRS`): there a pilot cannot
+        tell the patterns that expose an SVT or noisy-max bug from those that do not (their
+        outputs differ as much either way), there are few of them, and averaged wealth
+        costs no α split.
     budget
         Query budget of the sensitivity search.
     score, executor, fit_fraction
@@ -319,6 +327,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     pairs = list(pairs)
     timings["neighbours"] = time.perf_counter() - t
 
+    if n_pairs is None:  # sequential mode averages the pairs' wealth: no α split over them
+        n_pairs = min(len(pairs), ANSWERS_PAIRS) if relation.kind is Neighbour.ANSWERS \
+            and mode == "sequential" else DEFAULT_PAIRS
+    n_pairs = check_positive_int("n_pairs", n_pairs)
     settings = AuditSettings(n=n, alpha=alpha, mode=mode, n_pairs=n_pairs, budget=budget,
                              n_mc=n_mc, score=score, fit_fraction=fit_fraction,
                              y_bound=y_bound, time_guard_s=guard.limit_s, cost_per_draw_s=cost)

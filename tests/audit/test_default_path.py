@@ -170,3 +170,19 @@ def test_default_path_flags_the_rare_atom_that_fixed_n_misses(form):
         assert fb.details["n_per_side"] == FIXED_DEFAULT_N
         assert fixed.verdict is not Verdict.VIOLATION, fixed.table()
         assert fb.estimate < fb.claimed
+
+
+def test_all_answers_relation_confirms_every_pattern_pair_in_sequential_mode():
+    # issue 20 §3: on two seeds of twenty the pilot ranked first two SVT patterns that do not
+    # expose planted/svt-no-cutoff (all up, one up); every pattern is confirmed now
+    from dpgp_audit.audit.defaults import ANSWERS_PAIRS, DEFAULT_PAIRS
+
+    bug, data = get("planted/svt-no-cutoff").make()
+    rep = audit_mechanism(bug, data, np.random.default_rng(0), auditors=("blackbox",),
+                          n=4_000, time_guard_s=None)
+    k = rep.inputs["pairs_generated"]
+    assert 2 < k <= ANSWERS_PAIRS
+    assert rep.inputs["n_pairs_confirmed"] == k == rep.result("blackbox").details["pairs"]
+    fixed = audit_mechanism(bug, data, np.random.default_rng(0), auditors=("blackbox",),
+                            n=400, mode="fixed")
+    assert fixed.inputs["n_pairs_confirmed"] == DEFAULT_PAIRS  # no Bonferroni over all of them
