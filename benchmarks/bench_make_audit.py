@@ -38,6 +38,7 @@ import io
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -211,6 +212,8 @@ def costs(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
+    # a terminated run still kills its CPU hog (the finally clauses run on SystemExit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--verdicts", action="store_true", help="(default) verdicts over seeds")
