@@ -272,8 +272,8 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                           "draw caps (smaller for slow entries and under --all)")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "precision",
-                                            "model-check", "all"), default="all",
+    sub.add_argument("--auditor", choices=("greybox", "whitebox", "blackbox", "sensitivity",
+                                            "precision", "model-check", "all"), default="all",
                      help="one auditor, or all of the default path")
     sub.add_argument("--json", metavar="PATH", help="write the JSON report here")
     sub.add_argument("--plot", metavar="PATH",

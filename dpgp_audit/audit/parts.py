@@ -1,4 +1,4 @@
-"""Auditors as pluggable parts: one protocol, one registry (catalogue A.1–A.8).
+"""Auditors as pluggable parts: one protocol, one registry (catalogue A.1–A.9).
 
 :func:`~dpgp_audit.audit.runner.audit_mechanism` is a loop over **parts**. A part is one
 auditor behind the :class:`AuditorPart` protocol:
@@ -64,6 +64,7 @@ tester is one object behind one interface and the driver only loops.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -83,8 +84,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AUDITORS", "DEFAULT_AUDITORS", "MODEL_CHECK_ALPHA_FRACTION", "PARTS", "Allowance",
            "AuditContext", "AuditSettings", "AuditState", "AuditorPart", "BlackBoxPart",
-           "GdpFitPart", "ModelCheckPart", "PrecisionPart", "SensitivityPart", "WhiteBoxPart",
-           "guard_result", "witness_in"]
+           "GdpFitPart", "GreyBoxPart", "ModelCheckPart", "PrecisionPart", "SensitivityPart",
+           "WhiteBoxPart", "guard_result", "witness_in"]
 
 
 # ------------------------------------------------------------------ what parts share
@@ -351,6 +352,55 @@ class AuditorPart(Protocol):
 
 # ------------------------------------------------------------------ the built-in parts
 
+class GreyBoxPart(AuditorPart):
+    """A.9: M(D) and M(D′) on one seed through a recording generator, for every pair.
+
+    First on the default path because it is cheap (a few coupled releases per pair and
+    side, :mod:`~dpgp_audit.audit.greybox`). Not statistical: its exact values need no
+    α, and its leads never set a violation. Its ranking of the pairs
+    (``details["scores_by_label"]``) stands in for the black-box part's pilot sampling.
+    """
+
+    name = "greybox"
+    statistical = False
+
+    def needs(self, mechanism: Mechanism, relation: NeighbourRelation) -> str | None:
+        """Needs only ``sample`` (every mechanism)."""
+        return None
+
+    def allowance(self, settings: AuditSettings) -> Allowance:
+        """At most :data:`~dpgp_audit.audit.greybox.MAX_RELEASES` releases per side in all."""
+        from dpgp_audit.audit.greybox import MAX_RELEASES
+
+        return Allowance(pilot_draws=MAX_RELEASES, pairs=None)
+
+    def run(self, context: AuditContext) -> AuditResult:
+        """The coupled survey of every pair (confirmed findings on a second seed)."""
+        from dpgp_audit.audit.greybox import couple_pairs
+
+        survey = couple_pairs(context.mechanism, context.pairs, context.rngs[self.name],
+                              claim=context.claim,
+                              max_releases=self.allowance(context.settings).pilot_draws)
+        return survey.result()
+
+
+def _coupled_scores(context: AuditContext) -> dict[int, float | None] | None:
+    """A.9's ranking score of each pair (by index in ``context.pairs``), if A.9 ran.
+
+    Matched by label (A.9 records one score per label that is unique among its pairs);
+    pairs it did not see (e.g. a sensitivity witness put first later) or scored only by a
+    few-release guess (``nan``: selections, threshold patterns) are left out, so the
+    black-box ranking samples a pilot for those only.
+    """
+    res = context.result_of(GreyBoxPart.name)
+    if res is None:
+        return None
+    by_label = res.details.get("scores_by_label", {})
+    return {i: by_label[p.label] for i, p in enumerate(context.pairs)
+            if p.label in by_label and not (isinstance(by_label[p.label], float)
+                                             and math.isnan(by_label[p.label]))}
+
+
 class SensitivityPart(AuditorPart):
     """A.4: the deterministic sensitivity search (``SensitivityQuery``).
 
@@ -548,9 +598,10 @@ def _ranking(context: AuditContext, allowance: Allowance, part: str
     if state.ranking is not None:  # an earlier part ranked them (A.9), or an earlier call
         return state.ranking, {"pilot_pairs": 0, "pilot_draws": 0, "source": state.ranking_source}
     info: dict = {}
+    coupled = _coupled_scores(context)  # A.9's survey stands in for the pilot where it can
     ranked = rank_pairs(context.mechanism, context.pairs, context.rngs["explore"],
                         top=allowance.pairs, pilot_n=allowance.pilot_draws,
-                        stop=context.guard, info=info)
+                        stop=context.guard, info=info, implementation=coupled)
     if info.get("stopped"):
         note = context.guard.record(part, "pair ranking (the pilot)",
                                     rerun="fewer draws per pair (a smaller cap n / --samples)")
@@ -558,9 +609,11 @@ def _ranking(context: AuditContext, allowance: Allowance, part: str
             "used": {"pilot_draws": allowance.pilot_draws, "pilot_pairs": info["piloted"]}})
     if not ranked:
         return "no generated pair is accepted by the mechanism"
-    state.ranking, state.ranking_source = ranked, "rank_pairs"
+    source = "rank_pairs" + (" (greybox survey for the pairs it scored, pilot for the rest)"
+                             if coupled else "")
+    state.ranking, state.ranking_source = ranked, source
     return ranked, {"pilot_pairs": info.get("piloted", 0), "pilot_draws": allowance.pilot_draws,
-                    "source": "rank_pairs"}
+                    "source": source}
 
 
 def _claimed(context: AuditContext) -> float:
@@ -729,14 +782,15 @@ class PrecisionPart(AuditorPart):
         return res
 
 
-#: The built-in parts, in the order they run: the sensitivity witness first (every later
-#: part audits it), the model check before the white-box result it may void, the sampled
+#: The built-in parts, in the order they run: the grey-box survey first (cheap; its pair
+#: ranking feeds the black-box part), the sensitivity witness next (every later part
+#: audits it), the model check before the white-box result it may void, the sampled
 #: auditors last. Add a part here to make it selectable by name.
-PARTS: tuple[AuditorPart, ...] = (SensitivityPart(), ModelCheckPart(), WhiteBoxPart(),
-                                  BlackBoxPart(), GdpFitPart(), PrecisionPart())
+PARTS: tuple[AuditorPart, ...] = (GreyBoxPart(), SensitivityPart(), ModelCheckPart(),
+                                  WhiteBoxPart(), BlackBoxPart(), GdpFitPart(), PrecisionPart())
 #: The built-in parts' names, in run order.
 AUDITORS: tuple[str, ...] = tuple(p.name for p in PARTS)
 #: The auditors of the default path (``make audit``, ``--auditor all``): every auditor
 #: except the optional GDP fit.
-DEFAULT_AUDITORS: tuple[str, ...] = ("whitebox", "blackbox", "sensitivity", "model-check",
-                                     "precision")
+DEFAULT_AUDITORS: tuple[str, ...] = ("greybox", "whitebox", "blackbox", "sensitivity",
+                                     "model-check", "precision")

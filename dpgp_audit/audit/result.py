@@ -58,6 +58,11 @@ class Guarantee(StrEnum):
     POINT_ESTIMATE = "point estimate (no confidence guarantee)"
     MODEL_TEST = ("goodness-of-fit of sample() against the stated mean()/cov(): a rejection "
                   "holds with confidence 1 - alpha (DKW, no asymptotics)")
+    GREYBOX_EXACT = ("exact for the witness pair given the noise structure recorded on "
+                     "coupled runs (release verified affine in the noise drawn from the "
+                     "handed generator, or drawing none); no alpha spent")
+    GREYBOX_LEAD = ("exploratory (grey-box coupling): leads and a pair ranking only, no "
+                    "guarantee; the white-box and black-box auditors certify")
 
 
 @dataclass(frozen=True)
@@ -351,6 +356,12 @@ def _extra_line(r: AuditResult) -> str:
     if r.auditor == "whitebox" and "mu" in d:
         return (f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs; "
                 f"{d.get('scope', '')}{'; ' + d['model_check'] if 'model_check' in d else ''}")
+    if r.auditor == "greybox":
+        st = d.get("statuses", {})
+        return (f"coupled runs (same seed on D and D'): {d.get('releases_per_side')} "
+                f"releases/side over {d.get('pairs')} pairs; "
+                + ", ".join(f"{k} {v}" for k, v in st.items())
+                + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory); no alpha spent")
     if r.auditor == "precision":
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "

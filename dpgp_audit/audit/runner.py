@@ -1,4 +1,4 @@
-"""One call that audits a mechanism with every auditor it supports (catalogue A.1–A.8).
+"""One call that audits a mechanism with every auditor it supports (catalogue A.1–A.9).
 
 :func:`audit_mechanism` is validation, neighbour pairs, a loop over auditor **parts**
 (:mod:`dpgp_audit.audit.parts`: one protocol, one registry) and the report:
@@ -13,6 +13,10 @@
    report's overall verdict has family-wise error at most α.
 4. **The loop**, in the parts' order (:data:`AUDITORS`):
 
+   * ``"greybox"`` (A.9) first, on every mechanism — M(D) and M(D′) on one seed through a
+     recording generator (:mod:`~dpgp_audit.audit.greybox`): the exact μ or ε of pairs
+     whose release is verified additive in its noise, leads otherwise (no α); its
+     ranking of the pairs stands in for the black-box pilot;
    * ``"sensitivity"`` (A.4) if the mechanism implements ``SensitivityQuery`` — a
      deterministic search; its witness pair is put first for every later part;
    * ``"model-check"`` if it implements ``GaussianRelease`` — tests ``sample`` against
@@ -21,10 +25,11 @@
    * ``"whitebox"`` (A.2) if it implements ``GaussianRelease`` — the exact privacy
      profile, worst case over every pair it is given (and only those: the report says so);
    * ``"blackbox"`` (A.3) always — an **exploratory** phase ranks the pairs cheaply
-     (white-box μ, sensitivity ratio or a pilot sample), then a **confirmatory** audit
-     certifies the top pairs on fresh samples: by default one anytime-valid sequential
-     betting audit over them (A.8, :data:`DEFAULT_MODE`), or with ``mode="fixed"`` a
-     fixed-n split audit per pair, Bonferroni-corrected over the pairs confirmed;
+     (white-box μ, sensitivity ratio, and A.9's coupled scores or a pilot sample), then
+     a **confirmatory** audit certifies the top pairs on fresh samples: by default one
+     anytime-valid sequential betting audit over them (A.8, :data:`DEFAULT_MODE`), or
+     with ``mode="fixed"`` a fixed-n split audit per pair, Bonferroni-corrected over the
+     pairs confirmed;
    * ``"gdp-fit"`` (A.3, on request) — the μ lower bound on the top pair;
    * ``"precision"`` (A.7) — certifies the pairs its screen found rounding on.
 
@@ -78,6 +83,7 @@ from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     adversarial_rows,
+    domain_y_bound,
     neighbour_pairs,
     query_edge_pairs,
 )
@@ -166,6 +172,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     parts: Sequence[AuditorPart] | None = None,
                     cost_per_draw_s: float | None = None,
                     clock: Callable[[], float] = time.perf_counter,
+                    precision_support: bool = False,
                     budget_s: object = _UNSET) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
 
@@ -188,7 +195,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Generator; every phase gets its own spawned child, so the exploratory and
         confirmatory samples are independent.
     auditors
-        Names of the parts to run: any of ``"sensitivity"``, ``"model-check"``,
+        Names of the parts to run: any of ``"greybox"``, ``"sensitivity"``,
+        ``"model-check"``,
         ``"whitebox"``, ``"blackbox"``, ``"gdp-fit"``, ``"precision"`` (:data:`AUDITORS`),
         or of the ``parts`` given (default :data:`DEFAULT_AUDITORS`). They run in the
         order of the parts, whatever the order here.
@@ -223,7 +231,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Passed to :func:`~dpgp_audit.audit.blackbox.audit_blackbox` (``fit_fraction=None``:
         the auditor's default, smaller when the exact likelihood-ratio score is known).
     y_bound
-        Declared target bound for outputs-only pair generation (see ``neighbour_pairs``).
+        Declared target bound for outputs-only pair generation (see ``neighbour_pairs``);
+        default: the claim's (else the mechanism's) ``domain.y_bound``.
     name
         Name for the report (default: the class name).
     seed
@@ -267,6 +276,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         The time guard's seconds counter (injectable for tests).
     budget_s
         Former name of ``time_guard_s`` (it was a seconds budget; it is the guard now).
+    precision_support
+        Let the precision auditor (A.7) also test float supports at ordinary inputs
+        (:func:`~dpgp_audit.audit.precision.screen_precision` ``support=True``). Off by
+        default: every catalogue mechanism with a textbook float sampler fails it.
 
     Returns
     -------
@@ -283,7 +296,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                 executor=executor, fit_fraction=fit_fraction, y_bound=y_bound, name=name,
                 seed=seed, n_mc=n_mc, mode=mode, time_guard_s=time_guard_s,
                 blas_threads=None, parts=parts, cost_per_draw_s=cost_per_draw_s,
-                clock=clock, budget_s=budget_s)
+                clock=clock, precision_support=precision_support, budget_s=budget_s)
     if budget_s is not _UNSET:  # the former name of the guard
         time_guard_s = check_guard_s("budget_s", budget_s)
     guard = TimeGuard(check_guard_s("time_guard_s", time_guard_s), clock=clock)
@@ -310,6 +323,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         raise TypeError("mechanism must implement sample(data, n, rng) (the Mechanism protocol)")
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     relation = claim.relation
+    if y_bound is None:  # pairs stay in the declared domain, moved to its bound (issue 20 §4)
+        y_bound = domain_y_bound(claim, mechanism)
     # the streams' spawning order is fixed: a seed gives the same report bit for bit
     rng_pairs, rng_sens, rng_wb, rng_explore, rng_bb, rng_gdp, rng_mc = rng.spawn(7)
     timings: dict = {}
@@ -336,6 +351,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                              y_bound=y_bound, time_guard_s=guard.limit_s, cost_per_draw_s=cost)
     steps = [p for p in available if p.name in auditors]
     (rng_prec,) = rng.spawn(1)  # spawned after the others: their streams are unchanged
+    (rng_grey,) = rng.spawn(1)  # A.9's seeds (issue 21 §3), likewise spawned after
     screen = None
     if "precision" in auditors:  # A.7's pilot decides (on its own samples) whether it tests
         from dpgp_audit.audit.precision import screen_precision
@@ -344,11 +360,12 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         rng_prec, rng_screen = rng_prec.spawn(2)
         prec = next(p for p in steps if p.name == "precision").allowance(settings)
         screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs[:4],
-                                  pilot=prec.pilot_draws, n_pairs=prec.pairs, guard=guard)
+                                  pilot=prec.pilot_draws, n_pairs=prec.pairs,
+                                  support=precision_support, guard=guard)
         timings["precision-screen"] = time.perf_counter() - t
     rngs = {"sensitivity": rng_sens, "model-check": rng_mc, "whitebox": rng_wb,
             "explore": rng_explore, "blackbox": rng_bb, "gdp-fit": rng_gdp,
-            "precision": rng_prec}
+            "precision": rng_prec, "greybox": rng_grey}
     others = [p.name for p in steps if p.name not in rngs]
     if others:  # spawned last: the built-in parts' streams are unchanged
         rngs.update(zip(others, rng.spawn(len(others)), strict=True))

@@ -18,6 +18,9 @@ The mechanisms themselves live in the modules of this package, grouped by what t
 wrong: :mod:`~dpgp_audit.bugs.calibration` (noise scale, norm and calibration slips),
 :mod:`~dpgp_audit.bugs.blindspots` (atoms, data-dependent noise, vector answers,
 structural edges), :mod:`~dpgp_audit.bugs.rounding` (float rounding, caught by A.7),
+:mod:`~dpgp_audit.bugs.float_support` (textbook float samplers, A.7's float-support test),
+:mod:`~dpgp_audit.bugs.pair_blindspots` (bugs only whole-dataset pairs expose: the declared
+bound, structural bases, the full swing),
 :mod:`~dpgp_audit.bugs.s18` and :mod:`~dpgp_audit.bugs.s21` (the papers' own pitfalls).
 The mutation benchmark's mutants (:mod:`~dpgp_audit.bugs.mutants`, IDs ``mutant/<name>``)
 are benchmark material: written as a hurried user would, not registered.
@@ -105,6 +108,10 @@ _S18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
 #: a far Gaussian tail: the sequential auditor certifies it after ~1e6 draws per side,
 #: above the default cap; the twin gets the same cap (ten times this, the catalogue rule).
 HISTOGRAM_AUDIT_SAMPLES = 400_000
+#: Samples per side the float-support test needs on the textbook samplers in fixed mode
+#: (the pilot sees the support difference at 200 per side; 5 000 certified ε ≥ 3 on seeds
+#: 0–9 in development, against a claim of 1).
+FLOAT_SUPPORT_N = 5_000
 
 
 @functools.cache
@@ -112,6 +119,7 @@ def controls() -> tuple[Control, ...]:
     """The zoo's correct twins (``A.5/<name>``), sorted by ID."""
     from dpgp_audit.bugs import blindspots as pb
     from dpgp_audit.bugs import calibration as pl
+    from dpgp_audit.bugs import pair_blindspots as pp
     from dpgp_audit.datasets.default import default_dataset
 
     rows = [
@@ -139,6 +147,14 @@ def controls() -> tuple[Control, ...]:
         Control("A.5/histogram", "Control: 4-bin histogram of |y| <= 1, half-open bins",
                 pb.build_histogram(False), default_dataset, dict(_GAUSS),
                 audit_samples=HISTOGRAM_AUDIT_SAMPLES),
+        Control("A.5/laplace-sum-declared-bound",
+                "Control: Laplace sum, README claim |y| <= 1 and d = 2, noise from the bound",
+                pp.build_max_scaled("bound"), default_dataset, dict(_PURE)),
+        Control("A.5/group-means-nominal",
+                "Control: two x-group totals over the nominal size n/2 (whole rows)",
+                pp.build_group_means(True), default_dataset, dict(_GAUSS)),
+        Control("A.5/clipped-mean", "Control: clipped mean with the full-swing sensitivity 2b/n",
+                pp.build_clipped_mean(True), pp.clipped_mean_data, dict(_GAUSS)),
     ]
     return tuple(sorted(rows, key=lambda c: c.id))
 
@@ -146,8 +162,8 @@ def controls() -> tuple[Control, ...]:
 @functools.cache
 def planted() -> tuple[Bug, ...]:
     """Every planted bug, in the order of the auditing lab's table (controls last)."""
-    return tuple(_calibration() + _papers() + _rounding() + _blindspots()
-                 + _negative_controls())
+    return tuple(_calibration() + _papers() + _rounding() + _float_support() + _blindspots()
+                 + _pair_blindspots() + _negative_controls())
 
 
 def get(bug_id: str) -> Bug:
@@ -268,6 +284,25 @@ def _rounding() -> list[Bug]:
             for name, what, build, data_fn, defaults, twin in rows]
 
 
+def _float_support() -> list[Bug]:
+    """Textbook float samplers (issue 20 §4): an infinite loss in the low bits at ordinary inputs.
+
+    Caught by the precision auditor's float-support test (``precision_support=True``, off
+    on the default path while the kit's own textbook samplers fail it too).
+    """
+    from dpgp_audit.bugs import float_support as fs
+    from dpgp_audit.datasets.default import default_dataset
+
+    titles = {"laplace-log": "Laplace sum, noise b*sign*(-log(1-U)) in floats",
+              "laplace-inverse-cdf": "Laplace sum, inverse-CDF noise in floats",
+              "gaussian-box-muller": "Gaussian sum, Box-Muller noise in floats"}
+    return [Bug(f"planted/{name}", "A.5", f"BUG: {titles[name]} (low bits leak the sum)",
+                fs.build_textbook(name), default_dataset,
+                dict(_GAUSS) if name.startswith("gaussian") else dict(_PURE), twin,
+                math.inf, "precision", FLOAT_SUPPORT_N, {"precision_support": True})
+            for name, twin in fs.SAMPLERS.items()]
+
+
 def _blindspots() -> list[Bug]:
     """The default path's former blind spots (issue 15 §1)."""
     from dpgp_audit.bugs import blindspots as pb
@@ -313,6 +348,32 @@ def _blindspots() -> list[Bug]:
             pb.build_histogram(True), default_dataset, dict(_GAUSS), "A.5/histogram",
             pb.histogram_edge_true_epsilon(), "whitebox", 0,
             bug_class="structural edge (bin boundary)", **hist),
+    ]
+
+
+def _pair_blindspots() -> list[Bug]:
+    """Bugs only whole-dataset pairs expose (issue 20 §4): the bound, bases, the full swing."""
+    from dpgp_audit.bugs import pair_blindspots as pp
+    from dpgp_audit.datasets.default import default_dataset
+
+    group = pp.build_group_means(False)(default_dataset(), **_GAUSS)
+    clipped = pp.build_clipped_mean(False)(pp.clipped_mean_data(), **_GAUSS)
+    return [
+        Bug("planted/laplace-max-scaled", "A.5",
+            "Laplace sum, README claim |y| <= 1 and d = 2, noise scaled by the observed max |y|",
+            pp.build_max_scaled("max"), default_dataset, dict(_PURE),
+            "A.5/laplace-sum-declared-bound", math.inf, "blackbox", 2_000,
+            bug_class="pairs moved to the declared bound (domain-aware outputs-only pairs)"),
+        Bug("planted/group-means-balanced", "A.5",
+            "Means of two x-groups, sensitivity of balanced groups 2b/(n/2) (whole rows)",
+            pp.build_group_means(False), default_dataset, dict(_GAUSS),
+            "A.5/group-means-nominal", pp.true_epsilon(group), "sensitivity", 0,
+            bug_class="other rows at a group boundary (structural bases)"),
+        Bug("planted/clipped-mean-half-swing", "A.5",
+            "Mean clipped to [-1/2, 1/2] with the half-swing sensitivity b/n (whole rows)",
+            pp.build_clipped_mean(False), pp.clipped_mean_data, dict(_GAUSS),
+            "A.5/clipped-mean", pp.true_epsilon(clipped), "sensitivity", 0,
+            bug_class="other rows cancelling, one row's full swing (full-swing bases)"),
     ]
 
 

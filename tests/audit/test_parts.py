@@ -90,8 +90,8 @@ def _clock_free(report) -> dict:
 
 
 def test_A6_registry_is_the_auditors_in_run_order():
-    assert AUDITORS == ("sensitivity", "model-check", "whitebox", "blackbox", "gdp-fit",
-                        "precision")
+    assert AUDITORS == ("greybox", "sensitivity", "model-check", "whitebox", "blackbox",
+                        "gdp-fit", "precision")
     assert tuple(p.name for p in PARTS) == AUDITORS
     assert all(isinstance(p, AuditorPart) for p in PARTS)
     assert set(DEFAULT_AUDITORS) == set(AUDITORS) - {"gdp-fit"}

@@ -62,7 +62,9 @@ __all__ = [
     "CategoricalScore",
     "ClassifierScore",
     "KDEScore",
+    "FLOAT_TRAILING_CAP",
     "FittedScore",
+    "FloatSupportScore",
     "IdentityScore",
     "LinearScore",
     "QuadraticScore",
@@ -73,11 +75,14 @@ __all__ = [
     "fit_candidates",
     "fit_categorical",
     "fit_classifier",
+    "fit_float_support",
     "fit_kde",
     "fit_quadratic",
     "fit_lda",
     "fit_score",
     "fixed_score",
+    "float_structure",
+    "float_support_evidence",
     "ledoit_wolf",
     "looks_discrete",
 ]
@@ -623,3 +628,123 @@ def _classifier(F0: np.ndarray, F1: np.ndarray, rng: np.random.Generator,
     if cache is not None:
         cache.update(classifier_rows=m, classifier=clf)
     return clf
+# --------------------------------------------------------------------------- float structure
+# Issue 20 §4 (catalogue A.7): the exact floating-point structure of an output as a
+# categorical outcome. A float release fl(q(D) + noise) inherits the float grid of q(D)
+# where the noise cancels most of q(D) (Sterbenz: the sum is exact there): below 1/2, for
+# instance, fl(1 + Y) always lies on the 2^-53 grid while fl(0 + Y) = Y mostly does not
+# (Mironov 2012, §3). The outcome of a coordinate is its binary exponent and the number of
+# trailing zero bits of its significand (capped), so "this output lies off a grid that
+# the neighbour's outputs always lie on" is one category.
+
+#: Trailing zero bits of the significand are counted up to this cap (P(t >= 4) = 1/16
+#: for a full-entropy significand): the categories of a grid that is 1–4 bits coarser.
+FLOAT_TRAILING_CAP = 4
+_FLOAT_STRIDE = 1 << 14  # category codes of one coordinate (exponent x trailing bits) fit
+_FLOAT_ZERO = _FLOAT_STRIDE - 1
+_FLOAT_NONFINITE = _FLOAT_STRIDE - 2
+
+
+def float_structure(X: np.ndarray) -> np.ndarray:
+    """Category code of each output coordinate: (binary exponent, trailing zero bits ∧ 4).
+
+    Parameters
+    ----------
+    X
+        Outputs, shape ``(n, …)``; flattened to ``(n, k)`` and read as float64.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 codes, shape ``(n, k)``; coordinate j's codes lie in
+        ``[j·2¹⁴, (j + 1)·2¹⁴)``, so codes of different coordinates never collide.
+        Exact zero and non-finite values have codes of their own.
+
+    Notes
+    -----
+    ``frexp`` gives ``|x| = m·2^e`` with ``m ∈ [½, 1)``; ``m·2^53`` is the integer
+    significand (exact, subnormals included), and its lowest set bit counts the
+    trailing zeros. The code is ``(e + 1100)·5 + min(t, 4)``.
+    """
+    A = np.abs(np.asarray(X, dtype=float).reshape(np.shape(X)[0], -1))
+    finite = np.isfinite(A)
+    m, e = np.frexp(np.where(finite, A, 1.0))
+    sig = np.ldexp(m, 53).astype(np.int64)
+    low = sig & -sig  # lowest set bit (sig > 0 for non-zero finite values)
+    t = np.frexp(np.where(low > 0, low, 1).astype(float))[1] - 1
+    code = (np.clip(e, -1100, 1100) + 1100) * (FLOAT_TRAILING_CAP + 1) \
+        + np.minimum(t, FLOAT_TRAILING_CAP)
+    code = np.where(A == 0, _FLOAT_ZERO, np.where(finite, code, _FLOAT_NONFINITE))
+    return code + _FLOAT_STRIDE * np.arange(A.shape[1], dtype=np.int64)[None, :]
+
+
+@dataclass(frozen=True, eq=False)
+class FloatSupportScore:
+    """Largest per-coordinate log-ratio of the float-structure categories of an output.
+
+    ``s(x) = max_j sign · v(code_j(x))`` with ``v(c) = log((c1 + ½)/(c0 + ½)) − log(n1/n0)``
+    from the counts of category ``c`` in the fitting outputs of D′ (c1) and D (c0), 0 for
+    categories not seen when fitting. ``sign = +1`` scores evidence for D′, ``−1`` for D.
+    A category seen often under one side and never under the other (a float grid one
+    side's outputs never leave) gets a large value, so the top tail of the score is the
+    event "some coordinate lies in a float category the other side does not produce".
+    """
+
+    keys: np.ndarray
+    values: np.ndarray
+    sign: float = 1.0
+    name: str = "float-support (exponent x trailing bits, categorical)"
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """Score each row of ``X``."""
+        codes = float_structure(X)
+        pos = np.minimum(np.searchsorted(self.keys, codes), self.keys.size - 1)
+        v = np.where(self.keys[pos] == codes, self.sign * self.values[pos], 0.0)
+        return np.max(v, axis=1) if v.shape[1] else np.zeros(v.shape[0])
+
+
+def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0) -> FloatSupportScore:
+    """Fit :class:`FloatSupportScore` on outputs ``X0`` of D and ``X1`` of D′."""
+    c0, c1 = float_structure(X0).ravel(), float_structure(X1).ravel()
+    keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
+    n0 = np.bincount(inv[: c0.size], minlength=keys.size)
+    n1 = np.bincount(inv[c0.size:], minlength=keys.size)
+    vals = np.log((n1 + 0.5) / (n0 + 0.5)) - math.log(np.shape(X1)[0] / np.shape(X0)[0])
+    return FloatSupportScore(keys=keys, values=vals, sign=float(sign))
+
+
+def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
+    """Bits of evidence that one side's outputs reach a float category the other's never do.
+
+    For each category ``c`` (coordinate, exponent, trailing bits) seen ``a`` times in one
+    side's outputs and never in the other's: if the other side has ``m`` outputs in the
+    same binade (coordinate and exponent), the chance that none of them fell in ``c`` when
+    a share ``p = a / (m_own + 1)`` of that binade does is ``(1 − p)^m``; if the other side
+    never reaches the binade, ``p`` is the binade's share of all outputs (``/ (n + 1)``) and
+    ``m`` the other side's size. The result is the largest ``−log2`` of that chance: a grid
+    one side never leaves (half of a full-entropy binade has an odd last bit) gives about
+    one bit per output of the other side in that binade, while a category that is rare on
+    both sides gives little. Used to rank pairs; it certifies nothing.
+    """
+    c0, c1 = float_structure(X0).ravel(), float_structure(X1).ravel()
+    n0, n1 = np.shape(X0)[0], np.shape(X1)[0]
+    keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
+    k0 = np.bincount(inv[: c0.size], minlength=keys.size)
+    k1 = np.bincount(inv[c0.size:], minlength=keys.size)
+    binade = (keys // _FLOAT_STRIDE) * _FLOAT_STRIDE + (keys % _FLOAT_STRIDE) // (
+        FLOAT_TRAILING_CAP + 1)
+    _, b_inv = np.unique(binade, return_inverse=True)
+    m0 = np.bincount(b_inv, weights=k0)[b_inv]
+    m1 = np.bincount(b_inv, weights=k1)[b_inv]
+    best = 0.0
+    for a, m_own, m_other, n_own, n_other, other in ((k0, m0, m1, n0, n1, k1),
+                                                     (k1, m1, m0, n1, n0, k0)):
+        sel = (a > 0) & (other == 0)
+        if not np.any(sel):
+            continue
+        within = m_other[sel] > 0
+        p = np.where(within, a[sel] / (m_own[sel] + 1.0), m_own[sel] / (n_own + 1.0))
+        m = np.where(within, m_other[sel], n_other)
+        bits = -m * np.log2(1.0 - p)
+        best = max(best, float(np.max(bits)))
+    return best
