@@ -115,7 +115,7 @@ def test_A10_bridge_offers_the_targets_gaussian_model_and_audits(venv):
     try:
         assert isinstance(mech, GaussianRelease)
         np.testing.assert_allclose(mech.cov(DATA), [[1.0]])
-        report = audit_mechanism(mech, DATA, np.random.default_rng(0), budget_s=5)
+        report = audit_mechanism(mech, DATA, np.random.default_rng(0), n=4_000)
         assert report.violation and report.result("whitebox").violation
     finally:
         mech.close()
