@@ -140,24 +140,31 @@ def _cli(mech_id: str, seed: int, tmp: Path, *extra: str) -> dict:
     return clock_free(doc)  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize("mech_id", ["P.2/laplace-sum"])
-def test_same_seed_same_report_quiet_and_beside_a_cpu_hog(mech_id, tmp_path):
+@pytest.mark.parametrize(("mech_id", "n"), [("P.2/laplace-sum", 4_000),
+                                             ("planted/laplace-log", 20_000)])
+def test_same_seed_same_report_quiet_and_beside_a_cpu_hog(mech_id, n, tmp_path):
     """Fast version: a cap of 4 000 draws per side and pair, library and CLI (a clean run:
-    every round to the cap is drawn, and every auditor of the default path runs)."""
-    kw = {"n": 4_000}
+    every round to the cap is drawn, and every auditor of the default path runs); and a
+    textbook float release at 20 000, where A.7's float-support test (its draws reach
+    SUPPORT_MIN_N) pilots, certifies and flags it (issue 20 §4)."""
+    kw = {"n": n}
     quiet_lib = _library(mech_id, 11, **kw)
-    quiet_cli = _cli(mech_id, 11, tmp_path, "--samples", "4000")
+    quiet_cli = _cli(mech_id, 11, tmp_path, "--samples", str(n))
     with cpu_hog():
         busy_lib = _library(mech_id, 11, **kw)
-        busy_cli = _cli(mech_id, 11, tmp_path, "--samples", "4000")
+        busy_cli = _cli(mech_id, 11, tmp_path, "--samples", str(n))
     assert busy_lib == quiet_lib
     assert busy_cli == quiet_cli
     assert quiet_lib["guard"]["fired"] == []
+    if mech_id.startswith("planted/"):  # the support test ran and is what flagged it
+        prec = next(r for r in quiet_lib["results"] if r["auditor"] == "precision")
+        assert prec["verdict"] == "VIOLATION" and prec["details"]["support_certified"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mech_id", ["P.1/gaussian-sum", "A.5/svt", "planted/svt-no-cutoff",
-                                     "planted/laplace-l2", "A.5/gp-smoother-iso"])
+                                     "planted/laplace-l2", "A.5/gp-smoother-iso",
+                                     "planted/gaussian-box-muller"])
 def test_same_seed_same_report_quiet_and_beside_a_cpu_hog_at_the_default_caps(mech_id,
                                                                              tmp_path):
     """Slow version: the default path itself (library defaults, CLI defaults)."""
