@@ -220,18 +220,28 @@ def _domain_row(claim: object) -> dict:
 
 
 # The default path's constants live in audit/defaults.py, re-exported by audit/runner.py
-# (one place for the library, the CLI and dpgp_audit.testing); the CLI only adds its
-# per-mechanism seconds budget there.
-#: `audit --all` (sequential mode) aims to finish within this many seconds of starting: when
-#: a loaded machine makes earlier mechanisms overrun, later ones get the remaining time
-#: shared out (never more than --budget-s each); the summary reports the draws each bought.
-AUDIT_ALL_TARGET_S = 25.0
+# (one place for the library, the CLI, the catalogue's draw-cap rule and dpgp_audit.testing).
+
+
+def _guard_seconds(text: str) -> float | None:
+    """``--time-guard-s``: seconds > 0, or ``none`` (no guard)."""
+    import math
+
+    if text.strip().lower() in ("none", "off"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 or 'none', got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 or 'none', got {text!r}")
+    return value
 
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     from dpgp_audit.audit.runner import (
-        CLI_BUDGET_S,
         DEFAULT_MODE,
+        DEFAULT_TIME_GUARD_S,
         FIXED_DEFAULT_N,
         MODES,
         SEQUENTIAL_HEADROOM,
@@ -257,8 +267,9 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                      help="CSV: comma-separated input columns (default: every other column)")
     sub.add_argument("--samples", type=int, metavar="N",
                      help=f"black-box samples per side: exactly N in fixed mode (default "
-                          f"{FIXED_DEFAULT_N}), at most N in sequential mode (default "
-                          f"{SEQUENTIAL_HEADROOM}x that; the --budget-s usually ends it first)")
+                          f"{FIXED_DEFAULT_N}), at most N per pair in sequential mode (default "
+                          f"{SEQUENTIAL_HEADROOM}x that); the defaults are the catalogue's "
+                          "draw caps (smaller for slow entries and under --all)")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     sub.add_argument("--auditor", choices=("greybox", "whitebox", "blackbox", "sensitivity",
@@ -275,8 +286,8 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                      metavar="GB", help="refuse to start when the estimated memory exceeds "
                      f"this (default {DEFAULT_MAX_MEMORY_GB:g})")
     sub.add_argument("--max-minutes", type=float, default=DEFAULT_MAX_MINUTES, metavar="MIN",
-                     help="refuse to start when the estimated sampling time exceeds this "
-                     f"(default {DEFAULT_MAX_MINUTES:g})")
+                     help="refuse to start when the sampling time estimated from the declared "
+                     f"cost per draw exceeds this (default {DEFAULT_MAX_MINUTES:g})")
     sub.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
                      help="black-box mode: 'sequential' (default; anytime-valid, stops at the "
                           "first certified violation, at most --samples per side) or 'fixed' "
@@ -284,9 +295,13 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--scheduler", metavar="ADDRESS", default=None,
                      help="Dask scheduler to sample on (default: $DPGP_AUDIT_SCHEDULER, else "
                           "in process); needs the dask extra")
+    sub.add_argument("--time-guard-s", type=_guard_seconds, metavar="S",
+                     default=DEFAULT_TIME_GUARD_S,
+                     help=f"time guard per mechanism, seconds or 'none' (default "
+                          f"{DEFAULT_TIME_GUARD_S:g}): a guard, not a budget; when it fires the "
+                          "audit stops INCONCLUSIVE and says so")
     sub.add_argument("--budget-s", type=float, metavar="S", default=None,
-                     help=f"seconds per mechanism (sequential mode; default "
-                          f"{CLI_BUDGET_S:g}, so that --all stays under a minute)")
+                     help="former name of --time-guard-s (seconds > 0)")
 
     def run(args: argparse.Namespace) -> int:
         return _run_audit(args)
@@ -413,16 +428,12 @@ def _check_memory(args: argparse.Namespace, n_rows: int | None, samples: int,
             "the limit with --max-memory-gb")
 
 
-def _pilot_seconds_per_draw(mech: object, data: object, rng: object) -> tuple[float, int]:
-    """Seconds per release (both datasets of a pair cost about the same) from a small pilot."""
-    import time
-
+def _output_size(mech: object, data: object, rng: object) -> int:
+    """Values in one release (one draw; for the memory estimate, never timed)."""
     import numpy as np
 
-    size = 1
-    start = time.perf_counter()
     try:
-        out = np.asarray(mech.sample(data, size, rng))  # type: ignore[attr-defined]
+        out = np.asarray(mech.sample(data, 1, rng))  # type: ignore[attr-defined]
     except ValueError:
         raise
     except Exception as err:  # noqa: BLE001 — the mechanism's own code failed: say where
@@ -430,31 +441,51 @@ def _pilot_seconds_per_draw(mech: object, data: object, rng: object) -> tuple[fl
 
         raise LoadError(f"{type(mech).__name__}.sample(data, 1, rng) failed: "
                         f"{describe_exception(err)}", err) from None
-    seconds = time.perf_counter() - start
-    if seconds < 0.01:  # cheap: time a batch (the first call may include caching)
-        size = 64
-        start = time.perf_counter()
-        mech.sample(data, size, rng)  # type: ignore[attr-defined]
-        seconds = (time.perf_counter() - start) / size
-    outputs = int(np.prod(out.shape[1:])) if out.ndim > 1 else 1
-    return seconds, outputs
+    return int(np.prod(out.shape[1:])) if out.ndim > 1 else 1
 
 
-def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float, samples: int) -> None:
-    # the black-box auditor draws `samples` per side for each of its two phases
-    minutes = 4.0 * samples * per_draw / 60.0
-    if args.mode == "sequential":  # rounds are cut to the seconds budget, except the pilot
-        # and the fitting round
-        from dpgp_audit.audit.blackbox.sequential import default_first_round
-        from dpgp_audit.audit.runner import CLI_BUDGET_S
+def _declared_seconds_per_draw(mech: object, entry: object) -> float | None:
+    """The declared cost of one draw: the mechanism's ``declared_cost_per_draw_s``, else the
+    catalogue entry's cost class, else ``None`` (unknown: no estimate, only the guard).
+    """
+    from dpgp_audit.audit.runner import declared_cost
 
-        budget = args.budget_s if args.budget_s is not None else CLI_BUDGET_S
-        floor_draws = 4 * (default_first_round(samples) + 200)
-        minutes = min(minutes, (floor_draws * per_draw + 2.0 * budget) / 60.0)
+    cost = declared_cost(mech)
+    if cost is None:
+        cost = getattr(entry, "seconds_per_draw", None)
+    return cost
+
+
+def estimate_draws(samples: int, mode: str) -> int:
+    """Releases one audit may draw at a cap of ``samples`` (docs/cli.md, "Resource guards").
+
+    The black-box certification (2 sides of 2 pairs), A.7's certification (a tenth of the
+    cap on each of its pairs in sequential mode, the cap in fixed mode, 5 pairs) and the
+    pilots (about 40 generated pairs and 34 precision candidates, both sides).
+    """
+    from dpgp_audit.audit.defaults import SEQUENTIAL_HEADROOM, pilot_draws
+    from dpgp_audit.audit.precision import CERTIFY_PAIRS
+
+    sequential = mode == "sequential"
+    precision = CERTIFY_PAIRS * 2 * (samples // SEQUENTIAL_HEADROOM if sequential else samples)
+    return 4 * samples + precision + 2 * 74 * pilot_draws(samples, sequential)
+
+
+def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float | None,
+                samples: int) -> None:
+    """Refuse an audit whose *declared* cost says it needs more than --max-minutes.
+
+    Deterministic: the estimate is the draws the audit may take times the declared seconds
+    per draw (never a timing on this machine), so a busy machine never changes whether a run
+    starts. Without a declared cost nothing is refused; the time guard still applies.
+    """
+    if per_draw is None:
+        return
+    minutes = estimate_draws(samples, args.mode) * per_draw / 60.0
     if minutes > args.max_minutes:
         raise UsageError(
             f"auditing {entry_id} with {samples} samples per side needs an estimated "
-            f"{minutes:.3g} min of sampling ({per_draw:.2g} s per release in a pilot), above "
+            f"{minutes:.3g} min of sampling ({per_draw:.2g} s per release, declared), above "
             f"the limit of {args.max_minutes:g} min; reduce --samples or raise the limit with "
             "--max-minutes")
 
@@ -488,7 +519,6 @@ def _domain_of_built(mech: object, data: Dataset) -> str | None:
 def _run_audit(args: argparse.Namespace) -> int:
     import dataclasses
     import math
-    import time
     import warnings
 
     import numpy as np
@@ -511,8 +541,10 @@ def _run_audit(args: argparse.Namespace) -> int:
     for flag, value in (("--epsilon", args.epsilon), ("--delta", args.delta)):
         if value is not None and not math.isfinite(value):
             raise UsageError(f"{flag} must be finite, got {value!r}")
-    if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
-        raise UsageError(f"--budget-s must be finite and > 0 seconds, got {args.budget_s}")
+    if args.budget_s is not None:  # the former name of the time guard
+        if not (math.isfinite(args.budget_s) and args.budget_s > 0):
+            raise UsageError(f"--budget-s must be finite and > 0 seconds, got {args.budget_s}")
+        args.time_guard_s = args.budget_s
     _check_paths(args)
     user_data, data_origin = _user_data(args)
     overrides: dict[str, object] = {"epsilon": args.epsilon, "delta": args.delta}
@@ -541,17 +573,13 @@ def _run_audit(args: argparse.Namespace) -> int:
         else _dataset_size(args.dataset)
     for entry in todo:  # refuse before the dataset is allocated
         _check_memory(args, n_rows, _samples_for(args, entry))
-    from dpgp_audit.audit.runner import CLI_BUDGET_S
-
-    budget_s = (args.budget_s if args.budget_s is not None else CLI_BUDGET_S) \
-        if args.mode == "sequential" else None
     seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
     from dpgp_audit.audit.runner import DEFAULT_AUDITORS
 
     auditors = DEFAULT_AUDITORS if args.auditor == "all" else (args.auditor,)
     seeds = np.random.SeedSequence(seed)
-    children = seeds.spawn(len(todo))  # the audits' streams (as without the pilot below)
-    pilot_rng = np.random.default_rng(seeds.spawn(1)[0])
+    children = seeds.spawn(len(todo))  # the audits' streams (as without the draw below)
+    shape_rng = np.random.default_rng(seeds.spawn(1)[0])
     built = []
     for entry in todo:  # build everything first: usage errors exit 2 before any audit runs
         data = _audit_dataset(entry, args.dataset, user_data)
@@ -568,11 +596,10 @@ def _run_audit(args: argparse.Namespace) -> int:
             if problem:
                 raise UsageError(f"{entry.id}: the data lie outside the claim's declared "
                                  f"domain: {problem}")
-        samples = _samples_for(args, entry)
+        samples = _samples_for(args, entry, mech)
         if args.auditor in ("all", "blackbox", "precision"):
-            per_draw, outputs = _pilot_seconds_per_draw(mech, data, pilot_rng)
-            _check_memory(args, n_rows, samples, outputs)
-            _check_time(args, entry.id, per_draw, samples)
+            _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng))
+            _check_time(args, entry.id, _declared_seconds_per_draw(mech, entry), samples)
         built.append((entry, mech, data))
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
     from dpgp_audit.audit.blackbox.executors import executor_from_address
@@ -584,24 +611,17 @@ def _run_audit(args: argparse.Namespace) -> int:
 
         bar = tqdm(total=len(built), desc="make audit", unit="mechanism", file=sys.stderr)
     reports = []
-    t_start = time.perf_counter()
-    for k, ((entry, mech, data), child) in enumerate(zip(built, children, strict=True)):
-        this_budget = budget_s
-        if budget_s is not None and args.budget_s is None and entry.audit_budget_s:
-            this_budget = float(entry.audit_budget_s)  # the entry's own (larger) budget
-        if budget_s is not None and args.budget_s is None and entry.id in origins:
-            from dpgp_audit.audit.runner import DEFAULT_BUDGET_S
-
-            this_budget = DEFAULT_BUDGET_S  # one user mechanism: the library's default path
-        if budget_s is not None and args.all:  # share what is left of the --all target,
-            # never less than a fifth of an even share (no mechanism is starved)
-            left = AUDIT_ALL_TARGET_S - (time.perf_counter() - t_start)
-            floor = 0.2 * AUDIT_ALL_TARGET_S / len(built)
-            this_budget = min(this_budget, max(floor, left / (len(built) - k)))
+    for (entry, mech, data), child in zip(built, children, strict=True):
+        # every entry its draw cap (--samples, the catalogue's rule, or for one user
+        # mechanism the library's default path, which plans the cap from a declared cost):
+        # never the clock
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
-                                 n=_samples_for(args, entry), alpha=args.alpha, name=entry.id,
+                                 n=_samples_for(args, entry, mech), alpha=args.alpha,
+                                 name=entry.id,
                                  seed=seed, progress=not args.all and not args.no_progress,
-                                 mode=args.mode, budget_s=this_budget, executor=executor)
+                                 mode=args.mode, time_guard_s=args.time_guard_s,
+                                 executor=executor,
+                                 cost_per_draw_s=getattr(entry, "declared_cost_per_draw_s", None))
         provenance = {}
         if entry.id in origins:
             provenance["source"] = origins[entry.id]
@@ -631,12 +651,15 @@ def _run_audit(args: argparse.Namespace) -> int:
     n_viol = sum(r.violation for r in reports)
     if args.all:
         print(f"\n{len(reports)} mechanisms audited: {n_viol} violation(s) found.")
-        print(f"  {'verdict':<13} {'mechanism':<40} {'draws/side':>10} {'seconds':>8}")
+        print(f"  {'verdict':<13} {'mechanism':<40} {'draws/side':>10} {'of at most':>10} "
+              f"{'seconds':>8}")
         for r in reports:
             bb = r.result("blackbox")
             drawn = bb.details.get("n_per_side", "") if bb is not None else ""
+            guard = "  (time guard fired)" if r.guard_fired else ""
             print(f"  {r.verdict.value:<13} {r.mechanism:<40} {drawn!s:>10} "
-                  f"{r.timings.get('total', 0.0):>8.2f}")
+                  f"{r.inputs.get('n_per_side', '')!s:>10} "
+                  f"{r.timings.get('total', 0.0):>8.2f}{guard}")
         if n_viol < len(reports):
             print(f"Note: {NO_PROOF}")
     if args.json:
@@ -650,16 +673,25 @@ def _run_audit(args: argparse.Namespace) -> int:
     return EXIT_VIOLATION if n_viol else EXIT_OK
 
 
-def _samples_for(args: argparse.Namespace, entry: object) -> int:
-    """Draws per side: exactly this many in fixed mode, at most this many in sequential mode."""
-    from dpgp_audit.audit.runner import SEQUENTIAL_HEADROOM, default_n
+def _samples_for(args: argparse.Namespace, entry: object, mech: object = None) -> int:
+    """Draws per side: exactly this many in fixed mode, at most this many per pair in
+    sequential mode — ``--samples``, else for a catalogue entry its draw-cap rule
+    (:meth:`~dpgp_audit.catalogue.Entry.draw_cap`), else (a user's mechanism, A.10) the
+    library's default path: its default cap, or in sequential mode the cap planned from
+    the mechanism's ``declared_cost_per_draw_s``.
+    """
+    from dpgp_audit.audit.defaults import planned_cap
+    from dpgp_audit.audit.runner import PLANNED_AUDIT_S, declared_cost, default_n
 
     if args.samples:
         return int(args.samples)
-    own = getattr(entry, "audit_samples", None)  # the entry's fixed n, else the library's
-    if own is None:
+    rule = getattr(entry, "draw_cap", None)
+    if rule is not None and getattr(entry, "paper", "") != "user":
+        return int(rule(args.mode, every=bool(args.all)))
+    cost = declared_cost(mech) if mech is not None else None
+    if cost is None or args.mode != "sequential":
         return default_n(args.mode)
-    return int(own) * (SEQUENTIAL_HEADROOM if args.mode == "sequential" else 1)
+    return planned_cap(cost, PLANNED_AUDIT_S)
 
 
 def _overall_verdict(reports: Sequence[object]) -> str:

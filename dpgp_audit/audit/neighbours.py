@@ -55,8 +55,7 @@ pairs confirmed (:mod:`dpgp_audit.audit.runner`).
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -352,8 +351,11 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
     * :class:`GaussianRelease` with equal covariances: the white-box μ,
       ``‖Σ^{-1/2}(m₀ − m₁)‖`` (``inf`` if the difference leaves the range of Σ);
       with unequal covariances ``inf`` (rank it first; the auditors decide).
-    * :class:`DiscreteRelease` (finite outputs): the exact pure-DP privacy loss
-      ``max_k |log p_k(D) − log p_k(D′)|``.
+    * :class:`DiscreteRelease` (finite outputs): the exact privacy loss that samples can
+      see — the smallest ε with ``δ(ε) <= DETECTABLE_DELTA`` in both orders, where
+      ``δ(ε) = Σ_k max(0, p_k(D′) − e^ε p_k(D))`` (issue 20: the pure-DP loss
+      ``max_k |log p_k(D) − log p_k(D′)|`` ranked first pairs whose loss lives on outputs
+      of probability e⁻³⁰, which no draw cap reaches).
     * otherwise :class:`SensitivityQuery`: ``norm(q(D) − q(D′)) / bound``.
     * otherwise ``nan`` (rank by a pilot sample instead, see :func:`rank_pairs`).
     """
@@ -367,16 +369,45 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
             return math.inf
         return Mahalanobis(c0)(m1 - m0)
     if isinstance(mechanism, DiscreteRelease):
-        lp0 = np.ravel(mechanism.log_probabilities(pair.d0))
-        lp1 = np.ravel(mechanism.log_probabilities(pair.d1))
-        both = np.isfinite(lp0) & np.isfinite(lp1)
-        if np.any(np.isfinite(lp0) != np.isfinite(lp1)):
-            return math.inf  # an output possible under one dataset only
-        return float(np.max(np.abs(lp0[both] - lp1[both]))) if both.any() else 0.0
+        p0 = np.exp(np.ravel(mechanism.log_probabilities(pair.d0)))
+        p1 = np.exp(np.ravel(mechanism.log_probabilities(pair.d1)))
+        return max(_detectable_epsilon(p1, p0), _detectable_epsilon(p0, p1))
     if isinstance(mechanism, SensitivityQuery):
         diff = np.ravel(mechanism.query(pair.d1)) - np.ravel(mechanism.query(pair.d0))
         return mechanism.norm(diff) / float(mechanism.sensitivity_bound())
     return math.nan
+
+
+#: The δ below which a discrete privacy loss is too rare for a draw cap to see (ranking only).
+DETECTABLE_DELTA = 1e-4
+
+
+def _detectable_epsilon(a: np.ndarray, b: np.ndarray, delta: float = DETECTABLE_DELTA) -> float:
+    """Smallest ε >= 0 with ``Σ_k max(0, a_k − e^ε b_k) <= delta`` (``inf`` if none).
+
+    Exact: with the log ratios ``r_k = log(a_k/b_k)`` sorted in decreasing order, on the
+    segment ``[r_{j+1}, r_j]`` the sum is ``A_j − e^ε B_j`` (cumulative sums of ``a`` and
+    ``b`` over the first j + 1 outputs), so the crossing is solved on its segment. Mass of
+    ``a`` where ``b`` has none counts at every ε (``inf`` when it alone exceeds ``delta``).
+    """
+    room = delta - float(np.sum(a[b <= 0]))
+    if room < 0:
+        return math.inf  # outputs possible under one dataset only, with real mass
+    live = (a > 0) & (b > 0)
+    if not np.any(live):
+        return 0.0
+    ratio = np.log(a[live]) - np.log(b[live])
+    order = np.argsort(-ratio, kind="stable")
+    r = ratio[order]
+    A, B = np.cumsum(a[live][order]), np.cumsum(b[live][order])
+    for j in range(r.size):
+        lo = max(float(r[j + 1]), 0.0) if j + 1 < r.size else 0.0
+        if A[j] - math.exp(lo) * B[j] <= room:  # the crossing is at or below lo
+            if lo == 0.0:
+                return 0.0
+            continue
+        return float(max(0.0, math.log((A[j] - room) / B[j])))
+    return 0.0
 
 
 def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
@@ -418,7 +449,8 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
 
 
 def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.random.Generator,
-               *, top: int = 3, pilot_n: int = 200, pilot_budget_s: float = 3.0,
+               *, top: int = 3, pilot_n: int = 200, stop: Callable[[], bool] | None = None,
+               info: dict | None = None, pilot_budget_s: float | None = None,
                implementation: Mapping[int, float | None] | None = None
                ) -> list[tuple[NeighbourPair, float]]:
     """Exploratory phase: score every pair cheaply and return the ``top`` most distinguishable.
@@ -434,10 +466,17 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     The result takes the best ``top − 1`` pairs of the model ranking — ties broken
     by the pilot score, so a tie never hides a pair the pilot ranks higher — and
     then the best pilot-ranked pair not yet taken. Without a model score the pilot
-    ranking alone decides. Pilot sampling runs in model order (every pair tied at
-    the top first) and stops after ``pilot_budget_s`` seconds, so slow mechanisms
-    stay affordable. The pilot samples must **not** be reused for the
-    confirmatory audit: pass a different generator to the auditors.
+    ranking alone decides. Every pair is piloted, in model order (every pair tied at
+    the top first): the ranking is a function of the inputs, never of the clock
+    (issue 20 §1). What keeps slow mechanisms affordable is ``pilot_n``, which the
+    default path derives from the draw cap (:func:`~dpgp_audit.audit.defaults.pilot_draws`:
+    8 per side for a slow mechanism's small cap), and the ranking hook of
+    :mod:`~dpgp_audit.audit.parts`, through which an earlier part (A.9's coupled runs) can
+    rank the pairs instead. ``stop`` (a zero-argument callable, true once the audit's time
+    guard has fired) ends the pilot between pairs; ``info`` (a dictionary, if given)
+    receives ``piloted`` (pairs piloted) and ``stopped``. The pilot samples must **not**
+    be reused for the confirmatory audit: pass a different generator to the auditors.
+    ``pilot_budget_s`` is accepted for old callers and ignored (it was a time budget).
 
     Pairs whose datasets the mechanism rejects (``ValueError``, e.g. a size it
     was not built for) are dropped.
@@ -448,6 +487,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     mechanism refused). Those scores stand in for the pilot, so only the pairs it does
     not cover are pilot-sampled.
     """
+    del pilot_budget_s  # the pilot is budgeted in draws (pilot_n), not seconds
     rng = check_rng(rng)
     top = max(1, int(top))
     scored: list[tuple[NeighbourPair, float]] = []
@@ -464,8 +504,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
                    if not math.isnan(scored[i][1]) else math.inf)
     pilot: dict[int, float] = {}
     rejected: set[int] = set()
-    t0 = time.perf_counter()
-    top_model = scored[order[0]][1]
+    stopped = False
     known = {} if implementation is None else dict(implementation)
     for i in order:
         if i in known:
@@ -474,13 +513,15 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
             else:
                 pilot[i] = float(known[i])  # type: ignore[arg-type]
             continue
-        tied = has_model and scored[i][1] == top_model
-        if has_model and not tied and time.perf_counter() - t0 > pilot_budget_s:
+        if stop is not None and stop():
+            stopped = True
             break
         try:
             pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng)
         except ValueError:  # the mechanism rejects this pair's datasets: drop it
             rejected.add(i)
+    if info is not None:
+        info.update(piloted=len(pilot) + len(rejected) - len(known), stopped=stopped)
     if not has_model:
         ranked = sorted(pilot, key=lambda i: -pilot[i])
         return [(scored[i][0], pilot[i]) for i in ranked[:top]]
@@ -663,7 +704,8 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
     else:
         reach = 2 * relation.d
         lim = relation.d
-    found: list[tuple[float, NeighbourPair]] = []
+    norm = mechanism.norm  # once: a norm object may be rebuilt (an eigendecomposition) per access
+    found: list[tuple[float, int, Dataset, float, float]] = []
     for i in rows:
         base = _clip_dataset(data, relation.d) if relation.kind is Neighbour.ROWS else data
         if relation.kind is Neighbour.ROWS:
@@ -688,15 +730,13 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
             for c in range(a + 1, len(vals)):
                 if qs[a] is None or qs[c] is None or vals[c] - vals[a] > reach + 1e-12:
                     continue
-                change = float(mechanism.norm(qs[c] - qs[a]))
-                if change > 0:
-                    pair = NeighbourPair(base.with_target(i, float(vals[a])),
-                                         base.with_target(i, float(vals[c])),
-                                         f"query edge scan: y[{i}] {vals[a]:.4g} -> "
-                                         f"{vals[c]:.4g}")
-                    found.append((change, pair))
-    found.sort(key=lambda t: -t[0])
-    return [p for _, p in found[:top]]
+                change = float(norm(qs[c] - qs[a]))
+                if change > 0:  # the datasets are built for the pairs kept only
+                    found.append((change, i, base, float(vals[a]), float(vals[c])))
+    found.sort(key=lambda t: -t[0])  # stable: equal changes keep the scan order
+    return [NeighbourPair(base.with_target(i, lo), base.with_target(i, hi),
+                          f"query edge scan: y[{i}] {lo:.4g} -> {hi:.4g}")
+            for _, i, base, lo, hi in found[:top]]
 
 
 # --------------------------------------------------------------------------- issue 20 §4 pairs

@@ -14,7 +14,10 @@ auditor behind the :class:`AuditorPart` protocol:
 ``allowance(settings) -> Allowance``
     The deterministic work it may do, in :class:`Allowance` units (draws per side, pilot
     draws, pairs, queries, Monte Carlo draws), computed from the :class:`AuditSettings`
-    only — never seconds, never the machine's load.
+    only — never seconds, never the machine's load. Each part's allowance follows from
+    the one draw cap ``n`` (:func:`pilot_draws`), so no part can starve another: the
+    runner records every part's allowance beside its result (``details["allowance"]``),
+    and a part records what it used (``details["used"]``, in the same units).
 ``spends_alpha(context) -> bool``
     Whether it takes a share of α on this run (default: ``statistical`` and it applies).
 ``run(context) -> AuditResult | str``
@@ -34,6 +37,21 @@ results, witness) is the one mutable piece: a part may put a pair first in
 ``context.pairs`` (the sensitivity part puts its witness there, for every later part);
 the runner alone records results and the witness.
 
+**The ranking hook.** The black-box part confirms the top pairs of a *ranking*. A part
+that runs before it may fill ``context.state.ranking`` (pairs with scores, best first)
+and ``state.ranking_source``; the black-box (and GDP-fit) part then confirms that
+ranking's top pairs instead of piloting every pair — the grey-box auditor (A.9) ranks
+pairs by coupled runs this way, which for slow mechanisms replaces the pilot. Without
+one, the black-box part ranks by :func:`~dpgp_audit.audit.neighbours.rank_pairs` (model
+score, then a pilot of ``pilot_draws`` per side and pair) and stores its ranking there,
+so the pairs are ranked once per audit.
+
+**The time guard** (:mod:`~dpgp_audit.audit.guard`): ``context.guard`` is the audit's
+one wall-clock limit. A part that draws checks it between units of work; when it fires
+the part stops with an ``INCONCLUSIVE`` result that says so
+(``details["time_guard"]``), and a part that had not started is skipped with the guard's
+note. Nothing else in a part may look at the clock.
+
 :data:`PARTS` lists the built-in parts in the order they run (:data:`AUDITORS` is their
 names); :data:`DEFAULT_AUDITORS` is the default path's choice among them. Adding an
 auditor means writing one part and adding it to :data:`PARTS` (and, for the default
@@ -47,16 +65,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpgp_audit.audit.defaults import SEQUENTIAL_HEADROOM
+from dpgp_audit.audit.defaults import SEQUENTIAL_HEADROOM, pilot_draws
+from dpgp_audit.audit.guard import TimeGuard
 from dpgp_audit.audit.neighbours import NeighbourPair, rank_pairs
-from dpgp_audit.audit.result import AuditResult, Verdict
+from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import Executor, GaussianRelease, Mechanism, SensitivityQuery
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Claim, Neighbour, NeighbourRelation
@@ -67,7 +85,7 @@ if TYPE_CHECKING:
 __all__ = ["AUDITORS", "DEFAULT_AUDITORS", "MODEL_CHECK_ALPHA_FRACTION", "PARTS", "Allowance",
            "AuditContext", "AuditSettings", "AuditState", "AuditorPart", "BlackBoxPart",
            "GdpFitPart", "GreyBoxPart", "ModelCheckPart", "PrecisionPart", "SensitivityPart",
-           "WhiteBoxPart", "witness_in"]
+           "WhiteBoxPart", "guard_result", "witness_in"]
 
 
 # ------------------------------------------------------------------ what parts share
@@ -100,6 +118,10 @@ class Allowance:
     queries: int = 0
     mc_draws: int = 0
 
+    def as_dict(self) -> dict:
+        """JSON-ready form (the report's ``details["allowance"]``)."""
+        return dataclasses.asdict(self)
+
 
 @dataclass(frozen=True)
 class AuditSettings:
@@ -123,8 +145,13 @@ class AuditSettings:
         The black-box score and fitting share (``audit_blackbox``).
     y_bound
         Declared target bound for outputs-only pair generation.
-    budget_s
-        Seconds for the whole audit (sequential mode; ``None``: no time limit).
+    time_guard_s
+        The wall-clock guard of the whole audit (``None``: none); a guard, never a
+        budget (:mod:`~dpgp_audit.audit.guard`).
+    cost_per_draw_s
+        The mechanism's *declared* seconds per draw (``None``: not declared); it may
+        shape how draws are chunked and, when ``n`` was not given, the draw cap, never
+        what a draw is.
     """
 
     n: int
@@ -136,12 +163,18 @@ class AuditSettings:
     score: str
     fit_fraction: float | None
     y_bound: float | None
-    budget_s: float | None
+    time_guard_s: float | None = None
+    cost_per_draw_s: float | None = None
 
     @property
     def sequential(self) -> bool:
         """True in the anytime-valid sequential mode (A.8)."""
         return self.mode == "sequential"
+
+    @property
+    def budget_s(self) -> float | None:
+        """Former name of :attr:`time_guard_s` (a guard now, not a budget)."""
+        return self.time_guard_s
 
 
 @dataclass
@@ -159,12 +192,20 @@ class AuditState:
         The first violating result's witness pair (written by the runner).
     witness_source
         The name of the part that gave the witness (``""``: none yet).
+    ranking
+        The pairs ranked for confirmation, best first, with their scores (``None``: not
+        ranked yet). An earlier part may fill it (the ranking hook, module docstring);
+        otherwise the first sample-based part that needs it does, once.
+    ranking_source
+        Who ranked them: a part's name, or ``"rank_pairs"`` (model score and pilot).
     """
 
     pairs: list[NeighbourPair]
     results: dict[str, AuditResult] = field(default_factory=dict)
     witness: NeighbourPair | None = None
     witness_source: str = ""
+    ranking: list[tuple[NeighbourPair, float]] | None = None
+    ranking_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -191,12 +232,15 @@ class AuditContext:
     alpha_share
         α for each part that spends α: ``alpha`` split evenly over them.
     started
-        ``time.perf_counter()`` when the audit began (for ``budget_s`` only).
+        The guard's clock when the audit began.
     screen
         A.7's pilot screen (``None`` when ``"precision"`` is not run): it runs before α
         is split, because it decides whether the precision part spends any.
     state
         :class:`AuditState`: pairs, results and witness so far.
+    guard
+        The audit's time guard (:class:`~dpgp_audit.audit.guard.TimeGuard`; default:
+        none, it never fires).
     """
 
     mechanism: Mechanism
@@ -209,6 +253,7 @@ class AuditContext:
     started: float
     state: AuditState
     screen: PrecisionScreen | None = None
+    guard: TimeGuard = field(default_factory=lambda: TimeGuard(None))
 
     @property
     def relation(self) -> NeighbourRelation:
@@ -225,10 +270,24 @@ class AuditContext:
         return self.state.results.get(name)
 
     def seconds_left(self) -> float | None:
-        """What is left of ``budget_s`` (at least 1 ms), ``None`` without a time budget."""
-        if self.settings.budget_s is None:
+        """Seconds before the time guard fires (at least 1 ms), ``None`` without a guard.
+
+        For display only: a part must not scale its work by it (``guard`` decides).
+        """
+        if self.guard.limit_s is None:
             return None
-        return max(1e-3, self.settings.budget_s - (time.perf_counter() - self.started))
+        return max(1e-3, self.guard.limit_s - self.guard.elapsed())
+
+
+def guard_result(part: str, note: dict, claimed: float, *, quantity: str = "epsilon",
+                 details: dict | None = None) -> AuditResult:
+    """The ``INCONCLUSIVE`` result of a part stopped by the time guard before any verdict.
+
+    ``note`` is :meth:`~dpgp_audit.audit.guard.TimeGuard.record`'s; ``details`` are kept.
+    """
+    return AuditResult(auditor=part, verdict=Verdict.INCONCLUSIVE,
+                       guarantee=Guarantee.LOWER_BOUND, estimate=0.0, claimed=claimed,
+                       quantity=quantity, details={**(details or {}), "time_guard": note})
 
 
 def witness_in(result: AuditResult, pairs: Sequence[NeighbourPair]) -> NeighbourPair | None:
@@ -413,10 +472,12 @@ class ModelCheckPart(AuditorPart):
         return None
 
     def allowance(self, settings: AuditSettings) -> Allowance:
-        """:data:`~dpgp_audit.audit.model_check.CHECK_N` draws per dataset, one pair."""
+        """:data:`~dpgp_audit.audit.model_check.CHECK_N` draws per dataset (at most the
+        cap ``n``), one pair.
+        """
         from dpgp_audit.audit.model_check import CHECK_N
 
-        return Allowance(draws=CHECK_N, pairs=1)
+        return Allowance(draws=min(CHECK_N, settings.n), pairs=1)
 
     def run(self, context: AuditContext) -> AuditResult | str:
         """The DKW goodness-of-fit check on D and the first pair's D′."""
@@ -436,10 +497,12 @@ class ModelCheckPart(AuditorPart):
         if not sets:
             return "the mechanism's mean()/cov() accept no dataset of the audit"
         try:
-            return check_model(mech, sets, context.rngs[self.name], n=allowance.draws,
-                               alpha=context.alpha_share * MODEL_CHECK_ALPHA_FRACTION)
+            res = check_model(mech, sets, context.rngs[self.name], n=allowance.draws,
+                              alpha=context.alpha_share * MODEL_CHECK_ALPHA_FRACTION)
         except ValueError as err:  # e.g. a zero covariance: nothing to whiten against
             return f"cov() cannot be whitened: {err}"
+        res.details["used"] = Allowance(draws=allowance.draws, pairs=len(sets) - 1).as_dict()
+        return res
 
 
 _WB_SCOPE = ("exact only over the {k} pairs it was given (generated, query-edge and "
@@ -523,13 +586,40 @@ class WhiteBoxPart(AuditorPart):
         return res
 
 
-def _pilot_draws(n: int, sequential: bool) -> int:
-    """Pilot releases per side for ranking pairs: a tenth of a fixed ``n``, in [20, 200].
+def _ranking(context: AuditContext, allowance: Allowance, part: str
+             ) -> tuple[list[tuple[NeighbourPair, float]], dict] | AuditResult | str:
+    """The ranked pairs to confirm (the ranking hook), ranking them once if no part has.
 
-    A sequential ``n`` is only a cap (by default ``SEQUENTIAL_HEADROOM`` times the fixed
-    default), so there the pilot takes a hundredth, which is the same pilot.
+    Returns the ranking and what ranking it cost here (pairs piloted, pilot draws per side
+    and pair), a skip reason, or the guard's ``INCONCLUSIVE`` result when the time guard
+    fired during the pilot.
     """
-    return min(200, max(20, n // (10 * SEQUENTIAL_HEADROOM if sequential else 10)))
+    state = context.state
+    if state.ranking is not None:  # an earlier part ranked them (A.9), or an earlier call
+        return state.ranking, {"pilot_pairs": 0, "pilot_draws": 0, "source": state.ranking_source}
+    info: dict = {}
+    coupled = _coupled_scores(context)  # A.9's survey stands in for the pilot where it can
+    ranked = rank_pairs(context.mechanism, context.pairs, context.rngs["explore"],
+                        top=allowance.pairs, pilot_n=allowance.pilot_draws,
+                        stop=context.guard, info=info, implementation=coupled)
+    if info.get("stopped"):
+        note = context.guard.record(part, "pair ranking (the pilot)",
+                                    rerun="fewer draws per pair (a smaller cap n / --samples)")
+        return guard_result(part, note, _claimed(context), details={
+            "used": {"pilot_draws": allowance.pilot_draws, "pilot_pairs": info["piloted"]}})
+    if not ranked:
+        return "no generated pair is accepted by the mechanism"
+    source = "rank_pairs" + (" (greybox survey for the pairs it scored, pilot for the rest)"
+                             if coupled else "")
+    state.ranking, state.ranking_source = ranked, source
+    return ranked, {"pilot_pairs": info.get("piloted", 0), "pilot_draws": allowance.pilot_draws,
+                    "source": source}
+
+
+def _claimed(context: AuditContext) -> float:
+    from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
+
+    return _claim_epsilon_delta(context.claim, None)[0]
 
 
 def _explore_and_confirm(context: AuditContext, allowance: Allowance, *, gdp: bool,
@@ -544,25 +634,27 @@ def _explore_and_confirm(context: AuditContext, allowance: Allowance, *, gdp: bo
 
     mech, claim, s = context.mechanism, context.claim, context.settings
     alpha = context.alpha_share
-    left = context.seconds_left()
-    t0 = time.perf_counter()
-    top = rank_pairs(mech, context.pairs, context.rngs["explore"], top=allowance.pairs,
-                     pilot_n=allowance.pilot_draws, implementation=_coupled_scores(context))
-    if not top:
-        return "no generated pair is accepted by the mechanism"
+    part = "gdp-fit" if gdp else "blackbox"
+    got = _ranking(context, allowance, part)
+    if not isinstance(got, tuple):
+        return got
+    ranked, cost = got
+    top = ranked[:max(1, allowance.pairs or 1)]
+    used = {"pilot_draws": cost["pilot_draws"], "pilot_pairs": cost["pilot_pairs"],
+            "pairs": len(top)}
     if s.sequential and not gdp:
         from dpgp_audit.audit.blackbox.sequential import audit_sequential
 
-        if left is not None:  # what the ranking left of the budget
-            left = max(1e-3, left - (time.perf_counter() - t0))
         r = audit_sequential(mech, [p for p, _ in top], max_n=max(2, allowance.draws), rng=rng,
                              alpha=alpha, claim=claim, score=s.score,
-                             executor=context.executor, budget_s=left)
+                             executor=context.executor, guard=context.guard,
+                             cost_per_draw_s=s.cost_per_draw_s)
         wit = next(p for p, _ in top if p.label == r.details["witness_label"])
         details = dict(r.details)
         details.update(pairs_confirmed=len(top), witness={**wit.as_dict()},
                        confirmed=[{"label": p.label, "exploration_score": sc} for p, sc in top],
-                       alpha_per_pair=alpha)
+                       alpha_per_pair=alpha, ranking=cost["source"],
+                       used={**used, "draws": r.details["n_per_side"]})
         return dataclasses.replace(r, details=details)
     m = len(top)
     fn = gdp_fit.audit_gdp_fit if gdp else blackbox.audit_blackbox
@@ -587,17 +679,19 @@ def _explore_and_confirm(context: AuditContext, allowance: Allowance, *, gdp: bo
         verdict = Verdict.INCONCLUSIVE
     details = dict(best.details)
     details.update(pairs_confirmed=m, confirmed=rows, witness_label=best_pair.label,
-                   alpha_per_pair=alpha / m,
-                   witness={**best_pair.as_dict()})
+                   alpha_per_pair=alpha / m, ranking=cost["source"],
+                   witness={**best_pair.as_dict()}, used={**used, "draws": allowance.draws})
     return dataclasses.replace(best, verdict=verdict, alpha=alpha, details=details)
 
 
 class BlackBoxPart(AuditorPart):
-    """A.3/A.8: rank the pairs on a pilot, then certify the top pairs on fresh samples.
+    """A.3/A.8: rank the pairs (or take an earlier part's ranking), then certify the top
+    pairs on fresh samples.
 
     Sequential mode: one anytime-valid betting audit over the top pairs, at most
-    ``draws`` per side and pair, within what is left of ``budget_s`` (A.8). Fixed mode:
-    a split audit of exactly ``draws`` per side per pair, Bonferroni over the pairs (A.3).
+    ``draws`` per side and pair (A.8); the time guard may stop it, ``INCONCLUSIVE``.
+    Fixed mode: a split audit of exactly ``draws`` per side per pair, Bonferroni over the
+    pairs (A.3).
     """
 
     name = "blackbox"
@@ -608,9 +702,9 @@ class BlackBoxPart(AuditorPart):
         return None
 
     def allowance(self, settings: AuditSettings) -> Allowance:
-        """``n`` draws per side and pair, a pilot, ``n_pairs`` pairs."""
+        """``n`` draws per side and pair, a pilot (:func:`pilot_draws`), ``n_pairs`` pairs."""
         return Allowance(draws=settings.n,
-                         pilot_draws=_pilot_draws(settings.n, settings.sequential),
+                         pilot_draws=pilot_draws(settings.n, settings.sequential),
                          pairs=settings.n_pairs)
 
     def run(self, context: AuditContext) -> AuditResult | str:
@@ -631,7 +725,7 @@ class GdpFitPart(AuditorPart):
 
     def allowance(self, settings: AuditSettings) -> Allowance:
         """``n`` draws per side (a fixed-n fit in either mode) on the one top pair."""
-        return Allowance(draws=settings.n, pilot_draws=_pilot_draws(settings.n, False),
+        return Allowance(draws=settings.n, pilot_draws=pilot_draws(settings.n, False),
                          pairs=1)
 
     def run(self, context: AuditContext) -> AuditResult | str:
@@ -656,10 +750,14 @@ class PrecisionPart(AuditorPart):
         return None
 
     def allowance(self, settings: AuditSettings) -> Allowance:
-        """``n`` draws per side per chosen pair, a pilot of ``n / 2`` in [20, 200]."""
+        """A pilot per candidate pair (:func:`pilot_draws` of ``n``), and at most
+        ``n / SEQUENTIAL_HEADROOM`` draws per side and chosen pair in sequential mode
+        (one anytime-valid audit over them), exactly ``n`` in fixed mode.
+        """
         from dpgp_audit.audit.precision import CERTIFY_PAIRS
 
-        return Allowance(draws=settings.n, pilot_draws=min(200, max(20, settings.n // 2)),
+        draws = max(2, settings.n // SEQUENTIAL_HEADROOM) if settings.sequential else settings.n
+        return Allowance(draws=draws, pilot_draws=pilot_draws(settings.n, settings.sequential),
                          pairs=CERTIFY_PAIRS)
 
     def spends_alpha(self, context: AuditContext) -> bool:
@@ -675,10 +773,13 @@ class PrecisionPart(AuditorPart):
             return "the precision screen did not run"
         if screen.skipped is not None:
             return screen.skipped
-        return certify_precision(screen, context.mechanism, context.rngs[self.name],
-                                 n=self.allowance(context.settings).draws,
-                                 alpha=context.alpha_share, claim=context.claim,
-                                 executor=context.executor)
+        allowance = self.allowance(context.settings)
+        res = certify_precision(screen, context.mechanism, context.rngs[self.name],
+                                n=allowance.draws, alpha=context.alpha_share,
+                                claim=context.claim, executor=context.executor,
+                                sequential=context.settings.sequential, guard=context.guard,
+                                cost_per_draw_s=context.settings.cost_per_draw_s)
+        return res
 
 
 #: The built-in parts, in the order they run: the grey-box survey first (cheap; its pair

@@ -28,10 +28,17 @@ Laplace; Jin et al., S&P 2022, for Gaussian noise and DP-SGD).
 3. **Certified verdict.** The visible pairs are ranked by how well the pilot already
    separates them (total variation of the releases as categories when they are few,
    else a Kolmogorov–Smirnov distance), taken round robin over the magnitudes, and the
-   top ``n_pairs`` are handed to the black-box auditor (A.3) on fresh samples with α
-   split over them (Bonferroni). The score is learned (categorical or LDA), not the
-   stated Gaussian model: rounding is where the float release departs from it. A
+   top ``n_pairs`` are handed on fresh samples to the sequential black-box auditor (A.8:
+   one anytime-valid audit over them, at most ``n`` draws per side and pair, stopping at
+   the first certified violation) or, in fixed mode, to the split auditor (A.3, exactly
+   ``n`` per side, α split over them). The score is learned (categorical or LDA), not
+   the stated Gaussian model: rounding is where the float release departs from it. A
    certified ε above the claim is a ``VIOLATION`` with its witness pair.
+
+Every step is budgeted in draws (issue 20 §1): the candidates are a fixed list, each is
+piloted with ``pilot`` draws per side, and each certification draws at most ``n`` per side
+and pair. A time guard (``guard``) may stop the screen or the certification; the result
+is then ``INCONCLUSIVE`` and says so.
 
 The pilot only chooses pairs; only the black-box step certifies, so the verdict keeps the
 black-box guarantee (valid with confidence 1 − α, no assumptions). Discrete releases
@@ -71,13 +78,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox.scores import fit_float_support, float_support_evidence
+from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import NeighbourPair, domain_y_bound
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import epsilon_lower_bound
@@ -388,14 +396,24 @@ class PrecisionScreen:
 def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                      claim: object | None = None, pairs: Sequence[NeighbourPair] = (),
                      pilot: int = 200, n_pairs: int = CERTIFY_PAIRS, per_scale: int = 6,
-                     budget_s: float = 5.0, support: bool = False) -> PrecisionScreen:
+                     guard: Callable[[], bool] | None = None, support: bool = False,
+                     budget_s: float | None = None) -> PrecisionScreen:
     """Steps 1–2 of A.7 (module docstring): candidates, pilots, visible pairs ranked.
+
+    Every candidate is piloted (``pilot`` draws per side): the work is a function of the
+    inputs (issue 20 §1). ``guard`` (a zero-argument callable, true once the audit's time
+    guard has fired) stops the screen between candidates; ``details["stopped_by_guard"]``
+    then says so. ``budget_s`` (former per-screen seconds) is a guard of its own now.
 
     With ``support=True`` also step 4: :func:`support_pairs` join the candidates (probed
     whatever the time spent) and the :data:`SUPPORT_PAIRS` most support-visible pairs are
     chosen for the float-support test (``screen.support_chosen``).
     """
     t0 = time.perf_counter()
+    if budget_s is not None:
+        own = TimeGuard(check_guard_s("budget_s", budget_s))
+        outer = guard
+        guard = own if outer is None else (lambda: own.expired() or bool(outer()))
     rng = check_rng(rng)
     pilot = check_positive_int("pilot", pilot)
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
@@ -403,16 +421,17 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
     bound = _domain_bound(mechanism, claim)
     candidates = precision_pairs(data, claim.relation, rng_pairs,  # type: ignore[attr-defined]
                                  y_bound=bound, per_scale=per_scale) + list(pairs)
-    n_timed = len(candidates)  # support pairs (appended) are probed whatever the time
     if support:
         candidates += support_pairs(data, claim.relation, y_bound=bound)  # type: ignore
     details: dict = {"domain_y_bound": bound, "visible_ratio": VISIBLE_RATIO,
                      "min_distinct": MIN_DISTINCT, "pilot_per_side": pilot}
     probe_rngs = rng_pilot.spawn(len(candidates))
     probes: list[tuple[PrecisionProbe, NeighbourPair]] = []
-    for idx, (pair, prng) in enumerate(zip(candidates, probe_rngs, strict=True)):
-        if idx < n_timed and idx and time.perf_counter() - t0 > budget_s and idx % per_scale:
-            continue  # over budget: keep only the first candidate of each magnitude
+    for pair, prng in zip(candidates, probe_rngs, strict=True):
+        if guard is not None and guard():
+            details["stopped_by_guard"] = True
+            details["probed"] = len(probes)
+            break
         first_rng, probe_rng = prng.spawn(2)
         try:
             first = np.asarray(mechanism.sample(pair.d0, 1, first_rng))  # type: ignore
@@ -543,14 +562,29 @@ def certify_support(mechanism: object, pair: NeighbourPair, rng: np.random.Gener
             "witness": pair.as_dict(), "seconds": time.perf_counter() - t0}
 
 
+def _precision_score(probe: PrecisionProbe) -> str:
+    """Rounding breaks the stated Gaussian model, so the score is learned: categorical when
+    the releases are few, else linear (LDA; the identity in one dimension).
+    """
+    return "categorical" if probe.regime == "categorical" else \
+        "lda" if probe.dim > 1 else "identity"
+
+
 def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random.Generator, *,
                       n: int, alpha: float, claim: object | None = None,
-                      executor: object | None = None) -> AuditResult:
+                      executor: object | None = None, sequential: bool = False,
+                      guard: Callable[[], bool] | None = None,
+                      cost_per_draw_s: float | None = None) -> AuditResult:
     """Steps 3 and 5 of A.7: each chosen pair tested on fresh samples.
 
-    Rounding-visible pairs go to the black-box auditor, support-visible ones (``support=True``
-    in the screen) to :func:`certify_support`; α is split evenly over all of these tests
-    (Bonferroni).
+    Rounding-visible pairs go to the black-box auditor: with ``sequential=True`` (the
+    default path) one anytime-valid sequential audit (A.8) over all of them, at most ``n``
+    draws per side and pair, stopping at the first certified violation (their wealth is
+    averaged: one test); otherwise the split auditor (A.3) with exactly ``n`` per side on
+    each. Support-visible ones (``support=True`` in the screen) go to
+    :func:`certify_support`. α is split evenly over these tests (Bonferroni). ``guard``
+    (the audit's time guard) stops the sequential audit between pieces and the other tests
+    between pairs: ``INCONCLUSIVE``, recorded in ``details["time_guard"]``.
     """
     from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta, audit_blackbox
 
@@ -563,32 +597,55 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
     eps_c, _, _ = _claim_epsilon_delta(claim, None)
     details = dict(screen.details)
     chosen = screen.chosen
-    n_tests = len(chosen) + len(screen.support_chosen)
+    one_audit = sequential and bool(chosen)
+    n_tests = (1 if one_audit else len(chosen)) + len(screen.support_chosen)
     best, best_res, checked = 0.0, None, []
-    for (p, pair), brng in zip(chosen, rng.spawn(max(1, len(chosen))), strict=False):
-        # rounding breaks the stated Gaussian model, so the score is learned: categorical
-        # when the releases are few, else linear (LDA; the identity in one dimension)
-        score = ("categorical" if p.regime == "categorical" else
-                 "lda" if p.dim > 1 else "identity")
-        res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
-                             alpha=alpha / n_tests, claim=claim, executor=executor,
-                             score=score)
-        checked.append({"label": p.label, "verdict": res.verdict.value,
-                        "epsilon_lb": res.estimate, "score": res.details.get("score")})
-        if best_res is None or res.estimate > best:
-            best, best_res = res.estimate, res
+    stopped = bool(details.get("stopped_by_guard"))
+    used = 0
+    if one_audit and not stopped:
+        from dpgp_audit.audit.blackbox.sequential import audit_sequential
+
+        res = audit_sequential(mechanism, [pair for _, pair in chosen], max_n=max(2, n),
+                               rng=rng.spawn(1)[0], alpha=alpha / n_tests, claim=claim,
+                               executor=executor, guard=guard,
+                               score=[_precision_score(p) for p, _ in chosen],
+                               cost_per_draw_s=cost_per_draw_s)
+        best, best_res, used = res.estimate, res, int(res.details["n_per_side"])
+        checked = [{"label": p.label, "verdict": res.verdict.value, "epsilon_lb": res.estimate,
+                    "score": _precision_score(p),
+                    "mode": "sequential (one audit over the chosen pairs)"} for p, _ in chosen]
+        stopped = res.details.get("stopped") == "time_guard"
+    elif chosen and not stopped:
+        for (p, pair), brng in zip(chosen, rng.spawn(max(1, len(chosen))), strict=False):
+            if guard is not None and guard():
+                stopped = True
+                break
+            res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
+                                 alpha=alpha / n_tests, claim=claim, executor=executor,
+                                 score=_precision_score(p))
+            used = n
+            checked.append({"label": p.label, "verdict": res.verdict.value,
+                            "epsilon_lb": res.estimate, "score": res.details.get("score")})
+            if best_res is None or res.estimate > best:
+                best, best_res = res.estimate, res
     best_support = None
-    if screen.support_chosen:
+    if screen.support_chosen and not stopped:
         support_rows = []
         for (_, pair), srng in zip(screen.support_chosen, rng.spawn(len(screen.support_chosen)),
                                    strict=True):
+            if guard is not None and guard():
+                stopped = True
+                break
             row = certify_support(mechanism, pair, srng, n=n, alpha=alpha / n_tests,
                                   claim=claim, executor=executor)
             support_rows.append(row)
+            used = max(used, int(row["n_per_side"]))
             if (best_res is None and best_support is None) or row["epsilon_lb"] > best:
                 best, best_support, best_res = row["epsilon_lb"], row, None
         details["support_certified"] = support_rows
     details["certified"] = checked
+    details["used"] = {"pilot_draws": int(details.get("pilot_per_side", 0)), "draws": used,
+                       "pairs": len(checked) + len(details.get("support_certified", []))}
     details["seconds_certify"] = time.perf_counter() - t0
     ceiling = None
     if best_support is not None:
@@ -598,13 +655,23 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
         ceiling = best_support["epsilon_ceiling"]
     elif best_res is not None:
         details["witness"] = best_res.details.get("witness")
-        details["witness_label"] = next(c["label"] for c in checked
-                                        if c["epsilon_lb"] == best)
+        details["witness_label"] = best_res.details.get("witness_label") if one_audit else \
+            next(c["label"] for c in checked if c["epsilon_lb"] == best)
         ceiling = best_res.details.get("epsilon_ceiling")
     if ceiling is not None:
         details["epsilon_ceiling"] = ceiling
-    if best > eps_c:
+    # the sequential audit rejects the claim when its bound reaches the claimed ε (the
+    # claim's own grid value rejected), the split audit when its bound exceeds it
+    if (best_res is not None and best_res.violation) or best > eps_c:
         verdict = Verdict.VIOLATION
+    elif stopped:
+        verdict = Verdict.INCONCLUSIVE
+        note = best_res.details.get("time_guard") if best_res is not None else None
+        if note is None:
+            note = (guard.record("precision", "the precision screen or certification")
+                    if isinstance(guard, TimeGuard) else
+                    {"part": "precision", "message": "stopped by the time guard: INCONCLUSIVE"})
+        details["time_guard"] = note
     elif best_support is None and chosen and best_res is not None \
             and best_res.verdict is Verdict.INCONCLUSIVE:
         verdict = Verdict.INCONCLUSIVE
@@ -620,8 +687,9 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
 def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                     n: int = 20_000, alpha: float = 0.05, pairs: Sequence[NeighbourPair] = (),
                     claim: object | None = None, pilot: int = 200, n_pairs: int = CERTIFY_PAIRS,
-                    per_scale: int = 6, budget_s: float = 5.0,
-                    executor: object | None = None, support: bool = False) -> AuditResult:
+                    per_scale: int = 6, time_guard_s: float | None = None,
+                    executor: object | None = None, support: bool = False,
+                    sequential: bool = False, budget_s: float | None = None) -> AuditResult:
     """A.7: look for visible rounding at adversarially large legal values; certify with A.3.
 
     Parameters
@@ -648,14 +716,19 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
         At most this many visible pairs are certified.
     per_scale
         Random candidates per magnitude (see :func:`precision_pairs`).
-    budget_s
-        Seconds the pilots may take: after that only the first candidate of each
-        magnitude is probed.
+    time_guard_s
+        A wall-clock guard (seconds; ``None``: none): when it fires the audit stops,
+        ``INCONCLUSIVE``, and says so. The work is otherwise a function of the inputs.
     executor
         Passed to the black-box auditor.
     support
         Also test float supports at ordinary inputs (steps 4–5 of the module docstring:
         :func:`support_pairs`, the support evidence of every pilot, :func:`certify_support`).
+    sequential
+        Certify the rounding-visible pairs with one sequential audit over them (at most
+        ``n`` per side and pair) instead of ``n`` per side on each (:func:`certify_precision`).
+    budget_s
+        Former name of ``time_guard_s``.
 
     Returns
     -------
@@ -666,10 +739,12 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
         witness; ``details["skipped"]`` says why nothing was probed (a discrete release).
     """
     rng = check_rng(rng)
+    guard = TimeGuard(check_guard_s("time_guard_s", time_guard_s if budget_s is None
+                                    else budget_s))
     rng_screen, rng_cert = rng.spawn(2)
     screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs,
                               pilot=pilot, n_pairs=n_pairs, per_scale=per_scale,
-                              budget_s=budget_s, support=support)
+                              guard=guard, support=support)
     if screen.skipped is not None:
         from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 
@@ -678,4 +753,4 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
                            guarantee=Guarantee.LOWER_BOUND, estimate=0.0,
                            claimed=_claim_epsilon_delta(claim, None)[0], details=screen.details)
     return certify_precision(screen, mechanism, rng_cert, n=n, alpha=alpha, claim=claim,
-                             executor=executor)
+                             executor=executor, sequential=sequential, guard=guard)

@@ -179,7 +179,10 @@ class AuditReport:
         The neighbour pair of the first violation (sensitivity counterexample,
         then white-box, then black-box), or the most distinguishable pair examined.
     timings
-        Seconds per phase.
+        Seconds per phase (the only part of a report that depends on the machine).
+    guard
+        The time guard: ``{"time_guard_s": limit or None, "fired": [notes]}``, one note
+        per part it stopped or kept from starting (:mod:`~dpgp_audit.audit.guard`).
     """
 
     mechanism: str
@@ -189,13 +192,23 @@ class AuditReport:
     skipped: dict = field(default_factory=dict)
     witness: NeighbourPair | None = None
     timings: dict = field(default_factory=dict)
+    guard: dict = field(default_factory=dict)
+
+    @property
+    def guard_fired(self) -> bool:
+        """True when the time guard stopped some part (the audit is then incomplete)."""
+        return bool(self.guard.get("fired"))
 
     @property
     def verdict(self) -> Verdict:
-        """VIOLATION if any auditor found one; NO_EVIDENCE if any could have; else INCONCLUSIVE."""
+        """VIOLATION if any auditor found one; else INCONCLUSIVE if the time guard fired;
+        else NO_EVIDENCE if any auditor could have found one; else INCONCLUSIVE.
+        """
         verdicts = {r.verdict for r in self.results}
         if Verdict.VIOLATION in verdicts:
             return Verdict.VIOLATION
+        if self.guard_fired:  # an audit the guard cut short is never "no evidence"
+            return Verdict.INCONCLUSIVE
         if Verdict.NO_EVIDENCE in verdicts:
             return Verdict.NO_EVIDENCE
         return Verdict.INCONCLUSIVE
@@ -223,6 +236,7 @@ class AuditReport:
             "skipped": self.skipped,
             "witness": None if self.witness is None else self.witness.as_dict(),
             "timings": self.timings,
+            "guard": self.guard,
             "note": NO_PROOF,
         })  # type: ignore[return-value]
 
@@ -244,6 +258,8 @@ class AuditReport:
             lines.append(f"  {name:<12} {'SKIPPED':<13} {why}")
         if self.witness is not None:
             lines.append(f"  witness pair: {self.witness.label}")
+        for note in self.guard.get("fired", []):
+            lines.append(f"  TIME GUARD: {note.get('part', '?')}: {note.get('message', '')}")
         lines.append(f"  time: {self.timings.get('total', 0.0):.2f} s")
         if not self.violation:
             lines.append(f"  Note: {NO_PROOF}")
@@ -310,11 +326,14 @@ def _fmt(v: float) -> str:
 def _extra_line(r: AuditResult) -> str:
     d = r.details
     if r.auditor == "blackbox" and d.get("mode") == "sequential":
+        used = d.get("used", {})
+        pilot = (f"; pairs ranked by {d['ranking']}" if d.get("ranking") else "") + \
+            (f" ({used['pilot_pairs']} piloted with {used['pilot_draws']} draws/side)"
+             if used.get("pilot_pairs") else "")
         return (f"sequential (anytime-valid): {d.get('n_per_side')} draws/side/pair of at most "
                 f"{d.get('max_n')}, stopped by {d.get('stopped')}; eps ceiling "
                 f"{_fmt(d.get('epsilon_ceiling', math.nan))}; "
-                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together"
-                + (f"; budget {d['budget_s']:.3g} s" if d.get("budget_s") else "")
+                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together" + pilot
                 + (f"; witness score: {d['score']}" if d.get("score") else ""))
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))

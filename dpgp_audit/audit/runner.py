@@ -36,7 +36,15 @@
    A part that needs an interface the mechanism lacks is skipped with the reason
    recorded; the report's witness is the first violation's.
 
-The defaults — mode, draw cap, seconds budget (:mod:`~dpgp_audit.audit.defaults`) and the
+Every part is budgeted in draws or other deterministic units (its
+:class:`~dpgp_audit.audit.parts.Allowance`, derived from the one draw cap ``n``), never in
+seconds: ``(mechanism, data, seed, settings)`` gives the same report on any machine,
+quiet or busy (issue 20 §1). The one wall-clock limit is the **time guard**
+(``time_guard_s``, :mod:`~dpgp_audit.audit.guard`): when it fires, the part it stops is
+``INCONCLUSIVE``, the report's verdict is ``INCONCLUSIVE`` unless a violation was
+certified, and the report says where the guard fired (``report.guard``).
+
+The defaults — mode, draw cap, time guard (:mod:`~dpgp_audit.audit.defaults`) and the
 parts (:mod:`~dpgp_audit.audit.parts`) — are re-exported here and shared with
 ``python -m dpgp_audit audit`` (cli.py) and ``dpgp_audit.testing.assert_private``, so
 that the library, the CLI and a user's privacy test run one default path.
@@ -49,23 +57,29 @@ JSON report, ``table()`` the text verdict table, ``_repr_html_`` its notebook vi
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox.executors import as_batching
 from dpgp_audit.audit.defaults import (
-    CLI_BUDGET_S,
+    ANSWERS_PAIRS,
     DEFAULT_BUDGET_S,
     DEFAULT_MODE,
+    DEFAULT_PAIRS,
+    DEFAULT_TIME_GUARD_S,
     FIXED_DEFAULT_N,
     MODES,
+    PLANNED_AUDIT_S,
     SEQUENTIAL_DEFAULT_N,
     SEQUENTIAL_HEADROOM,
     default_n,
+    planned_cap,
 )
+from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     adversarial_rows,
@@ -90,12 +104,35 @@ from dpgp_audit.privacy.claims import Claim, Neighbour
 
 # The default path's constants live in defaults.py and the parts' registry in parts.py;
 # both are re-exported here, where the edges (cli.py, testing.py) import them.
-__all__ = ["AUDITORS", "CLI_BUDGET_S", "DEFAULT_AUDITORS", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
-           "FIXED_DEFAULT_N", "MODEL_CHECK_ALPHA_FRACTION", "MODES", "PARTS",
-           "SEQUENTIAL_DEFAULT_N", "SEQUENTIAL_HEADROOM", "audit_mechanism", "default_n"]
+__all__ = ["AUDITORS", "DEFAULT_AUDITORS", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
+           "DEFAULT_TIME_GUARD_S", "FIXED_DEFAULT_N", "MODEL_CHECK_ALPHA_FRACTION", "MODES",
+           "PARTS", "SEQUENTIAL_DEFAULT_N", "SEQUENTIAL_HEADROOM", "audit_mechanism",
+           "declared_cost", "default_n"]
 
 #: Stream names the runner hands to more than one part; no part may take these names.
 _SHARED_STREAMS = ("explore",)
+_UNSET = object()
+
+
+def declared_cost(mechanism: object, cost_per_draw_s: float | None = None) -> float | None:
+    """The *declared* seconds per draw: the argument, else the mechanism's
+    ``declared_cost_per_draw_s`` attribute (a constant its author writes), else ``None``.
+
+    Only a declaration counts, never a measurement: a cost timed on this machine (such as
+    an adapted library's measured ``cost_per_draw_s``, dpgp_audit.adapters) would make the
+    draw cap, and so the verdict, depend on the machine's load (issue 20 §1). A
+    ``ValueError`` names the parameter when the declaration is not a positive finite
+    number.
+    """
+    cost = getattr(mechanism, "declared_cost_per_draw_s", None) if cost_per_draw_s is None \
+        else cost_per_draw_s
+    if cost is None:
+        return None
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or \
+            not (cost > 0 and math.isfinite(cost)):
+        raise ValueError(f"cost_per_draw_s must be a positive finite number of seconds, "
+                         f"got {cost!r}")
+    return float(cost)
 
 
 def _claim_dict(claim: Claim) -> dict:
@@ -126,22 +163,26 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     auditors: Sequence[str] = DEFAULT_AUDITORS,
                     n: int | None = None, alpha: float = 0.05, claim: Claim | None = None,
                     progress: bool = False, pairs: Sequence[NeighbourPair] | None = None,
-                    n_pairs: int = 2, budget: int = 300, score: str = "auto",
+                    n_pairs: int | None = None, budget: int = 300, score: str = "auto",
                     executor: Executor | None = None, fit_fraction: float | None = None,
                     y_bound: float | None = None, name: str | None = None,
                     seed: int | None = None, n_mc: int = 20_000, mode: str = DEFAULT_MODE,
-                    budget_s: float | None = DEFAULT_BUDGET_S,
+                    time_guard_s: float | None = DEFAULT_TIME_GUARD_S,
                     blas_threads: int | None = 1,
                     parts: Sequence[AuditorPart] | None = None,
-                    precision_support: bool = False) -> AuditReport:
+                    cost_per_draw_s: float | None = None,
+                    clock: Callable[[], float] = time.perf_counter,
+                    precision_support: bool = False,
+                    budget_s: object = _UNSET) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
 
     With nothing but ``(mechanism, data, rng)`` this is the **default path**, the same
     as ``python -m dpgp_audit audit`` and :func:`dpgp_audit.testing.assert_private`:
     every default auditor, the black-box one in anytime-valid sequential mode (A.8)
-    with at most :data:`SEQUENTIAL_DEFAULT_N` draws per side and pair and a budget of
-    :data:`DEFAULT_BUDGET_S` seconds (the CLI gives each mechanism
-    :data:`CLI_BUDGET_S`). ``mode="fixed"`` is the fixed-n split auditor (A.3).
+    with at most :data:`SEQUENTIAL_DEFAULT_N` draws per side and pair, under a time guard
+    of :data:`DEFAULT_TIME_GUARD_S` seconds. ``mode="fixed"`` is the fixed-n split
+    auditor (A.3). The report is a function of the inputs and ``rng``'s seed: the same
+    on any machine, quiet or busy, unless the guard fired (and then it says so).
 
     Parameters
     ----------
@@ -161,10 +202,13 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         order of the parts, whatever the order here.
     n
         Samples per side for each black-box (and GDP-fit) audit: exactly ``n`` in fixed
-        mode, **at most** ``n`` per side and pair in sequential mode (a cap; the budget
-        usually ends a run that finds nothing first). ``None`` (default): the mode's
-        default, :func:`default_n` — 200 000 sequential, 20 000 fixed. The precision
-        auditor (A.7) certifies the pairs it hands on with ``n`` per side.
+        mode, **at most** ``n`` per side and pair in sequential mode (a cap: the audit's
+        budget, in draws). ``None`` (default): the mode's default, :func:`default_n` —
+        200 000 sequential, 20 000 fixed — or, in sequential mode for a mechanism that
+        declares its cost per draw (``declared_cost_per_draw_s``), the cap that
+        :data:`~dpgp_audit.audit.defaults.PLANNED_AUDIT_S` seconds of certification buy at
+        that cost (:func:`~dpgp_audit.audit.defaults.planned_cap`). Every other part's
+        allowance follows from ``n`` (:mod:`~dpgp_audit.audit.parts`).
     alpha
         Family-wise significance level, split evenly over the statistical auditors.
     claim
@@ -174,7 +218,13 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     pairs
         Candidate neighbour pairs; default :func:`~dpgp_audit.audit.neighbours.neighbour_pairs`.
     n_pairs
-        How many top-ranked pairs the black-box auditor confirms (Bonferroni over them).
+        How many top-ranked pairs the black-box auditor confirms (Bonferroni over them in
+        fixed mode; their wealth averaged in sequential mode). ``None`` (default): 2, or
+        in sequential mode under the all-answers relation every generated pattern pair
+        (at most :data:`~dpgp_audit.audit.defaults.ANSWERS_PAIRS`): there a pilot cannot
+        tell the patterns that expose an SVT or noisy-max bug from those that do not (their
+        outputs differ as much either way), there are few of them, and averaged wealth
+        costs no α split.
     budget
         Query budget of the sensitivity search.
     score, executor, fit_fraction
@@ -196,13 +246,13 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         :func:`~dpgp_audit.audit.blackbox.sequential.audit_sequential`). ``"fixed"``: it draws
         exactly ``n`` per side, split into fitting and certification samples, with
         Bonferroni over the confirmed pairs (A.3).
-    budget_s
-        Wall-clock budget in seconds for the whole audit, sequential mode only
-        (default :data:`DEFAULT_BUDGET_S`; ``None``: no time limit, only ``n``): the
-        black-box rounds get what the earlier phases left, and stop when it is spent.
-        The report's black-box result records the draws it bought and, under
-        ``reproduce``, the cap that repeats the run bit for bit with ``budget_s=None``.
-        Fixed mode has no time budget (``inputs["budget_s"]`` is then ``None``).
+    time_guard_s
+        The time guard, in seconds for the whole audit (default
+        :data:`DEFAULT_TIME_GUARD_S`; ``None``: none). A guard, not a budget: no part
+        scales its work by it; when it fires, the part it stops reports ``INCONCLUSIVE``
+        with ``details["time_guard"]`` (where, after how many draws, how to rerun), parts
+        not yet started are skipped with that note, and the report's verdict is
+        ``INCONCLUSIVE`` unless a violation was certified (``report.guard``).
     blas_threads
         BLAS and OpenMP threads while auditing (threadpoolctl, every API it knows;
         ``None`` leaves them alone). One by default: audited mechanisms mostly factor
@@ -216,6 +266,16 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         :data:`PARTS`). To add an auditor of your own, pass ``(*PARTS, MyPart())`` and
         add its name to ``auditors``. A part not built in gets its own random stream,
         spawned after the built-in ones (their results are unchanged).
+    cost_per_draw_s
+        The mechanism's declared seconds per draw (default: its
+        ``declared_cost_per_draw_s`` attribute, if any; :func:`declared_cost`). It plans
+        the default cap (``n`` above) and lets the sequential auditor spread chunks of
+        expensive draws; it is a declaration, never measured, so the report stays a
+        function of the inputs.
+    clock
+        The time guard's seconds counter (injectable for tests).
+    budget_s
+        Former name of ``time_guard_s`` (it was a seconds budget; it is the guard now).
     precision_support
         Let the precision auditor (A.7) also test float supports at ordinary inputs
         (:func:`~dpgp_audit.audit.precision.screen_precision` ``support=True``). Off by
@@ -234,21 +294,23 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                 mechanism, data, rng, auditors=auditors, n=n, alpha=alpha, claim=claim,
                 progress=progress, pairs=pairs, n_pairs=n_pairs, budget=budget, score=score,
                 executor=executor, fit_fraction=fit_fraction, y_bound=y_bound, name=name,
-                seed=seed, n_mc=n_mc, mode=mode, budget_s=budget_s, blas_threads=None,
-                parts=parts, precision_support=precision_support)
+                seed=seed, n_mc=n_mc, mode=mode, time_guard_s=time_guard_s,
+                blas_threads=None, parts=parts, cost_per_draw_s=cost_per_draw_s,
+                clock=clock, precision_support=precision_support, budget_s=budget_s)
+    if budget_s is not _UNSET:  # the former name of the guard
+        time_guard_s = check_guard_s("budget_s", budget_s)
+    guard = TimeGuard(check_guard_s("time_guard_s", time_guard_s), clock=clock)
     t_all = time.perf_counter()
     rng = check_rng(rng)
     executor = as_batching(executor)  # one cost-per-draw estimate for every pair and phase
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    n = default_n(mode) if n is None else check_positive_int("n", n)
-    if budget_s is not None and (isinstance(budget_s, bool)
-                                 or not isinstance(budget_s, int | float)
-                                 or not budget_s > 0):
-        raise ValueError(f"budget_s must be a positive number of seconds or None, "
-                         f"got {budget_s!r}")
-    if mode == "fixed":
-        budget_s = None  # fixed mode draws exactly n per side: no time budget applies
+    cost = declared_cost(mechanism, cost_per_draw_s)
+    if n is None:
+        n = default_n(mode) if cost is None or mode == "fixed" else \
+            planned_cap(cost, PLANNED_AUDIT_S)
+    else:
+        n = check_positive_int("n", n)
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     available = _check_parts(PARTS if parts is None else parts)
@@ -280,9 +342,13 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     pairs = list(pairs)
     timings["neighbours"] = time.perf_counter() - t
 
+    if n_pairs is None:  # sequential mode averages the pairs' wealth: no α split over them
+        n_pairs = min(len(pairs), ANSWERS_PAIRS) if relation.kind is Neighbour.ANSWERS \
+            and mode == "sequential" else DEFAULT_PAIRS
+    n_pairs = check_positive_int("n_pairs", n_pairs)
     settings = AuditSettings(n=n, alpha=alpha, mode=mode, n_pairs=n_pairs, budget=budget,
                              n_mc=n_mc, score=score, fit_fraction=fit_fraction,
-                             y_bound=y_bound, budget_s=budget_s)
+                             y_bound=y_bound, time_guard_s=guard.limit_s, cost_per_draw_s=cost)
     steps = [p for p in available if p.name in auditors]
     (rng_prec,) = rng.spawn(1)  # spawned after the others: their streams are unchanged
     (rng_grey,) = rng.spawn(1)  # A.9's seeds (issue 21 §3), likewise spawned after
@@ -295,7 +361,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         prec = next(p for p in steps if p.name == "precision").allowance(settings)
         screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs[:4],
                                   pilot=prec.pilot_draws, n_pairs=prec.pairs,
-                                  support=precision_support)
+                                  support=precision_support, guard=guard)
         timings["precision-screen"] = time.perf_counter() - t
     rngs = {"sensitivity": rng_sens, "model-check": rng_mc, "whitebox": rng_wb,
             "explore": rng_explore, "blackbox": rng_bb, "gdp-fit": rng_gdp,
@@ -305,8 +371,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         rngs.update(zip(others, rng.spawn(len(others)), strict=True))
     state = AuditState(pairs=pairs)
     ctx = AuditContext(mechanism=mechanism, data=data, claim=claim, settings=settings,
-                       rngs=rngs, executor=executor, alpha_share=alpha, started=t_all,
-                       state=state, screen=screen)
+                       rngs=rngs, executor=executor, alpha_share=alpha,
+                       started=float(guard.started), state=state, screen=screen,  # type: ignore
+                       guard=guard)
     by_name = {p.name: p for p in steps}
     n_stat = sum(1 for a in auditors if by_name[a].spends_alpha(ctx))
     ctx = dataclasses.replace(ctx, alpha_share=alpha / max(1, n_stat))
@@ -321,13 +388,17 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         if bar is not None:
             bar.set_postfix_str(part.name)
         res = part.needs(mechanism, relation)
-        if res is None:
+        if res is None and guard.expired():  # a part that has not started is not run
+            res = guard.record(part.name, "the audit, before this part started")["message"]
+        elif res is None:
             res = part.run(ctx)
         if isinstance(res, str):
             skipped[part.name] = res
         else:
             if res.auditor != part.name:  # the report names each result after its part
                 res = dataclasses.replace(res, auditor=part.name)
+            if "allowance" not in res.details:  # what it was allowed, beside what it used
+                res.details["allowance"] = part.allowance(settings).as_dict()
             state.results[part.name] = res
             if res.violation and state.witness is None:
                 witness = part.witness(res, ctx)
@@ -345,10 +416,13 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
               "dataset": {"n": int(data.n), "dim": int(data.dim),  # type: ignore[attr-defined]
                           "name": getattr(data, "name", "")},
               "relation": relation.describe(), "seed": seed,
-              "witness_source": state.witness_source, "mode": mode, "budget_s": budget_s}
+              "witness_source": state.witness_source, "mode": mode,
+              "time_guard_s": guard.limit_s, "cost_per_draw_s": cost,
+              "allowances": {p.name: p.allowance(settings).as_dict() for p in steps}}
     if getattr(mechanism, "reproducible", True) is False:  # an unseedable sampler (A.10)
         inputs.update(reproducible=False,
                       reproducibility=str(getattr(mechanism, "reproducibility", "")))
     return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
                        results=tuple(state.results.values()), skipped=skipped,
-                       witness=state.witness, timings=timings)
+                       witness=state.witness, timings=timings,
+                       guard={"time_guard_s": guard.limit_s, "fired": list(guard.fired)})

@@ -69,8 +69,9 @@ class Bug:
         Extra ``audit_mechanism`` arguments for that check.
     bug_class
         For the default path's former blind spots: the class of mistake (else ``""``).
-    audit_samples, audit_budget_s
-        Per-entry ``make audit`` settings (``None``: the CLI defaults).
+    audit_samples
+        Per-entry ``make audit`` fixed-mode n (``None``: the default); the catalogue's
+        draw-cap rule gives ten times that as the sequential cap.
     """
 
     id: str
@@ -86,7 +87,6 @@ class Bug:
     audit_kwargs: dict = field(default_factory=dict)
     bug_class: str = ""
     audit_samples: int | None = None
-    audit_budget_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,6 @@ class Control:
     default_data: Callable[[], Dataset]
     defaults: dict
     audit_samples: int | None = None
-    audit_budget_s: float | None = None
 
 
 _GAUSS = {"epsilon": 1.0, "delta": 1e-5}
@@ -107,9 +106,8 @@ _PURE = {"epsilon": 1.0}
 _S18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
 #: The edge double-count's loss (true ε 1.465 against a claim of 1 at δ = 1e-5) lives in
 #: a far Gaussian tail: the sequential auditor certifies it after ~1e6 draws per side,
-#: above the default cap; the twin gets the same budget.
+#: above the default cap; the twin gets the same cap (ten times this, the catalogue rule).
 HISTOGRAM_AUDIT_SAMPLES = 400_000
-HISTOGRAM_AUDIT_BUDGET_S = 4.0
 #: Samples per side the float-support test needs on the textbook samplers in fixed mode
 #: (the pilot sees the support difference at 200 per side; 5 000 certified ε ≥ 3 on seeds
 #: 0–9 in development, against a claim of 1).
@@ -148,7 +146,7 @@ def controls() -> tuple[Control, ...]:
                 pb.build_noisy_max(2.0, False), pb.answers_data, dict(_PURE)),
         Control("A.5/histogram", "Control: 4-bin histogram of |y| <= 1, half-open bins",
                 pb.build_histogram(False), default_dataset, dict(_GAUSS),
-                audit_samples=HISTOGRAM_AUDIT_SAMPLES, audit_budget_s=HISTOGRAM_AUDIT_BUDGET_S),
+                audit_samples=HISTOGRAM_AUDIT_SAMPLES),
         Control("A.5/laplace-sum-declared-bound",
                 "Control: Laplace sum, README claim |y| <= 1 and d = 2, noise from the bound",
                 pp.build_max_scaled("bound"), default_dataset, dict(_PURE)),
@@ -311,7 +309,7 @@ def _blindspots() -> list[Bug]:
     from dpgp_audit.datasets.default import default_dataset
 
     k = pb.answers_data().n
-    hist = {"audit_samples": HISTOGRAM_AUDIT_SAMPLES, "audit_budget_s": HISTOGRAM_AUDIT_BUDGET_S}
+    hist = {"audit_samples": HISTOGRAM_AUDIT_SAMPLES}
     return [
         Bug("planted/noise-skipped", "A.5",
             "Gaussian sum whose noise is skipped with probability 100 delta (an atom)",

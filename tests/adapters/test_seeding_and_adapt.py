@@ -112,7 +112,7 @@ def test_A10_unseedable_sampler_is_marked_and_reported():
     b = mech.sample(DATA, 20, np.random.default_rng(7))
     assert not np.array_equal(a, b)  # own entropy: the seed does not repeat it
     assert not mech.reproducible and "not seedable" in mech.reproducibility
-    report = audit_mechanism(mech, DATA, np.random.default_rng(0), budget_s=2)
+    report = audit_mechanism(mech, DATA, np.random.default_rng(0), n=4_000)
     assert report.inputs["reproducible"] is False
     assert "NOT REPRODUCIBLE" in report.table()
 
@@ -151,15 +151,15 @@ def test_A10_default_path_catches_a_library_bug_through_the_adapter():
 
     mech = adapt(buggy, CLAIM, seeding="numpy_global", vectorised=True,
                  query=lambda d: np.array([np.sum(d.y)]), norm=L1(), sensitivity_bound=2.0)
-    report = audit_mechanism(mech, DATA, np.random.default_rng(1), budget_s=None, n=100_000)
+    report = audit_mechanism(mech, DATA, np.random.default_rng(1), time_guard_s=None, n=100_000)
     assert report.violation
     bb = report.result("blackbox")
     assert bb.violation and 1.0 < bb.estimate <= 2.0  # a certified bound below the true 2
-    again = audit_mechanism(mech, DATA, np.random.default_rng(1), budget_s=None, n=100_000)
+    again = audit_mechanism(mech, DATA, np.random.default_rng(1), time_guard_s=None, n=100_000)
     assert again.result("blackbox").estimate == bb.estimate  # reproducible through the adapter
 
 
 def test_A10_default_path_finds_nothing_on_the_correct_library():
     mech = adapt(laplace_global_batch, CLAIM, seeding="numpy_global", vectorised=True)
-    report = audit_mechanism(mech, DATA, np.random.default_rng(2), budget_s=3)
+    report = audit_mechanism(mech, DATA, np.random.default_rng(2), n=4_000)
     assert not report.violation

@@ -42,7 +42,7 @@ def test_A10_opendp_laplace_sum_is_marked_unseedable_and_finds_nothing():
     assert abs(out.mean() - DATA.y.sum()) < 0.3 and abs(out.var() - 8.0) < 1.7
     # OpenDP's noise is not seedable, so this audit is not repeatable: run it at level 1e-3
     # so that a correct library fails it at most once in a thousand runs.
-    report = audit_mechanism(mech, DATA, np.random.default_rng(1), budget_s=3, alpha=1e-3)
+    report = audit_mechanism(mech, DATA, np.random.default_rng(1), n=4_000, alpha=1e-3)
     assert not report.violation and report.inputs["reproducible"] is False
     assert report.result("blackbox").details["n_per_side"] >= 16
 
@@ -58,7 +58,7 @@ def test_A10_diffprivlib_mean_is_reproducible_through_random_state():
     mech = _example("diffprivlib_tools").mean(DATA, epsilon=1.0)
     a = mech.sample(DATA, 100, np.random.default_rng(5))
     np.testing.assert_array_equal(a, mech.sample(DATA, 100, np.random.default_rng(5)))
-    report = audit_mechanism(mech, DATA, np.random.default_rng(1), budget_s=3)
+    report = audit_mechanism(mech, DATA, np.random.default_rng(1), n=4_000)
     assert not report.violation  # diffprivlib's mean at its documented sensitivity
 
 
@@ -75,14 +75,14 @@ def test_A10_dp4gp_cloaking_through_the_bridge():
         assert mech.bridge.info["numpy"].startswith("1.")  # its own environment
         a = mech.sample(DATA, 50, np.random.default_rng(2))
         np.testing.assert_array_equal(a, mech.sample(DATA, 50, np.random.default_rng(2)))
-        report = audit_mechanism(mech, DATA, np.random.default_rng(1), budget_s=10)
+        report = audit_mechanism(mech, DATA, np.random.default_rng(1), n=4_000)
         wb = report.result("whitebox")
         assert not report.violation and wb.estimate < 1.0  # over-noised at dp4gp's optimum
     finally:
         mech.close()
     over = ex.cloaking_overshoot(DATA)
     try:
-        report = audit_mechanism(over, DATA, np.random.default_rng(1), budget_s=10)
+        report = audit_mechanism(over, DATA, np.random.default_rng(1), n=4_000)
         wb = report.result("whitebox")
         # AUDITING.md: lambda 10x the optimum gives an exact epsilon of about 2.2 (claim 1)
         assert wb.violation and 2.0 < wb.estimate < 2.5

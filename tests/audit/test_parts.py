@@ -3,8 +3,9 @@
 The registry, the skip reasons, the allowances, and the extension point: a part of the
 caller's own runs, is reported, takes its α share when statistical, can lead the pairs,
 and leaves every built-in result bit for bit as it was (its random stream is spawned
-after theirs). Every comparison here is clock-free: fixed mode, or sequential mode with
-``budget_s=None``, and timings are left out.
+after theirs). Every comparison here is clock-free: draws are the budget (issue 20), the
+time guard is off (``time_guard_s=None``) or driven by a fake clock, and timings are left
+out.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 from dpgp_audit.privacy.claims import ApproxDP, all_answers, outputs_only
+from tests.audit.test_guard import clock_free
 
 ROOT = Path(__file__).resolve().parents[2]
 MECH = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
@@ -84,14 +86,7 @@ class Recorder(AuditorPart):
 
 
 def _clock_free(report) -> dict:
-    def strip(x):
-        if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items()
-                    if k != "timings" and not k.startswith("seconds")}
-        if isinstance(x, list):
-            return [strip(v) for v in x]
-        return x
-    return strip(report.as_dict())
+    return clock_free(report.as_dict())  # type: ignore[return-value]
 
 
 def test_A6_registry_is_the_auditors_in_run_order():
@@ -118,30 +113,106 @@ def test_A6_needs_gives_the_skip_reasons_the_report_records():
     assert "all-answers" in SensitivityPart().needs(MECH, all_answers(1.0))
 
 
-def test_A6_allowances_are_work_units_from_the_settings():
-    def settings(n, mode):
-        return AuditSettings(n=n, alpha=0.05, mode=mode, n_pairs=2, budget=300, n_mc=20_000,
-                             score="auto", fit_fraction=None, y_bound=None, budget_s=None)
+def _settings(n, mode):
+    return AuditSettings(n=n, alpha=0.05, mode=mode, n_pairs=2, budget=300, n_mc=20_000,
+                         score="auto", fit_fraction=None, y_bound=None, time_guard_s=None)
 
-    fixed, seq = settings(400, "fixed"), settings(200_000, "sequential")
+
+def test_A6_allowances_are_work_units_from_the_settings():
+    fixed, seq = _settings(400, "fixed"), _settings(200_000, "sequential")
     assert SensitivityPart().allowance(fixed) == Allowance(queries=300)
-    assert ModelCheckPart().allowance(fixed) == Allowance(draws=CHECK_N, pairs=1)
+    # the model check's draws per dataset, at most the cap
+    assert ModelCheckPart().allowance(seq) == Allowance(draws=CHECK_N, pairs=1)
+    assert ModelCheckPart().allowance(fixed) == Allowance(draws=400, pairs=1)
     assert WhiteBoxPart().allowance(fixed) == Allowance(pairs=None, mc_draws=20_000)
-    # pilot: a tenth of a fixed n, a hundredth of a sequential cap, in [20, 200]
+    # pilot: a tenth of a fixed n in [20, 200], a thousandth of a sequential cap in [8, 200]
     assert BlackBoxPart().allowance(fixed) == Allowance(draws=400, pilot_draws=40, pairs=2)
     assert BlackBoxPart().allowance(seq) == Allowance(draws=200_000, pilot_draws=200, pairs=2)
-    assert BlackBoxPart().allowance(settings(400, "sequential")).pilot_draws == 20
+    assert BlackBoxPart().allowance(_settings(3_000, "sequential")).pilot_draws == 8
+    assert BlackBoxPart().allowance(_settings(20_000, "sequential")).pilot_draws == 20
     # the GDP fit is a fixed-n fit in either mode, its pilot too
-    assert GdpFitPart().allowance(settings(400, "sequential")) == Allowance(
+    assert GdpFitPart().allowance(_settings(400, "sequential")) == Allowance(
         draws=400, pilot_draws=40, pairs=1)
-    assert PrecisionPart().allowance(fixed) == Allowance(draws=400, pilot_draws=200,
+    # A.7: the black-box pilot rule, and a tenth of a sequential cap per chosen pair
+    assert PrecisionPart().allowance(fixed) == Allowance(draws=400, pilot_draws=40,
                                                          pairs=CERTIFY_PAIRS)
-    assert PrecisionPart().allowance(settings(30, "fixed")).pilot_draws == 20
+    assert PrecisionPart().allowance(seq) == Allowance(draws=20_000, pilot_draws=200,
+                                                       pairs=CERTIFY_PAIRS)
+    assert PrecisionPart().allowance(_settings(30, "fixed")).pilot_draws == 20
+
+
+def test_A6_every_part_reports_its_allowance_and_uses_no_more():
+    # issue 20 §3: each part its share, in deterministic units, reported beside what it used
+    rep = audit_mechanism(MECH, default_dataset(), np.random.default_rng(7), n=4_000,
+                          time_guard_s=None)
+    assert set(rep.inputs["allowances"]) == set(DEFAULT_AUDITORS)
+    for res in rep.results:
+        allowed = res.details["allowance"]
+        assert allowed == rep.inputs["allowances"][res.auditor]
+        for unit, value in res.details.get("used", {}).items():
+            if unit in allowed and allowed[unit] is not None:
+                assert value <= allowed[unit], (res.auditor, unit, value, allowed[unit])
+    bb = rep.result("blackbox")
+    assert bb.details["used"]["draws"] == bb.details["n_per_side"] <= 4_000
+    assert bb.details["used"]["pilot_draws"] == BlackBoxPart().allowance(
+        _settings(4_000, "sequential")).pilot_draws
+    # the pilot samples every generated pair, except those A.9's coupled survey scored
+    if "greybox" in bb.details["ranking"]:
+        assert bb.details["used"]["pilot_pairs"] <= rep.inputs["pairs_generated"]
+    else:
+        assert bb.details["used"]["pilot_pairs"] == rep.inputs["pairs_generated"]
+    mc = rep.result("model-check")
+    assert mc.details["used"]["draws"] == min(CHECK_N, 4_000)
+
+
+def test_A6_no_part_is_starved_by_the_ones_before_it():
+    # issue 20 §3: the black-box part of a GP release got 16 draws in `make audit` because
+    # the sensitivity search and the model check had spent the mechanism's seconds. With
+    # draws as the budget it gets its cap whatever ran before (and takes however long).
+    from dpgp_audit.catalogue import get
+
+    mech, data = get("A.5/gp-smoother-iso").make()
+    rep = audit_mechanism(mech, data, np.random.default_rng(3), n=3_000, time_guard_s=None)
+    assert [r.auditor for r in rep.results][:4] == ["greybox", "sensitivity", "model-check",
+                                                    "whitebox"]
+    assert rep.result("blackbox").details["n_per_side"] == 3_000  # a clean run: to its cap
+
+
+def test_A6_an_earlier_part_can_rank_the_pairs_for_the_blackbox_part():
+    # the ranking hook (A.9's coupled runs use it): a part that fills state.ranking makes
+    # the black-box part confirm that ranking's top pairs, with no pilot sampling
+    data = default_dataset()
+    lead = NeighbourPair(data, data.with_target(0, data.y[0] + 1.0), "ranked first")
+
+    class Ranker(Recorder):
+        def run(self, context):
+            context.state.ranking = [(lead, 9.0)]
+            context.state.ranking_source = self.name
+            return "ranked only"
+
+    rep = audit_mechanism(OnlySamples(), data, np.random.default_rng(4),
+                          parts=(Ranker(name="ranker"), *PARTS),
+                          auditors=("ranker", "blackbox"), n=512, time_guard_s=None)
+    bb = rep.result("blackbox")
+    assert bb.details["pair_labels"] == ["ranked first"]
+    assert bb.details["ranking"] == "ranker"
+    assert bb.details["used"]["pilot_pairs"] == 0
+
+
+def test_A6_a_part_not_started_when_the_guard_fires_is_skipped_and_says_so():
+    # a fake clock that jumps an hour on every reading: the guard fires before the first part
+    ticks = iter(range(0, 10**9, 3600))
+    rep = audit_mechanism(MECH, default_dataset(), np.random.default_rng(2), n=400,
+                          time_guard_s=60.0, clock=lambda: float(next(ticks)))
+    assert rep.guard_fired and rep.results == ()
+    assert rep.verdict is Verdict.INCONCLUSIVE
+    assert all("time guard" in why for why in rep.skipped.values())
+    assert "TIME GUARD" in rep.table()
 
 
 @pytest.mark.parametrize("mode", ["fixed", "sequential"])
 def test_A6_an_added_part_runs_is_reported_and_changes_no_builtin_result(mode):
-    data, kw = default_dataset(), {"n": 600, "mode": mode, "budget_s": None, "seed": 3}
+    data, kw = default_dataset(), {"n": 600, "mode": mode, "time_guard_s": None, "seed": 3}
     plain = audit_mechanism(MECH, data, np.random.default_rng(3), **kw)
     rec = Recorder()
     plus = audit_mechanism(MECH, data, np.random.default_rng(3), parts=(*PARTS, rec),
@@ -152,6 +223,7 @@ def test_A6_an_added_part_runs_is_reported_and_changes_no_builtin_result(mode):
     a, b = _clock_free(plain), _clock_free(plus)
     assert b["results"][:-1] == a["results"]
     assert b["inputs"].pop("auditors") == [*DEFAULT_AUDITORS, "recorder"]
+    assert b["inputs"]["allowances"].pop("recorder") == Allowance(draws=3).as_dict()
     a["inputs"].pop("auditors")
     assert (b["inputs"], b["skipped"], b["witness"]) == (a["inputs"], a["skipped"], a["witness"])
     # it ran last and saw every earlier result, with the caller's settings
@@ -161,7 +233,7 @@ def test_A6_an_added_part_runs_is_reported_and_changes_no_builtin_result(mode):
 
 def test_A6_the_same_seed_gives_the_same_report_without_a_clock():
     data = default_dataset()
-    kw = {"n": 512, "mode": "sequential", "budget_s": None}
+    kw = {"n": 512, "mode": "sequential", "time_guard_s": None}
     one = audit_mechanism(MECH, data, np.random.default_rng(8), **kw)
     two = audit_mechanism(MECH, data, np.random.default_rng(8), **kw)
     assert _clock_free(one) == _clock_free(two)

@@ -168,6 +168,45 @@ def test_security_whole_row_families_refuse_or_clip_out_of_domain_targets(mech_i
     assert res.verdict is not Verdict.VIOLATION and res.details["visible"] == 0
 
 
+# ----------------------------------------------------------------------------- issue 20
+class _CountReadAsRounded:
+    """A private release whose outputs are integers in a float column (randomized response
+    on one bit, scaled): A.7's screen sees few distinct values, the case whose certification
+    used to draw 200 000 per side on every chosen pair with no limit."""
+
+    claim = None
+
+    def __init__(self):
+        from dpgp_audit.privacy.claims import PureDP
+
+        self.claim = PureDP(epsilon=1.0, relation=outputs_only(1.0))
+
+    def sample(self, data, n, rng):
+        p = math.exp(1.0) / (1 + math.exp(1.0))
+        bit = float(np.sum(data.y) > 0)
+        keep = rng.random((n, 1)) < p
+        return 1e9 * np.where(keep, bit, 1.0 - bit)
+
+
+def test_A7_certification_is_bounded_by_its_allowance():
+    from dpgp_audit.audit.precision import PrecisionProbe, PrecisionScreen, certify_precision
+
+    mech = _CountReadAsRounded()
+    X = np.zeros((3, 1))
+    pair = NeighbourPair(Dataset(X, [-1.0, 0.0, 0.0]), Dataset(X, [0.0, 0.0, 0.5]), "flip")
+    probe = PrecisionProbe("flip", ratio=5e9, distinct=0.01, separation=0.5,
+                           regime="categorical", dim=1)
+    screen = PrecisionScreen({"pilot_per_side": 8}, ((probe, pair),) * 3)
+    seq = certify_precision(screen, mech, np.random.default_rng(3), n=2_000, alpha=0.05,
+                            sequential=True)
+    # one anytime-valid audit over the chosen pairs, at most n per side and pair: a
+    # private release (true eps = 1, the claim) runs to the cap and certifies nothing
+    assert seq.details["used"]["draws"] <= 2_000
+    assert seq.verdict is not Verdict.VIOLATION
+    fixed = certify_precision(screen, mech, np.random.default_rng(3), n=500, alpha=0.05)
+    assert fixed.details["used"] == {"pilot_draws": 8, "draws": 500, "pairs": 3}
+
+
 # --------------------------------------------------------------------------- issue 20 §4
 from dpgp_audit.audit.blackbox.scores import (  # noqa: E402
     FLOAT_TRAILING_CAP,

@@ -117,7 +117,7 @@ def test_A10_user_mechanism_violation_with_report_naming_source_and_data(files, 
 @pytest.mark.parametrize("name", ["GoodMean", "good_factory"])
 def test_A10_class_and_factory_get_data_and_overrides(files, capsys, name):
     code, out, err = _run(AUDIT + ["--mechanism", f"mechs.py:{name}", "--data", "data.npz",
-                                   "--epsilon", "0.5", "--budget-s", "2"], capsys)
+                                   "--epsilon", "0.5", "--samples", "4000"], capsys)
     assert code == EXIT_OK, err
     assert "(0.5, 1e-05)-DP" in out  # the override reached the constructor
     assert err == ""  # a declared domain: no warning
@@ -125,7 +125,7 @@ def test_A10_class_and_factory_get_data_and_overrides(files, capsys, name):
 
 def test_A10_module_spec_is_importable(files, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(files))
-    code, out, _ = _run(AUDIT + ["--mechanism", "mechs:GoodMean", "--budget-s", "1"], capsys)
+    code, out, _ = _run(AUDIT + ["--mechanism", "mechs:GoodMean", "--samples", "4000"], capsys)
     assert code == EXIT_OK and "Audit of mechs:GoodMean" in out
 
 
@@ -135,7 +135,7 @@ def test_A10_catalogue_ids_still_work(capsys):
 
 
 def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
-    code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:NoDomain", "--budget-s", "1"],
+    code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:NoDomain", "--samples", "4000"],
                           capsys)
     assert code in (EXIT_OK, EXIT_VIOLATION)
     assert "warning" in err and "PublicDomain(y_bound=" in err and "privacy/domain.py" in err
@@ -225,7 +225,7 @@ def test_A10_new_mechanism_prints_and_writes_a_template_that_audits_cleanly(tmp_
     assert code == EXIT_OK and path.read_text() == TEMPLATE and f"{path}:{TEMPLATE_NAME}" in out
     code, _, err = _run(["new-mechanism", str(path)], capsys)  # never overwrites
     assert code == EXIT_USAGE and "exists" in err
-    code, out, err = _run(AUDIT + ["--mechanism", f"{path}:{TEMPLATE_NAME}", "--budget-s", "3"],
+    code, out, err = _run(AUDIT + ["--mechanism", f"{path}:{TEMPLATE_NAME}", "--samples", "4000"],
                           capsys)
     assert code == EXIT_OK, out + err
     assert err == ""  # the template declares its domain
@@ -240,7 +240,7 @@ def test_A10_template_and_script_end_to_end_through_a_subprocess(tmp_path):
     subprocess.run(run + ["new-mechanism", "mine.py"], cwd=tmp_path, env=env, check=True,
                    capture_output=True)
     res = subprocess.run(run + ["audit", "--mechanism", "mine.py:MyMechanism", "--seed", "1",
-                                "--budget-s", "2", "--no-progress"], cwd=tmp_path, env=env,
+                                "--samples", "4000", "--no-progress"], cwd=tmp_path, env=env,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Audit of mine.py:MyMechanism: NO_EVIDENCE" in res.stdout
