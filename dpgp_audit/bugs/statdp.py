@@ -18,19 +18,20 @@ from the papers' definitions, with the parameters DP-Sniper's evaluation uses:
   once), the histogram under one-answer neighbours (one count moves by ≤ Δ,
   :func:`~dpgp_audit.privacy.claims.outputs_only`).
 
-================================ ============================== ===================== =========
-ID                               paper names                    what is wrong         true ε
-================================ ============================== ===================== =========
-planted/statdp-noisy-max-value   NoisyMax3, Ding Alg. 7, v1b    Laplace, value only   kε₀/2 = 0.25
-planted/statdp-noisy-max-exp-    NoisyMax4, Ding Alg. 8, v2b    exponential noise,    ∞
-value                                                           value only
-planted/statdp-histogram-eps     NoisyHist2, Ding Alg. 10       scale ε₀, not 1/ε₀    1/ε₀ = 10
-planted/statdp-svt3              SVT3, Lyu Alg. 3, iSVT4        releases q_i + ν_i    kε₀/2 = 0.5
-planted/statdp-svt4              SVT4, Lyu Alg. 4, iSVT3        ν ~ Lap(Δ/ε₂)         (1+6c)ε₀/4 = 0.175
-planted/statdp-svt5              SVT5, Lyu Alg. 5, iSVT1        no query noise        ∞
-planted/statdp-svt6              SVT6, Lyu Alg. 6, iSVT2        no factor 2c, no      0.42 (quadrature,
-                                                                cut-off               generated pairs)
-================================ ============================== ===================== =========
+==================== ============================== ========================= ==============
+planted/statdp-…     papers' names                  what is wrong             true ε
+==================== ============================== ========================= ==============
+noisy-max-value      NoisyMax3, Ding Alg. 7, v1b    Laplace noise, value only kε₀/2 = 0.25
+noisy-max-exp-value  NoisyMax4, Ding Alg. 8, v2b    exponential, value only   ∞
+histogram-eps        NoisyHist2, Ding Alg. 10       scale ε₀, not 1/ε₀        1/ε₀ = 10
+svt3                 SVT3, Lyu Alg. 3, iSVT4        releases q_i + ν_i        kε₀/2 = 0.5
+svt4                 SVT4, Lyu Alg. 4, iSVT3        ν ~ Lap(Δ/ε₂), ε₁ = ε/4   (1+6c)ε₀/4
+svt5                 SVT5, Lyu Alg. 5, iSVT1        no query noise            ∞
+svt6                 SVT6, Lyu Alg. 6, iSVT2        no 2c, no cut-off         0.42 (pairs)
+==================== ============================== ========================= ==============
+
+(1+6c)ε₀/4 = 0.175; "(pairs)": exact quadrature on the generated pairs, a lower bound on
+a true ε that grows without bound with the number of queries.
 
 The correct ones — NoisyMax1/2 (index, Laplace or exponential noise), NoisyHist1
 (scale 1/ε₀) and SVT1/2 — are built by :func:`correct_variants`; the bug zoo's twins are

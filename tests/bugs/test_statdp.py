@@ -1,4 +1,4 @@
-"""A.5, issue 20 §5: StatDP's and DP-Sniper's algorithms, their true ε, and the audits that catch them.
+"""A.5, issue 20 §5: StatDP and DP-Sniper algorithms, their true ε, and the audits catching them.
 
 Expected values come from the papers' closed forms (Ding et al. 2018; Lyu, Su & Li 2017)
 or from exact quadrature over the threshold noise, never from the audits' own output.
