@@ -11,7 +11,7 @@ a Markdown table (docs/benchmarks.md's table is this output).
 Usage: ``python benchmarks/bench_mutation.py [N] [SEED] [MODE]``. By default (``N`` =
 ``default``, seed 2026, ``MODE`` = ``sequential``) every form runs the library's default
 path, ``audit_mechanism(mech, data, rng)``: sequential, at most 200 000 draws per side
-and pair, 10 s per form. ``MODE`` = ``fixed`` draws exactly ``N`` per side (``N`` =
+and pair (draws, never seconds). ``MODE`` = ``fixed`` draws exactly ``N`` per side (``N`` =
 ``default``: 20 000). Exit 1 when a control is flagged or a bug form is missed without
 an entry in :data:`EXPLAINED`.
 """

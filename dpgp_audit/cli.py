@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpgp_audit`` / ``dpgp-audit`` (catalogue P.1, P.3, A.6).
+"""Command line: ``python -m dpgp_audit`` / ``dpgp-audit`` (catalogue P.1, P.3, A.6, A.10).
 
 Sub-commands register themselves through :data:`COMMANDS`: each entry adds its
 arguments to a sub-parser and returns the function that runs it.
@@ -219,39 +219,61 @@ def _domain_row(claim: object) -> dict:
             "describe": "no bound on |y| needed (see the claim's note)"}
 
 
-# The default path's constants live in audit/runner.py (one place for the library, the
-# CLI and dpgp_audit.testing); the CLI only adds its per-mechanism seconds budget there.
-#: `audit --all` (sequential mode) aims to finish within this many seconds of starting: when
-#: a loaded machine makes earlier mechanisms overrun, later ones get the remaining time
-#: shared out (never more than --budget-s each); the summary reports the draws each bought.
-AUDIT_ALL_TARGET_S = 25.0
+# The default path's constants live in audit/defaults.py, re-exported by audit/runner.py
+# (one place for the library, the CLI, the catalogue's draw-cap rule and dpgp_audit.testing).
+
+
+def _guard_seconds(text: str) -> float | None:
+    """``--time-guard-s``: seconds > 0, or ``none`` (no guard)."""
+    import math
+
+    if text.strip().lower() in ("none", "off"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 or 'none', got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 or 'none', got {text!r}")
+    return value
 
 
 def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     from dpgp_audit.audit.runner import (
-        CLI_BUDGET_S,
         DEFAULT_MODE,
+        DEFAULT_TIME_GUARD_S,
         FIXED_DEFAULT_N,
         MODES,
         SEQUENTIAL_HEADROOM,
     )
 
     target = sub.add_mutually_exclusive_group(required=True)
-    target.add_argument("--mechanism", metavar="ID", help="catalogue ID (see `list --planted`)")
+    target.add_argument("--mechanism", metavar="ID|FILE.py:NAME|module:NAME",
+                        help="catalogue ID (see `list --planted`), or your own mechanism: "
+                             "NAME in FILE.py or in an importable module (a class or factory "
+                             "is called with the arguments it names among data, epsilon, "
+                             "delta; an instance is used as it is)")
     target.add_argument("--all", action="store_true",
                         help="every registered non-planted mechanism on its default data")
     sub.add_argument("--epsilon", type=float, help="override the mechanism's epsilon")
     sub.add_argument("--delta", type=float, help="override the mechanism's delta")
     sub.add_argument("--dataset", metavar="NAME", default="default",
                      help="'default' (the entry's embedded data) or 'sine:N' (N-point sine data)")
+    sub.add_argument("--data", metavar="FILE",
+                     help="your data: a CSV with a header row (--y, --x) or an .npz with "
+                          "arrays X and y (replaces --dataset)")
+    sub.add_argument("--y", metavar="COL", help="CSV: the target column")
+    sub.add_argument("--x", metavar="COLS",
+                     help="CSV: comma-separated input columns (default: every other column)")
     sub.add_argument("--samples", type=int, metavar="N",
                      help=f"black-box samples per side: exactly N in fixed mode (default "
-                          f"{FIXED_DEFAULT_N}), at most N in sequential mode (default "
-                          f"{SEQUENTIAL_HEADROOM}x that; the --budget-s usually ends it first)")
+                          f"{FIXED_DEFAULT_N}), at most N per pair in sequential mode (default "
+                          f"{SEQUENTIAL_HEADROOM}x that); the defaults are the catalogue's "
+                          "draw caps (smaller for slow entries and under --all)")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    sub.add_argument("--auditor", choices=("whitebox", "blackbox", "sensitivity", "precision",
-                                            "model-check", "all"), default="all",
+    sub.add_argument("--auditor", choices=("greybox", "whitebox", "blackbox", "sensitivity",
+                                            "precision", "model-check", "all"), default="all",
                      help="one auditor, or all of the default path")
     sub.add_argument("--json", metavar="PATH", help="write the JSON report here")
     sub.add_argument("--plot", metavar="PATH",
@@ -264,8 +286,8 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                      metavar="GB", help="refuse to start when the estimated memory exceeds "
                      f"this (default {DEFAULT_MAX_MEMORY_GB:g})")
     sub.add_argument("--max-minutes", type=float, default=DEFAULT_MAX_MINUTES, metavar="MIN",
-                     help="refuse to start when the estimated sampling time exceeds this "
-                     f"(default {DEFAULT_MAX_MINUTES:g})")
+                     help="refuse to start when the sampling time estimated from the declared "
+                     f"cost per draw exceeds this (default {DEFAULT_MAX_MINUTES:g})")
     sub.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
                      help="black-box mode: 'sequential' (default; anytime-valid, stops at the "
                           "first certified violation, at most --samples per side) or 'fixed' "
@@ -273,9 +295,13 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--scheduler", metavar="ADDRESS", default=None,
                      help="Dask scheduler to sample on (default: $DPGP_AUDIT_SCHEDULER, else "
                           "in process); needs the dask extra")
+    sub.add_argument("--time-guard-s", type=_guard_seconds, metavar="S",
+                     default=DEFAULT_TIME_GUARD_S,
+                     help=f"time guard per mechanism, seconds or 'none' (default "
+                          f"{DEFAULT_TIME_GUARD_S:g}): a guard, not a budget; when it fires the "
+                          "audit stops INCONCLUSIVE and says so")
     sub.add_argument("--budget-s", type=float, metavar="S", default=None,
-                     help=f"seconds per mechanism (sequential mode; default "
-                          f"{CLI_BUDGET_S:g}, so that --all stays under a minute)")
+                     help="former name of --time-guard-s (seconds > 0)")
 
     def run(args: argparse.Namespace) -> int:
         return _run_audit(args)
@@ -298,13 +324,61 @@ def _dataset_size(name: str) -> int | None:
     raise UsageError(f"unknown --dataset {name!r}; use 'default' or 'sine:N'")
 
 
-def _audit_dataset(entry: Entry, name: str) -> Dataset:
+def _audit_dataset(entry: Entry, name: str, user_data: Dataset | None = None) -> Dataset:
     from dpgp_audit.datasets.default import default_dataset
 
+    if user_data is not None:
+        return user_data
     size = _dataset_size(name)
     if size is None:
         return entry.default_data()
     return default_dataset(size)
+
+
+def _user_data(args: argparse.Namespace) -> tuple[Dataset | None, dict | None]:
+    """``--data FILE`` read (or ``None``) and its origin for the report (path, SHA-256)."""
+    import os
+
+    if args.data is None:
+        if args.y is not None or args.x is not None:
+            raise UsageError("--y and --x name columns of a --data CSV file; give --data")
+        return None, None
+    if args.dataset != "default":
+        raise UsageError("give either --data FILE or --dataset NAME, not both")
+    from dpgp_audit.adapters.loading import sha256_of
+    from dpgp_audit.datasets.files import load_data_file
+
+    data = load_data_file(args.data, y=args.y, x=args.x)
+    return data, {"path": os.path.abspath(args.data), "sha256": sha256_of(args.data),
+                  "n": data.n, "dim": data.dim, "y": args.y, "x": args.x}
+
+
+def _user_entry(args: argparse.Namespace, data: Dataset, overrides: dict
+                ) -> tuple[Entry, dict]:
+    """A catalogue-like entry around ``--mechanism FILE.py:NAME`` (catalogue A.10).
+
+    The mechanism is built once here, by the rule of :mod:`dpgp_audit.adapters.usercode`;
+    the data must lie in its claim's declared domain (else exit 2), and a claim without
+    one gets a warning on stderr.
+    """
+    from dpgp_audit.adapters.usercode import (
+        domain_problem,
+        load_mechanism,
+        missing_domain_warning,
+    )
+    from dpgp_audit.catalogue import Entry
+
+    built = load_mechanism(args.mechanism, data, overrides)
+    mech = built.mechanism
+    problem = domain_problem(mech.claim, data)
+    if problem:
+        raise UsageError(f"the data lie outside the claim's declared domain: {problem}")
+    warning = missing_domain_warning(args.mechanism, mech.claim)
+    if warning:
+        sys.stderr.write(f"dpgp-audit audit: warning: {warning}\n")
+    entry = Entry(args.mechanism, "user", f"{type(mech).__name__} from {built.origin.path}",
+                  lambda _data, **_kw: mech, lambda: data)
+    return entry, built.origin.as_dict()
 
 
 #: Memory model of `audit` (docs/cli.md, "Resource guards"): dense GP algebra holds about four
@@ -354,40 +428,64 @@ def _check_memory(args: argparse.Namespace, n_rows: int | None, samples: int,
             "the limit with --max-memory-gb")
 
 
-def _pilot_seconds_per_draw(mech: object, data: object, rng: object) -> tuple[float, int]:
-    """Seconds per release (both datasets of a pair cost about the same) from a small pilot."""
-    import time
-
+def _output_size(mech: object, data: object, rng: object) -> int:
+    """Values in one release (one draw; for the memory estimate, never timed)."""
     import numpy as np
 
-    size = 1
-    start = time.perf_counter()
-    out = np.asarray(mech.sample(data, size, rng))  # type: ignore[attr-defined]
-    seconds = time.perf_counter() - start
-    if seconds < 0.01:  # cheap: time a batch (the first call may include caching)
-        size = 64
-        start = time.perf_counter()
-        mech.sample(data, size, rng)  # type: ignore[attr-defined]
-        seconds = (time.perf_counter() - start) / size
-    outputs = int(np.prod(out.shape[1:])) if out.ndim > 1 else 1
-    return seconds, outputs
+    try:
+        out = np.asarray(mech.sample(data, 1, rng))  # type: ignore[attr-defined]
+    except ValueError:
+        raise
+    except Exception as err:  # noqa: BLE001 — the mechanism's own code failed: say where
+        from dpgp_audit.adapters.loading import LoadError, describe_exception
+
+        raise LoadError(f"{type(mech).__name__}.sample(data, 1, rng) failed: "
+                        f"{describe_exception(err)}", err) from None
+    return int(np.prod(out.shape[1:])) if out.ndim > 1 else 1
 
 
-def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float, samples: int) -> None:
-    # the black-box auditor draws `samples` per side for each of its two phases
-    minutes = 4.0 * samples * per_draw / 60.0
-    if args.mode == "sequential":  # rounds are cut to the seconds budget, except the pilot
-        # and the fitting round
-        from dpgp_audit.audit.blackbox.sequential import default_first_round
-        from dpgp_audit.audit.runner import CLI_BUDGET_S
+def _declared_seconds_per_draw(mech: object, entry: object) -> float | None:
+    """The declared cost of one draw: the mechanism's ``declared_cost_per_draw_s``, else the
+    catalogue entry's cost class, else ``None`` (unknown: no estimate, only the guard).
+    """
+    from dpgp_audit.audit.runner import declared_cost
 
-        budget = args.budget_s if args.budget_s is not None else CLI_BUDGET_S
-        floor_draws = 4 * (default_first_round(samples) + 200)
-        minutes = min(minutes, (floor_draws * per_draw + 2.0 * budget) / 60.0)
+    cost = declared_cost(mech)
+    if cost is None:
+        cost = getattr(entry, "seconds_per_draw", None)
+    return cost
+
+
+def estimate_draws(samples: int, mode: str) -> int:
+    """Releases one audit may draw at a cap of ``samples`` (docs/cli.md, "Resource guards").
+
+    The black-box certification (2 sides of 2 pairs), A.7's certification (a tenth of the
+    cap on each of its pairs in sequential mode, the cap in fixed mode, 5 pairs) and the
+    pilots (about 40 generated pairs and 34 precision candidates, both sides).
+    """
+    from dpgp_audit.audit.defaults import SEQUENTIAL_HEADROOM, pilot_draws
+    from dpgp_audit.audit.precision import CERTIFY_PAIRS
+
+    sequential = mode == "sequential"
+    precision = CERTIFY_PAIRS * 2 * (samples // SEQUENTIAL_HEADROOM if sequential else samples)
+    return 4 * samples + precision + 2 * 74 * pilot_draws(samples, sequential)
+
+
+def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float | None,
+                samples: int) -> None:
+    """Refuse an audit whose *declared* cost says it needs more than --max-minutes.
+
+    Deterministic: the estimate is the draws the audit may take times the declared seconds
+    per draw (never a timing on this machine), so a busy machine never changes whether a run
+    starts. Without a declared cost nothing is refused; the time guard still applies.
+    """
+    if per_draw is None:
+        return
+    minutes = estimate_draws(samples, args.mode) * per_draw / 60.0
     if minutes > args.max_minutes:
         raise UsageError(
             f"auditing {entry_id} with {samples} samples per side needs an estimated "
-            f"{minutes:.3g} min of sampling ({per_draw:.2g} s per release in a pilot), above "
+            f"{minutes:.3g} min of sampling ({per_draw:.2g} s per release, declared), above "
             f"the limit of {args.max_minutes:g} min; reduce --samples or raise the limit with "
             "--max-minutes")
 
@@ -402,9 +500,25 @@ def _plot_path(base: str, mech_id: str, many: bool) -> str:
     return f"{root}_{re.sub(r'[^A-Za-z0-9.-]+', '_', mech_id)}{ext or '.png'}"
 
 
+def _is_catalogue_id(name: str) -> bool:
+    from dpgp_audit.catalogue import get
+
+    try:
+        get(name)
+    except KeyError:
+        return False
+    return True
+
+
+def _domain_of_built(mech: object, data: Dataset) -> str | None:
+    from dpgp_audit.adapters.usercode import domain_problem
+
+    return domain_problem(mech.claim, data)  # type: ignore[attr-defined]
+
+
 def _run_audit(args: argparse.Namespace) -> int:
+    import dataclasses
     import math
-    import time
     import warnings
 
     import numpy as np
@@ -427,36 +541,48 @@ def _run_audit(args: argparse.Namespace) -> int:
     for flag, value in (("--epsilon", args.epsilon), ("--delta", args.delta)):
         if value is not None and not math.isfinite(value):
             raise UsageError(f"{flag} must be finite, got {value!r}")
-    if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
-        raise UsageError(f"--budget-s must be finite and > 0 seconds, got {args.budget_s}")
+    if args.budget_s is not None:  # the former name of the time guard
+        if not (math.isfinite(args.budget_s) and args.budget_s > 0):
+            raise UsageError(f"--budget-s must be finite and > 0 seconds, got {args.budget_s}")
+        args.time_guard_s = args.budget_s
     _check_paths(args)
+    user_data, data_origin = _user_data(args)
+    overrides: dict[str, object] = {"epsilon": args.epsilon, "delta": args.delta}
+    if args.allow_unproven:
+        overrides["allow_unproven"] = True
+    origins: dict[str, dict] = {}
     if args.all:
         todo = entries()
+    elif ":" in args.mechanism and not _is_catalogue_id(args.mechanism):
+        from dpgp_audit.datasets.default import default_dataset
+
+        base = user_data if user_data is not None else default_dataset(
+            _dataset_size(args.dataset) or 20)
+        entry, origins[args.mechanism] = _user_entry(args, base, overrides)
+        todo = [entry]
+        user_data = base
     else:
         try:
             todo = [get(args.mechanism)]
         except KeyError as err:
-            raise UsageError(_one_line(err)) from None
-    n_rows = _dataset_size(args.dataset)
+            raise UsageError(_one_line(err) + "; or give your own as FILE.py:NAME or "
+                             "package.module:NAME") from None
+    # the memory model's N x N matrices are the kit's GP algebra: a user's mechanism counts
+    # its data only (through the samples' term)
+    n_rows = (None if origins else user_data.n) if user_data is not None \
+        else _dataset_size(args.dataset)
     for entry in todo:  # refuse before the dataset is allocated
         _check_memory(args, n_rows, _samples_for(args, entry))
-    from dpgp_audit.audit.runner import CLI_BUDGET_S
-
-    budget_s = (args.budget_s if args.budget_s is not None else CLI_BUDGET_S) \
-        if args.mode == "sequential" else None
     seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
     from dpgp_audit.audit.runner import DEFAULT_AUDITORS
 
     auditors = DEFAULT_AUDITORS if args.auditor == "all" else (args.auditor,)
-    overrides: dict[str, object] = {"epsilon": args.epsilon, "delta": args.delta}
-    if args.allow_unproven:
-        overrides["allow_unproven"] = True
     seeds = np.random.SeedSequence(seed)
-    children = seeds.spawn(len(todo))  # the audits' streams (as without the pilot below)
-    pilot_rng = np.random.default_rng(seeds.spawn(1)[0])
+    children = seeds.spawn(len(todo))  # the audits' streams (as without the draw below)
+    shape_rng = np.random.default_rng(seeds.spawn(1)[0])
     built = []
     for entry in todo:  # build everything first: usage errors exit 2 before any audit runs
-        data = _audit_dataset(entry, args.dataset)
+        data = _audit_dataset(entry, args.dataset, user_data)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UnprovenCalibrationWarning)
@@ -465,11 +591,15 @@ def _run_audit(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot build {entry.id} with these options: {err}") from None
         except ValueError as err:
             raise UsageError(f"cannot build {entry.id}: {_cli_words(str(err))}") from None
-        samples = _samples_for(args, entry)
+        if user_data is not None and entry.id not in origins:  # a catalogue entry, --data
+            problem = _domain_of_built(mech, data)
+            if problem:
+                raise UsageError(f"{entry.id}: the data lie outside the claim's declared "
+                                 f"domain: {problem}")
+        samples = _samples_for(args, entry, mech)
         if args.auditor in ("all", "blackbox", "precision"):
-            per_draw, outputs = _pilot_seconds_per_draw(mech, data, pilot_rng)
-            _check_memory(args, n_rows, samples, outputs)
-            _check_time(args, entry.id, per_draw, samples)
+            _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng))
+            _check_time(args, entry.id, _declared_seconds_per_draw(mech, entry), samples)
         built.append((entry, mech, data))
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
     from dpgp_audit.audit.blackbox.executors import executor_from_address
@@ -481,20 +611,24 @@ def _run_audit(args: argparse.Namespace) -> int:
 
         bar = tqdm(total=len(built), desc="make audit", unit="mechanism", file=sys.stderr)
     reports = []
-    t_start = time.perf_counter()
-    for k, ((entry, mech, data), child) in enumerate(zip(built, children, strict=True)):
-        this_budget = budget_s
-        if budget_s is not None and args.budget_s is None and entry.audit_budget_s:
-            this_budget = float(entry.audit_budget_s)  # the entry's own (larger) budget
-        if budget_s is not None and args.all:  # share what is left of the --all target,
-            # never less than a fifth of an even share (no mechanism is starved)
-            left = AUDIT_ALL_TARGET_S - (time.perf_counter() - t_start)
-            floor = 0.2 * AUDIT_ALL_TARGET_S / len(built)
-            this_budget = min(this_budget, max(floor, left / (len(built) - k)))
+    for (entry, mech, data), child in zip(built, children, strict=True):
+        # every entry its draw cap (--samples, the catalogue's rule, or for one user
+        # mechanism the library's default path, which plans the cap from a declared cost):
+        # never the clock
         report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
-                                 n=_samples_for(args, entry), alpha=args.alpha, name=entry.id,
+                                 n=_samples_for(args, entry, mech), alpha=args.alpha,
+                                 name=entry.id,
                                  seed=seed, progress=not args.all and not args.no_progress,
-                                 mode=args.mode, budget_s=this_budget, executor=executor)
+                                 mode=args.mode, time_guard_s=args.time_guard_s,
+                                 executor=executor,
+                                 cost_per_draw_s=getattr(entry, "declared_cost_per_draw_s", None))
+        provenance = {}
+        if entry.id in origins:
+            provenance["source"] = origins[entry.id]
+        if data_origin is not None:
+            provenance["data_file"] = data_origin
+        if provenance:  # the report names the code and data it audited (A.10)
+            report = dataclasses.replace(report, inputs={**report.inputs, **provenance})
         reports.append(report)
         table = report.table()
         if args.all:  # the "no violation is not a proof" note is printed once, at the end
@@ -517,12 +651,15 @@ def _run_audit(args: argparse.Namespace) -> int:
     n_viol = sum(r.violation for r in reports)
     if args.all:
         print(f"\n{len(reports)} mechanisms audited: {n_viol} violation(s) found.")
-        print(f"  {'verdict':<13} {'mechanism':<40} {'draws/side':>10} {'seconds':>8}")
+        print(f"  {'verdict':<13} {'mechanism':<40} {'draws/side':>10} {'of at most':>10} "
+              f"{'seconds':>8}")
         for r in reports:
             bb = r.result("blackbox")
             drawn = bb.details.get("n_per_side", "") if bb is not None else ""
+            guard = "  (time guard fired)" if r.guard_fired else ""
             print(f"  {r.verdict.value:<13} {r.mechanism:<40} {drawn!s:>10} "
-                  f"{r.timings.get('total', 0.0):>8.2f}")
+                  f"{r.inputs.get('n_per_side', '')!s:>10} "
+                  f"{r.timings.get('total', 0.0):>8.2f}{guard}")
         if n_viol < len(reports):
             print(f"Note: {NO_PROOF}")
     if args.json:
@@ -536,16 +673,25 @@ def _run_audit(args: argparse.Namespace) -> int:
     return EXIT_VIOLATION if n_viol else EXIT_OK
 
 
-def _samples_for(args: argparse.Namespace, entry: object) -> int:
-    """Draws per side: exactly this many in fixed mode, at most this many in sequential mode."""
-    from dpgp_audit.audit.runner import SEQUENTIAL_HEADROOM, default_n
+def _samples_for(args: argparse.Namespace, entry: object, mech: object = None) -> int:
+    """Draws per side: exactly this many in fixed mode, at most this many per pair in
+    sequential mode — ``--samples``, else for a catalogue entry its draw-cap rule
+    (:meth:`~dpgp_audit.catalogue.Entry.draw_cap`), else (a user's mechanism, A.10) the
+    library's default path: its default cap, or in sequential mode the cap planned from
+    the mechanism's ``declared_cost_per_draw_s``.
+    """
+    from dpgp_audit.audit.defaults import planned_cap
+    from dpgp_audit.audit.runner import PLANNED_AUDIT_S, declared_cost, default_n
 
     if args.samples:
         return int(args.samples)
-    own = getattr(entry, "audit_samples", None)  # the entry's fixed n, else the library's
-    if own is None:
+    rule = getattr(entry, "draw_cap", None)
+    if rule is not None and getattr(entry, "paper", "") != "user":
+        return int(rule(args.mode, every=bool(args.all)))
+    cost = declared_cost(mech) if mech is not None else None
+    if cost is None or args.mode != "sequential":
         return default_n(args.mode)
-    return int(own) * (SEQUENTIAL_HEADROOM if args.mode == "sequential" else 1)
+    return planned_cap(cost, PLANNED_AUDIT_S)
 
 
 def _overall_verdict(reports: Sequence[object]) -> str:
@@ -565,15 +711,36 @@ def _cli_words(message: str) -> str:
             .replace("allow_unproven=True", "--allow-unproven"))
 
 
+def _add_new_mechanism(sub: argparse.ArgumentParser) -> Runner:
+    sub.add_argument("path", nargs="?", metavar="PATH",
+                     help="write the template here (a new .py file); default: print it")
+
+    def run(args: argparse.Namespace) -> int:
+        from dpgp_audit.adapters.template import TEMPLATE_NAME, write_template
+
+        text = write_template(args.path)
+        if args.path is None:
+            sys.stdout.write(text)
+        else:
+            print(f"wrote {args.path}; audit it with:\n  python -m dpgp_audit audit "
+                  f"--mechanism {args.path}:{TEMPLATE_NAME}")
+        return 0
+
+    return run
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Runner]]] = {
     "calibrate": ("noise standard deviation of the Gaussian mechanism", _add_calibrate),
     "gdp": ("Gaussian-DP profile: delta(epsilon; mu) or epsilon(delta; mu)", _add_gdp),
     "laplace": ("scale of the Laplace mechanism, b = sensitivity / epsilon", _add_laplace),
     "split": ("split an (epsilon, delta) budget into parts (basic composition)", _add_split),
     "list": ("list every registered mechanism (ID, paper, claim, neighbour relation)", _add_list),
-    "audit": ("audit a registered mechanism (or --all): verdict table, JSON, plot; "
+    "audit": ("audit a registered mechanism (or --all) or your own (FILE.py:NAME) on the "
+              "default data or yours (--data): verdict table, JSON, plot; "
               "exit 0 no violation found, 1 violation, 2 usage or input error, "
               "3 internal failure", _add_audit),
+    "new-mechanism": ("print (or write to PATH) a commented template of the mechanism "
+                      "contract that audits cleanly as written", _add_new_mechanism),
 }
 
 
@@ -620,7 +787,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return runners[command](args)
     except ValueError as err:  # UsageError and every input check of the library
-        sys.stderr.write(f"dpgp-audit {command}: error: {_one_line(err)}\n")
+        original = getattr(err, "original", None)  # the user's own exception (A.10)
+        if debug and isinstance(original, BaseException):
+            import traceback
+
+            traceback.print_exception(original, file=sys.stderr)
+        sys.stderr.write(f"dpgp-audit {command}: error: {_one_line(err)}"
+                         + ("  [rerun with --debug for the traceback]"
+                            if original is not None and not debug else "") + "\n")
         return EXIT_USAGE
     except ImportError as err:  # a broken environment: name the package, never a traceback
         sys.stderr.write(f"dpgp-audit {command}: error: missing dependency: {_one_line(err)}\n")

@@ -217,6 +217,7 @@ SCHEMAS: dict[str, dict[str, Param]] = {
     },
     "04_raisa_dpconvcnp_answers": {
         "seed": _SEED, "epsilon": _POS, "delta": _PROB, "n_t": Param("int", low=2),
+        "n_kung_splits": _SIZE, "dpsvgp_steps": _SIZE,
     },
     "05_auditing_lab_answers": {
         "seed": _SEED, "n_power_reps": _SIZE, "power_grid": Param("int_list", low=20),

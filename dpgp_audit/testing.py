@@ -17,10 +17,13 @@ Typical use::
     from dpgp_audit.testing import assert_private
 
     def test_my_mechanism_is_private():
-        assert_private(MyMechanism(), my_data, np.random.default_rng(2026), budget_s=5)
+        assert_private(MyMechanism(), my_data, np.random.default_rng(2026))
 
-A passing assertion is **not** a proof of privacy: it says the audits run
-within the budget found no evidence against the claim.
+A passing assertion is **not** a proof of privacy: it says the audits run within their
+draw allowances found no evidence against the claim. The audit is budgeted in draws
+(``max_n``), so a seed gives the same outcome on any machine. A time guard
+(``time_guard_s``) that fires makes the audit INCONCLUSIVE: the assertion then warns
+(:class:`TimeGuardWarning`) and returns the report, whose verdict says so.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ import numpy as np
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.runner import (
     DEFAULT_AUDITORS,
-    DEFAULT_BUDGET_S,
     DEFAULT_MODE,
+    DEFAULT_TIME_GUARD_S,
     SEQUENTIAL_DEFAULT_N,
     AuditReport,
     audit_mechanism,
@@ -43,7 +46,14 @@ from dpgp_audit.audit.runner import (
 from dpgp_audit.contract import SensitivityQuery
 from dpgp_audit.dataset import Dataset
 
-__all__ = ["PrivacyViolation", "assert_private", "assert_private_for_all_datasets"]
+_UNSET = object()
+
+__all__ = ["PrivacyViolation", "TimeGuardWarning", "assert_private",
+           "assert_private_for_all_datasets"]
+
+
+class TimeGuardWarning(UserWarning):
+    """The time guard cut an audit short: it is INCONCLUSIVE, not a pass on the evidence."""
 
 
 class PrivacyViolation(AssertionError):
@@ -96,9 +106,9 @@ def _short(data: Dataset, limit: int = 6) -> str:
 def _command(seed: int, max_n: int, alpha: float, mechanism_id: str | None) -> str:
     if mechanism_id is not None:  # the CLI spawns the same child generator for one mechanism
         return (f"python -m dpgp_audit audit --mechanism {mechanism_id} --seed {seed} "
-                f"--samples {max_n} --alpha {alpha:g} --budget-s 1e9")
+                f"--samples {max_n} --alpha {alpha:g} --time-guard-s none")
     return (f"dpgp_audit.testing.assert_private(mechanism, data, {seed}, max_n={max_n}, "
-            f"alpha={alpha:g}, budget_s=None)")
+            f"alpha={alpha:g}, time_guard_s=None)")
 
 
 def _raise(report: AuditReport, seed: int, max_n: int, alpha: float,
@@ -126,11 +136,12 @@ def _raise(report: AuditReport, seed: int, max_n: int, alpha: float,
 
 
 def assert_private(mechanism: object, data: Dataset, rng: np.random.Generator | int, *,
-                   budget_s: float | None = DEFAULT_BUDGET_S,
+                   time_guard_s: float | None = DEFAULT_TIME_GUARD_S,
                    max_n: int = SEQUENTIAL_DEFAULT_N, alpha: float = 0.05,
                    claim: object | None = None, pairs: list[NeighbourPair] | None = None,
                    y_bound: float | None = None, mechanism_id: str | None = None,
-                   executor: object | None = None) -> AuditReport:
+                   executor: object | None = None,
+                   budget_s: object = _UNSET) -> AuditReport:
     """Fail (``AssertionError``) when the default audit path finds a privacy violation.
 
     Runs :func:`~dpgp_audit.audit.runner.audit_mechanism` on the default path: every
@@ -150,12 +161,15 @@ def assert_private(mechanism: object, data: Dataset, rng: np.random.Generator | 
     rng
         A generator (one seed is drawn from it and printed on failure), or that
         printed int seed to replay a failure.
-    budget_s
-        Seconds for the whole audit (``None``: no time limit, only ``max_n``); default
-        :data:`~dpgp_audit.audit.runner.DEFAULT_BUDGET_S`, as ``audit_mechanism``.
+    time_guard_s
+        The time guard in seconds (``None``: none); default
+        :data:`~dpgp_audit.audit.runner.DEFAULT_TIME_GUARD_S`, as ``audit_mechanism``.
+        When it fires the audit is INCONCLUSIVE: a :class:`TimeGuardWarning` is issued
+        and the report returned.
     max_n
-        Most draws per side and pair of the sequential black-box audit; default
-        :data:`~dpgp_audit.audit.runner.SEQUENTIAL_DEFAULT_N`, as ``audit_mechanism``.
+        Most draws per side and pair of the sequential black-box audit (the audit's
+        budget); default :data:`~dpgp_audit.audit.runner.SEQUENTIAL_DEFAULT_N`, as
+        ``audit_mechanism``.
     alpha
         Family-wise significance level of the statistical auditors.
     claim, pairs, y_bound, executor
@@ -163,6 +177,8 @@ def assert_private(mechanism: object, data: Dataset, rng: np.random.Generator | 
     mechanism_id
         Registry ID, if the mechanism is registered: the reproduce line is then a
         CLI command (on the entry's default data).
+    budget_s
+        Former name of ``time_guard_s``.
 
     Returns
     -------
@@ -175,13 +191,17 @@ def assert_private(mechanism: object, data: Dataset, rng: np.random.Generator | 
         An ``AssertionError`` whose message names the auditors that fired, their
         certified bounds, the witness pair and a reproduce line.
     """
+    if budget_s is not _UNSET:  # the former name of the guard
+        from dpgp_audit.audit.guard import check_guard_s
+
+        time_guard_s = check_guard_s("budget_s", budget_s)
     return _assert(mechanism, data, rng, DEFAULT_AUDITORS,
-                   budget_s=budget_s, max_n=max_n, alpha=alpha, claim=claim, pairs=pairs,
-                   y_bound=y_bound, mechanism_id=mechanism_id, executor=executor)
+                   time_guard_s=time_guard_s, max_n=max_n, alpha=alpha, claim=claim,
+                   pairs=pairs, y_bound=y_bound, mechanism_id=mechanism_id, executor=executor)
 
 
 def _assert(mechanism: object, data: Dataset, rng: np.random.Generator | int,
-            auditors: tuple[str, ...], *, budget_s: float | None, max_n: int, alpha: float,
+            auditors: tuple[str, ...], *, time_guard_s: float | None, max_n: int, alpha: float,
             claim: object | None = None, pairs: list[NeighbourPair] | None = None,
             y_bound: float | None = None, mechanism_id: str | None = None,
             executor: object | None = None) -> AuditReport:
@@ -189,9 +209,15 @@ def _assert(mechanism: object, data: Dataset, rng: np.random.Generator | int,
     child = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     report = audit_mechanism(mechanism, data, child, auditors=auditors, n=max_n, alpha=alpha,
                              claim=claim, pairs=pairs, y_bound=y_bound, seed=seed,
-                             mode=DEFAULT_MODE, budget_s=budget_s, executor=executor)
+                             mode=DEFAULT_MODE, time_guard_s=time_guard_s, executor=executor)
     if report.violation:
         _raise(report, seed, max_n, alpha, mechanism_id)
+    if report.guard_fired:
+        import warnings
+
+        notes = "; ".join(n.get("message", "") for n in report.guard["fired"])
+        warnings.warn(f"{report.mechanism}: the audit is INCONCLUSIVE, not a pass: {notes}",
+                      TimeGuardWarning, stacklevel=3)
     return report
 
 
@@ -208,8 +234,9 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
                                     base: Dataset | None = None, n: tuple[int, int] = (1, 8),
                                     dim: int = 1, x_range: tuple[float, float] = (-5.0, 5.0),
                                     y_bound: float | None = None, max_examples: int = 10,
-                                    budget_s: float | None = 1.0,
-                                    max_n: int = 20_000, alpha: float = 0.05) -> None:
+                                    time_guard_s: float | None = None,
+                                    max_n: int = 20_000, alpha: float = 0.05,
+                                    budget_s: object = _UNSET) -> None:
     """Search neighbouring datasets with hypothesis; fail with a shrunk counterexample.
 
     Every drawn pair (D, D′) is audited on its own: the query change against
@@ -235,8 +262,11 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
     seed
         Seed of the per-example generators (combined with a hash of the pair), so
         that hypothesis can replay and shrink an example.
-    budget_s, max_n
-        Per-example budget of the sequential black-box audit.
+    max_n
+        Per-example draw cap of the sequential black-box audit (its budget).
+    time_guard_s
+        Per-example time guard (``None``, the default: none); ``budget_s`` is its
+        former name.
     alpha
         Family-wise level over the generated examples.
 
@@ -251,6 +281,7 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
 
     if max_examples < 1:
         raise ValueError(f"max_examples must be >= 1, got {max_examples}")
+    guard_s = time_guard_s if budget_s is _UNSET else budget_s
     relation = mechanism.claim.relation if relation is None else relation  # type: ignore
     strategy = neighbouring_datasets(relation, n=n, dim=dim, x_range=x_range,  # type: ignore
                                      y_bound=y_bound, base=base)
@@ -279,7 +310,7 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
                     command="(a definitive counterexample: rerun the query on D and D')")
         # the pair's own audits only: a global sensitivity search would fail every example
         report = _assert(mechanism, pair.d0, rng, ("whitebox", "blackbox"),
-                         budget_s=budget_s, max_n=max_n, alpha=level, pairs=[pair])
+                         time_guard_s=guard_s, max_n=max_n, alpha=level, pairs=[pair])
         bb = report.result("blackbox")
         if bb is not None:  # steer the search (hypothesis' target phase) to leakier pairs
             target(float(bb.details.get("log_wealth_at_claim", 0.0)), label="log wealth")

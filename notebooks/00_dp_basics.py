@@ -16,7 +16,7 @@
 # # 00 · Differential privacy basics: neighbours, noise and calibration
 #
 # This notebook sets up the vocabulary every other notebook of the kit uses
-# (catalogue P.1–P.3).
+# (the kit calls these capabilities P.1–P.3).
 #
 # **Learning objectives** — after working through it you can
 #
@@ -25,13 +25,14 @@
 # 2. release a statistic with the **Laplace**, **Gaussian** and **exponential**
 #    mechanisms and check on samples that neighbouring datasets give similar outputs;
 # 3. compare the four **Gaussian calibrations** (analytic, GDP, classical, Hall) and
-#    explain why the classical and Hall formulas are refused above ε = 1;
+#    explain why the classical and Hall formulas are refused above $\varepsilon = 1$;
 # 4. read a **privacy profile** δ(ε) and find the *true* ε of a calibrated mechanism;
 # 5. combine releases: **composition** and **post-processing**, and the three accountants
-#    the later notebooks use — μ-GDP, ρ-zCDP and Rényi DP (RDP).
+#    the later notebooks use — μ-GDP, ρ-zCDP and Rényi DP (RDP);
+# 6. write a calibration, a mechanism and an audit score yourself, checked in the notebook.
 #
 # **What you'll need:** Python and NumPy; no prior DP knowledge. Runs in well under a
-# minute with the default parameters; about 90 minutes as a lab with the exercises.
+# minute with the default parameters; an hour and a half as a lab with the exercises.
 # Symbols (ε, δ, Δ, d, μ, ρ, …) are collected in the [glossary and notation
 # table](GLOSSARY.md); the GP side of the course starts in `00b_gp_primer.ipynb`.
 
@@ -63,8 +64,9 @@ print(p)
 #
 # ## 1 · Neighbouring datasets
 #
-# Differential privacy compares a mechanism's output distribution on two datasets
-# that differ in *one person's* contribution. What "differ in one person" means is a
+# Differential privacy is a property of a **mechanism**: a randomised algorithm that
+# takes a dataset and releases something computed from it. It compares the mechanism's
+# output distribution on two datasets that differ in *one person's* contribution. What "differ in one person" means is a
 # modelling choice, and the DP-GP papers use two:
 #
 # * **outputs only** (Smith et al. 2018, 2021): the inputs `X` are public; one target
@@ -101,8 +103,8 @@ for row in zip(data.X[:, 0], data.y, d_outputs.y, d_rows.X[:, 0], d_rows.y, stri
 
 # %% [markdown]
 # **Sensitivity.** Take the query "mean of the targets", $f(D) = \frac1n\sum_i y_i$.
-# One neighbour changes one target by at most `max_target_change` (1 for outputs
-# only, 2 for whole rows here), so the mean moves by at most `max_target_change` / n:
+# One neighbour changes one target by at most `max_target_change` ($d = 1$ for outputs
+# only, $2d = 2$ for whole rows here), so the mean moves by at most `max_target_change` / n:
 # that is the sensitivity $\Delta f$ (the same in every norm, since the query is a
 # scalar). We check the bound on the two neighbours above.
 
@@ -124,10 +126,10 @@ sensitivity = relations["whole rows"].max_target_change / data.n  # used from he
 #
 # $$P[M(D) \in S] \le e^{\varepsilon}\, P[M(D') \in S] + \delta .$$
 #
-# Both orders of the pair must hold (D′ is also a neighbour of D). With δ = 0 this is
-# **pure** ε-DP: no output set is more than e^ε times likelier under one dataset than
-# under the other. δ > 0 allows that bound to fail on events of total probability about
-# δ, so δ must be much smaller than 1/n. Everything below — mechanisms, calibrations,
+# Both orders of the pair must hold (D′ is also a neighbour of D). With $\delta = 0$ this
+# is **pure** ε-DP: no output set is more than e^ε times likelier under one dataset than
+# under the other. $\delta > 0$ allows that bound to fail on events of total probability
+# about δ, so δ must be much smaller than $1/n$. Everything below — mechanisms, calibrations,
 # audits — is about meeting or checking this inequality.
 #
 # ## 2 · Three mechanisms
@@ -150,7 +152,8 @@ b = laplace_scale(p["epsilon"], sensitivity)
 lap = {"f(D) + noise": mean_query(data) + laplace_noise(b, p["n_samples"], rng),
        "f(D') + noise": mean_query(d_rows) + laplace_noise(b, p["n_samples"], rng)}
 print(f"Laplace scale b = {b:.4f} for epsilon = {p['epsilon']:g}")
-show(plot_output_histograms(lap, title="Laplace mechanism on neighbouring datasets"))
+show(plot_output_histograms(
+    lap, title=f"Laplace mechanism, ε = {p['epsilon']:g} (b = {b:.3f}), on neighbouring datasets"))
 
 
 # %% [markdown]
@@ -204,7 +207,8 @@ gau = {"f(D) + noise": mean_query(data) + gaussian_noise(cal.sigma, p["n_samples
        "f(D') + noise": mean_query(d_rows) + gaussian_noise(cal.sigma, p["n_samples"], rng)}
 print(f"analytic sigma = {cal.sigma:.4f}")
 check_sets(gau, p["epsilon"], p["delta"])
-show(plot_output_histograms(gau, title="Gaussian mechanism on neighbouring datasets"))
+show(plot_output_histograms(
+    gau, title=f"Gaussian mechanism, ε = {p['epsilon']:g}, δ = {p['delta']:g} (σ = {cal.sigma:.3f})"))
 
 # %% [markdown]
 # ### Exponential mechanism (selecting, not adding)
@@ -231,16 +235,24 @@ show(plot_selection_frequencies(probs, freqs, candidates=bands))
 # %% [markdown]
 # ## 3 · Four Gaussian calibrations
 #
+# One more definition first, because one of the four calibrations is built on it.
+# **μ-Gaussian DP (μ-GDP)** (Dong, Roth & Su): a mechanism M is μ-GDP if telling
+# M(D) from M(D′) is, for every pair of neighbours, no easier than telling a sample of
+# $N(0, 1)$ from a sample of $N(\mu, 1)$. The Gaussian mechanism with noise σ and L2
+# sensitivity Δ is *exactly* μ-GDP with $\mu = \Delta/\sigma$, and one μ stands for a
+# whole curve of (ε, δ) guarantees (§4 draws it). So σ can be calibrated by finding the
+# μ that delivers the target (ε, δ) and setting $\sigma = \Delta/\mu$.
+#
 # | method | σ for L2 sensitivity Δ | proven for |
 # |---|---|---|
-# | classical (Dwork & Roth) | $\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon$ | ε ≤ 1 |
-# | Hall et al. (2013) | $\Delta\sqrt{2\ln(2/\delta)}/\varepsilon$ | ε ≤ 1 |
+# | classical (Dwork & Roth) | $\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon$ | $\varepsilon \le 1$ |
+# | Hall et al. (2013) | $\Delta\sqrt{2\ln(2/\delta)}/\varepsilon$ | $\varepsilon \le 1$ |
 # | analytic (Balle & Wang 2018) | smallest σ that is (ε, δ)-DP | every ε |
-# | GDP (Dong, Roth & Su) | $\Delta/\mu(\varepsilon,\delta)$ (μ-GDP: §4) | every ε |
+# | GDP (Dong, Roth & Su) | $\Delta/\mu(\varepsilon,\delta)$ | every ε |
 #
 # The analytic and GDP routes compute the same exact σ by two independent methods.
-# The two closed formulas are proofs only for ε ≤ 1, and `dpgp_audit` refuses them
-# above that instead of silently returning a number:
+# The two closed formulas are proofs only for $\varepsilon \le 1$, and `dpgp_audit`
+# refuses them above that instead of silently returning a number:
 
 # %%
 from dpgp_audit.privacy.calibrate import CALIBRATION_METHODS, CalibrationRangeError
@@ -272,7 +284,7 @@ show(plot_calibrations(eps_grid, sigmas, delta=p["delta"]))
 #
 # A mechanism is not just "(ε, δ)-DP" for one pair: it satisfies a whole curve of
 # pairs, its **privacy profile** δ(ε). The Gaussian mechanism with noise σ is
-# exactly μ-GDP with μ = Δ/σ, and its profile is (Räisä et al., eq. 5)
+# exactly μ-GDP with $\mu = \Delta/\sigma$ (§3), and its profile is (Räisä et al., eq. 5)
 #
 # $$\delta(\varepsilon;\mu) = \Phi\!\left(-\tfrac{\varepsilon}{\mu} + \tfrac{\mu}{2}\right)
 #   - e^{\varepsilon}\,\Phi\!\left(-\tfrac{\varepsilon}{\mu} - \tfrac{\mu}{2}\right).$$
@@ -293,9 +305,9 @@ show(plot_privacy_profiles(eps_lin, profiles,
 # %% [markdown]
 # ### The true ε of the classical calibrations
 #
-# Reading the profile backwards gives the *true* ε of any σ at a fixed δ. Below ε = 1
-# the classical and Hall formulas over-deliver (true ε < claimed). Above ε = 1 there
-# is no proof, and if we force them (`allow_unproven=True`, which warns and marks any
+# Reading the profile backwards gives the *true* ε of any σ at a fixed δ. Below
+# $\varepsilon = 1$ the classical and Hall formulas over-deliver (true ε < claimed). Above
+# $\varepsilon = 1$ there is no proof, and if we force them (`allow_unproven=True`, which warns and marks any
 # claim as unproven) the true ε eventually **exceeds** the claim: the mechanism
 # leaks more than it promises. That is why the kit refuses them.
 
@@ -328,15 +340,18 @@ show(plot_true_epsilon(eps_grid, true, delta=p["delta"]))
 #   about g(M(D)) is an event about M(D). It costs nothing.
 # * **Basic composition.** Releasing M₁, …, M_k on the same data, each (ε_i, δ_i)-DP,
 #   is (Σ ε_i, Σ δ_i)-DP. Always valid, often loose.
-# * **μ-GDP** (Dong, Roth & Su; R §2): M is μ-GDP if telling M(D) from M(D′) is no easier
-#   than telling N(0, 1) from N(μ, 1). The Gaussian mechanism with noise σ and L2
-#   sensitivity Δ is exactly (Δ/σ)-GDP; k releases compose to √(Σ μ_i²)-GDP; the privacy
-#   profile of §4 converts μ to (ε, δ) without loss.
-# * **ρ-zCDP** (Bun & Steinke; H §4.1 for CoinPress): the Gaussian mechanism is
-#   Δ²/(2σ²) = μ²/2-zCDP; ρ's add; ρ-zCDP implies (ρ + 2√(ρ ln(1/δ)), δ)-DP (H eq. 19).
-# * **Rényi DP** (Mironov; R App. A.6 for DP-SGD): at order α > 1 the Gaussian mechanism
-#   has Rényi divergence ε_α = α μ²/2; ε_α's add at each α; (α, ε_α)-RDP implies
-#   (ε_α + ln(1/δ)/(α − 1), δ)-DP, minimised over α (R eqs. 38–39).
+# * **μ-GDP** (defined in §3; R §2): the Gaussian mechanism with noise σ and L2
+#   sensitivity Δ is exactly $(\Delta/\sigma)$-GDP; k releases compose to
+#   $\sqrt{\sum_i \mu_i^2}$-GDP; the privacy profile of §4 converts μ to (ε, δ) without loss.
+# * **ρ-zCDP** (zero-concentrated DP; Bun & Steinke; H §4.1 for CoinPress): a bound ρ on
+#   the Rényi divergences of all orders, growing linearly in the order. The Gaussian
+#   mechanism is $\Delta^2/(2\sigma^2) = \mu^2/2$-zCDP; ρ's add; ρ-zCDP implies
+#   $(\rho + 2\sqrt{\rho\ln(1/\delta)}, \delta)$-DP (H eq. 19).
+# * **Rényi DP** (RDP; Mironov; R App. A.6 for DP-SGD): at order $\alpha > 1$ the
+#   Gaussian mechanism has Rényi divergence $\varepsilon_\alpha = \alpha\mu^2/2$;
+#   $\varepsilon_\alpha$'s add at each α; $(\alpha, \varepsilon_\alpha)$-RDP implies
+#   $(\varepsilon_\alpha + \ln(1/\delta)/(\alpha - 1), \delta)$-DP, minimised over α
+#   (R eqs. 38–39).
 #
 # The cell composes k Gaussian releases, each μ_i-GDP, and converts the total to ε at the
 # notebook's δ along each route.
@@ -366,15 +381,24 @@ routes = {
 print(f"{k} Gaussian releases, each mu = {mu_i:g}; total epsilon at delta = {p['delta']:g}:")
 for name, eps_total in routes.items():
     print(f"  {name:<40} {eps_total:7.3f}")
+exact_eps, closed_eps = routes["GDP (exact for Gaussians)"], routes["zCDP"]
+basic_eps = routes["basic composition of (eps_i, delta/k)"]
+display(Markdown(
+    f"Read the table from the bottom. For Gaussian noise the zCDP and RDP routes give the "
+    f"same closed form, $\\mu^2/2 + \\mu\\sqrt{{2\\ln(1/\\delta)}}$ with "
+    f"$\\mu = \\sqrt{{k}}\\,\\mu_i$: ε = **{closed_eps:.2f}**, which is "
+    f"**{100 * (closed_eps / exact_eps - 1):.0f} %** above the exact GDP value "
+    f"**{exact_eps:.2f}** — the price of converting through a bound rather than the exact "
+    f"profile. Adding up per-release (ε_i, δ_i) pairs gives **{basic_eps:.2f}**, "
+    f"{basic_eps / exact_eps:.1f} times the exact value, because it pays the tail δ and the "
+    "$\\sqrt{\\ln(1/\\delta)}$ term k times."))
 
 # %% [markdown]
-# Read the table from the bottom: for Gaussian noise the zCDP and RDP routes give the
-# same closed form, μ²/2 + μ√(2 ln(1/δ)) with μ = √k μ_i, slightly above the exact GDP
-# value; adding up per-release (ε_i, δ_i) pairs is far looser, because it pays the tail
-# δ and the √(ln 1/δ) term k times. This is why notebook 03 accounts for its CoinPress
-# steps in zCDP, and notebook 04 uses GDP for its functional mechanism and an RDP
-# accountant for DP-SGD; a plain budget split (`dpgp_audit.privacy.composition.
-# split_budget`) is the simplest option and the least efficient.
+# This is why notebook 03 accounts for its CoinPress steps in zCDP (a few steps, where
+# the bound's overhead is small and the arithmetic simple), and notebook 04 uses GDP for
+# its functional mechanism and an RDP accountant for DP-SGD; a plain budget split
+# (`dpgp_audit.privacy.composition.split_budget`) is the simplest option and the least
+# efficient.
 #
 # ## 6 · Explore: move ε and δ
 #
@@ -399,39 +423,97 @@ epsilon_delta_widget(calibration_explorer, epsilon=p["epsilon"], delta=p["delta"
 # Difficulty: ★ check your understanding · ★★ apply · ★★★ explore. Solutions are in
 # `answers/00_dp_basics_answers.ipynb` — try first.
 #
-# 1. ★ **Sensitivity.** Under the outputs-only relation with $d = 0.5$, what is the
+# **Exercises 1–3: write the code.** Each has a cell with a function to complete (it
+# does nothing until you write its body) and a check cell below it: run both, and the
+# check says ✓ for every property your function has, or gives a hint for the first one
+# it lacks. A wrong answer never stops the notebook.
+#
+# ### Exercise 1 · ★ The classical calibration
+# Complete `classical_sigma(epsilon, delta, sensitivity)` so that it returns the noise
+# σ of the classical Gaussian mechanism (first row of the table in §3).
+
+# %%
+from dpgp_audit.exercises import check
+
+
+def classical_sigma(epsilon, delta, sensitivity):
+    ...  # your code here
+
+
+check("00.1", classical_sigma)
+
+# %% [markdown]
+# ### Exercise 2 · ★★ The Laplace mechanism
+# Complete `laplace_release(value, sensitivity, epsilon, size, rng)`: it returns `size`
+# independent releases of `value` by the Laplace mechanism, ε-DP for a query whose L1
+# sensitivity is `sensitivity`. Take every random number from the generator `rng`
+# (`rng.laplace(loc, scale, size)` draws Laplace noise), never from a global one.
+
+# %%
+def laplace_release(value, sensitivity, epsilon, size, rng):
+    ...  # your code here
+
+
+check("00.2", laplace_release)
+
+# %% [markdown]
+# ### Exercise 3 · ★★ An audit score
+# Complete `worst_ratio(samples_d, samples_d_prime, thresholds)`, the score §2 computed
+# by eye: for each threshold t, estimate $P[M(D) > t]$ and $P[M(D') > t]$ by the fraction
+# of samples above t, and return the largest ratio of the two over all thresholds, in
+# *both* orders of the pair. A threshold that no sample exceeds on either side says
+# nothing (skip it); when one side never exceeds t but the other does, no finite
+# $e^\varepsilon$ covers the pair: return `np.inf`. Then try it on the Laplace samples of §2:
+# `worst_ratio(lap["f(D) + noise"], lap["f(D') + noise"], np.quantile(...))`.
+
+# %%
+def worst_ratio(samples_d, samples_d_prime, thresholds):
+    ...  # your code here
+
+
+check("00.3", worst_ratio)
+
+# %% [markdown]
+# ### Questions
+#
+# 4. ★ **Sensitivity.** Under the outputs-only relation with $d = 0.5$, what is the
 #    sensitivity of the mean of $n = 8$ targets? Of their *sum*? Check with
 #    `outputs_only(0.5).max_target_change`.
-# 2. ★ **Laplace vs Gaussian.** Re-run section 2 with `epsilon = 0.1` and `epsilon = 5`.
+# 5. ★ **Laplace vs Gaussian.** Re-run section 2 with `epsilon = 0.1` and `epsilon = 5`.
 #    Which mechanism adds less noise in each regime (compare `b` with `cal.sigma`)?
-# 3. ★ **Refusal.** Call `calibrate_gaussian(2.0, 1e-5, 1.0, "classical",
+# 6. ★ **Refusal.** Call `calibrate_gaussian(2.0, 1e-5, 1.0, "classical",
 #    allow_unproven=True)` inside `warnings.catch_warnings(record=True)`. What does the
 #    warning say, and what is `.proven` of the result?
-# 4. ★★ **Profiles.** Using `privacy_profile`, find (approximately) the ε at which the
-#    μ = 1 curve crosses δ = 1e-5, and compare with
+# 7. ★★ **Profiles.** Using `privacy_profile`, find (approximately) the ε at which the
+#    $\mu = 1$ curve crosses $\delta = 10^{-5}$, and compare with
 #    `dpgp_audit.privacy.gdp.gdp_epsilon(1e-5, 1.0)`.
-# 5. ★★ **Exponential mechanism.** Double every count in `counts`. Does the selection
+# 8. ★★ **Exponential mechanism.** Double every count in `counts`. Does the selection
 #    become more or less private? More or less accurate? Explain using the formula.
-# 6. ★★ **The tight direction.** Build a whole-rows neighbour that moves the mean by the
-#    full sensitivity (set y_3 to the opposite end of its range) and re-run `check_sets`
+# 9. ★★ **The tight direction.** Build a whole-rows neighbour that moves the mean by the
+#    full sensitivity (set $y_3$ to the opposite end of its range) and re-run `check_sets`
 #    on Laplace samples with `quantiles=(0.8, 0.9, 0.95)`. How close does the ratio get to
 #    e^ε?
-# 7. ★★★ **Budgets.** You must release 20 Gaussian statistics at (ε, δ) = (1, 1e-5) in
-#    total. Which per-release μ_i does GDP composition allow? Which per-release
-#    (ε_i, δ_i) does basic composition allow, and how much larger is the resulting σ?
+# 10. ★★★ **Budgets.** You must release `20` Gaussian statistics at
+#     $(\varepsilon, \delta) = (1, 10^{-5})$ in total. Which per-release μ_i does GDP
+#     composition allow? Which per-release (ε_i, δ_i) does basic composition allow, and
+#     how much larger is the resulting σ?
 #
 # <details><summary>Hints</summary>
 #
-# 1. max_target_change / n for the mean; max_target_change for the sum.
-# 2. For one scalar, b = Δ/ε grows like 1/ε; σ grows roughly like 1/√ε for large ε.
-# 3. It names the proof's range; `proven` is `False`.
-# 4. Interpolate where the profile drops below 1e-5.
-# 5. The privacy is the same (ε and Δu are unchanged); the utility gaps double, so the
+# 1. The first row of the table in §3; `math.sqrt` and `math.log`.
+# 2. The Laplace scale b of §2; `loc` is the value.
+# 3. `np.mean(samples > t)`; compute both ratios only when their numerator is positive.
+# 4. `max_target_change / n` for the mean; `max_target_change` for the sum.
+# 5. For one scalar, $b = \Delta/\varepsilon$ grows like $1/\varepsilon$; σ grows
+#    roughly like $1/\sqrt{\varepsilon}$ for large ε.
+# 6. It names the proof's range; `proven` is `False`.
+# 7. Interpolate where the profile drops below $10^{-5}$.
+# 8. The privacy is the same (ε and Δu are unchanged); the utility gaps double, so the
 #    mode is picked more often.
-# 6. `data.with_row(3, x_new=[9.5], y_new=...)`; the default data's targets lie in
-#    [−1, 1]. Far tails need many samples: use `n_samples` of 10⁵ or more.
-# 7. μ_total = `gdp_mu(1, 1e-5)` and μ_i = μ_total/√20; σ = Δ/μ. For basic composition use
-#    `calibrate_gaussian(1/20, 1e-5/20, Δ)`.
+# 9. `data.with_row(3, x_new=[9.5], y_new=...)`; the default data's targets lie in
+#    $[-1, 1]$. Far tails need many samples: use $n_\text{samples} \ge 10^5$.
+# 10. $\mu_\text{total}$ = `gdp_mu(1, 1e-5)` and $\mu_i = \mu_\text{total}/\sqrt{20}$;
+#     $\sigma = \Delta/\mu$. For basic composition use `calibrate_gaussian(1/20, 1e-5/20, Δ)`.
 # </details>
 #
 # **Next:** `00b_gp_primer.ipynb` (GPs, if you need them), then 01–05 apply these tools to

@@ -86,9 +86,21 @@ def _is_stub_body(body: list[ast.stmt]) -> bool:
                                      and st.value.value is Ellipsis) for st in rest)
 
 
+#: The one deliberate exception to the legacy-randomness rule (catalogue A.10): the adapter
+#: that makes third-party code reproducible must seed numpy's global state (and restore
+#: it) and build the ``RandomState`` that scikit-learn-style ``random_state`` arguments
+#: expect. Only these names, only in this module.
+LEGACY_ALLOWANCE: dict[str, frozenset[str]] = {
+    "adapters/seeding.py": frozenset({"seed", "get_state", "set_state", "RandomState"}),
+}
+
+
 def hygiene_problems(source: str, filename: str = "<string>") -> list[str]:
     """Every breach of the randomness and no-stub rules in one module's source."""
     tree = ast.parse(source, filename=filename)
+    allowed_legacy = next((names for suffix, names in LEGACY_ALLOWANCE.items()
+                           if Path(filename).as_posix().endswith("dpgp_audit/" + suffix)),
+                          frozenset())
     problems = []
     protocol_methods = {id(fn) for cls in _protocol_classes(tree) for fn in cls.body
                         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)}
@@ -98,7 +110,7 @@ def hygiene_problems(source: str, filename: str = "<string>") -> list[str]:
             for prefix in ("np.random.", "numpy.random."):
                 if chain.startswith(prefix):
                     name = chain[len(prefix):].split(".")[0]
-                    if name not in ALLOWED_NP_RANDOM:
+                    if name not in ALLOWED_NP_RANDOM and name not in allowed_legacy:
                         problems.append(f"line {node.lineno}: legacy {chain}")
         if isinstance(node, ast.Call) and _seeded_call(node):
             problems.append(f"line {node.lineno}: {_attr_chain(node.func)} with a fixed seed")
@@ -149,6 +161,18 @@ def test_no_legacy_or_seeded_randomness_and_no_stubs(path):
 ])
 def test_hygiene_checker_catches(snippet):
     assert hygiene_problems(snippet), snippet
+
+
+def test_legacy_allowance_is_narrow():
+    # the adapter's seeding module may seed and restore the global state ...
+    seeding = "import numpy as np\ndef f(w):\n    s = np.random.get_state()\n" \
+              "    np.random.seed(w)\n    np.random.set_state(s)\n"
+    assert not hygiene_problems(seeding, str(PACKAGE / "adapters" / "seeding.py"))
+    # ... but not draw from it, and no other module may touch it at all
+    assert hygiene_problems("import numpy as np\nx = np.random.normal()",
+                            str(PACKAGE / "adapters" / "seeding.py"))
+    assert hygiene_problems(seeding, str(PACKAGE / "adapters" / "mechanism.py"))
+    assert (PACKAGE / "adapters" / "seeding.py").is_file()
 
 
 @pytest.mark.parametrize("snippet", [

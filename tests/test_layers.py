@@ -12,7 +12,8 @@ Layers, from the bottom (ARCHITECTURE.md; issue 13 §1):
   and base; never audit (the auditors must not know which bugs exist, and the zoo
   must not lean on them), and only edges import it;
 * **edges**: ``catalogue``, ``cli``, ``__main__``, ``experiments/``, ``exercises/`` (the
-  course's in-notebook checks), ``viz/``, ``neural/``,
+  course's in-notebook checks), ``viz/``, ``neural/``, ``adapters/`` (third-party and
+  user code, A.10),
   ``devtools/``, ``params``, ``testing`` (assertions for users' suites) and the package
   ``__init__`` — may import anything, and only
   edges may import an edge.
@@ -33,7 +34,7 @@ PACKAGE = "dpgp_audit"
 BASE = frozenset({"contract", "dataset", "norms", "_validation"})
 LAYERS = frozenset({"gp", "privacy", "datasets", "methods", "audit", "bugs"})
 EDGES = frozenset({"catalogue", "cli", "__main__", "experiments", "exercises", "viz", "neural",
-                   "devtools",
+                   "devtools", "adapters",
                    "params", "testing", "__init__"})
 ALLOWED: dict[str, frozenset[str]] = {
     "base": frozenset({"base"}),

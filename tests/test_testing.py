@@ -48,7 +48,7 @@ DATA = Dataset(np.linspace(0, 1, 50), np.zeros(50))
 
 def test_assert_private_fails_with_verdict_bound_witness_and_command():
     with pytest.raises(AssertionError) as info:
-        assert_private(NoisyMean(), DATA, np.random.default_rng(0), budget_s=None,
+        assert_private(NoisyMean(), DATA, np.random.default_rng(0), time_guard_s=None,
                        max_n=100_000)
     err = info.value
     assert isinstance(err, PrivacyViolation)
@@ -60,12 +60,12 @@ def test_assert_private_fails_with_verdict_bound_witness_and_command():
     # the printed seed replays the same failure
     seed = int(err.command.split("data, ")[1].split(",")[0])
     with pytest.raises(PrivacyViolation) as again:
-        assert_private(NoisyMean(), DATA, seed, budget_s=None, max_n=100_000)
+        assert_private(NoisyMean(), DATA, seed, time_guard_s=None, max_n=100_000)
     assert again.value.bound == err.bound
 
 
 def test_assert_private_passes_a_correct_mechanism():
-    report = assert_private(NoisyMean(4.0), DATA, np.random.default_rng(1), budget_s=None,
+    report = assert_private(NoisyMean(4.0), DATA, np.random.default_rng(1), time_guard_s=None,
                             max_n=20_000)
     assert not report.violation
     assert report.inputs["mode"] == "sequential"
@@ -85,20 +85,20 @@ def test_assert_private_runs_the_precision_auditor_of_the_default_path():
     # A.7 on the default path: with no declared domain, legal targets of 1e17 make the
     # float spacing of the mean exceed the noise sd, and the release can be told apart.
     with pytest.raises(PrivacyViolation) as info:
-        assert_private(UndeclaredNoisyMean(), DATA, np.random.default_rng(5), budget_s=None,
+        assert_private(UndeclaredNoisyMean(), DATA, np.random.default_rng(5), time_guard_s=None,
                        max_n=20_000)
     assert "precision" in info.value.bound
-    report = assert_private(NoisyMean(4.0), DATA, np.random.default_rng(5), budget_s=None,
+    report = assert_private(NoisyMean(4.0), DATA, np.random.default_rng(5), time_guard_s=None,
                             max_n=20_000)  # the same noise with |y| <= 2 declared passes
     assert {r.auditor for r in report.results} >= {"blackbox", "precision"}
 
 
 def test_assert_private_on_registered_twins_prints_a_cli_command():
     mech, data = get("P.1/gaussian-sum").make()
-    assert_private(mech, data, np.random.default_rng(2), budget_s=None, max_n=20_000)
+    assert_private(mech, data, np.random.default_rng(2), time_guard_s=None, max_n=20_000)
     bug, data = get("planted/std-as-variance").make()
     with pytest.raises(PrivacyViolation) as info:
-        assert_private(bug, data, np.random.default_rng(3), budget_s=None, max_n=200_000,
+        assert_private(bug, data, np.random.default_rng(3), time_guard_s=None, max_n=200_000,
                        mechanism_id="planted/std-as-variance")
     assert info.value.command.startswith(
         "python -m dpgp_audit audit --mechanism planted/std-as-variance --seed ")
@@ -112,6 +112,8 @@ def test_assert_private_input_errors():
         assert_private(NoisyMean(), DATA, -1)
     with pytest.raises(ValueError, match="budget_s"):
         assert_private(NoisyMean(), DATA, np.random.default_rng(0), budget_s=-1.0)
+    with pytest.raises(ValueError, match="time_guard_s"):
+        assert_private(NoisyMean(), DATA, np.random.default_rng(0), time_guard_s=-1.0)
 
 
 def test_hypothesis_search_shrinks_a_sensitivity_counterexample():
@@ -128,6 +130,6 @@ def test_hypothesis_search_shrinks_a_sensitivity_counterexample():
 def test_hypothesis_search_finds_a_sample_only_bug_and_passes_the_twin():
     with pytest.raises(PrivacyViolation):
         assert_private_for_all_datasets(NoisyMean(), seed=5, n=(1, 4), max_examples=25, y_bound=2.0,
-                                        max_n=50_000, budget_s=None)
+                                        max_n=50_000, time_guard_s=None)
     assert_private_for_all_datasets(NoisyMean(4.0), seed=6, n=(1, 4), max_examples=3, y_bound=2.0,
-                                    max_n=5_000, budget_s=None)
+                                    max_n=5_000, time_guard_s=None)

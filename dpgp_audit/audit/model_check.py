@@ -54,6 +54,7 @@ from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
+    "CHECK_N",
     "ModelTest",
     "check_model",
     "detectable_effects",
@@ -61,6 +62,8 @@ __all__ = [
     "kolmogorov_distance",
 ]
 
+#: Samples per dataset of the check: the model-check part's allowance (runner, parts.py).
+CHECK_N = 4_000
 _MAX_AXES = 16  # whitened axes tested (smallest and largest eigen-directions first)
 _N_RANDOM = 4  # random unit directions
 _POWER = 0.8  # power at which detectable effects are stated
@@ -213,7 +216,7 @@ def _check_one(mechanism: object, data: Dataset, tag: str, n: int, a: float,
 
 
 def check_model(mechanism: object, datasets: Sequence[tuple[str, Dataset]] | Dataset,
-                rng: np.random.Generator, *, n: int = 4_000, alpha: float = 0.05,
+                rng: np.random.Generator, *, n: int = CHECK_N, alpha: float = 0.05,
                 power: float = _POWER) -> AuditResult:
     """Test ``mechanism.sample`` against its own ``mean``/``cov`` on each dataset.
 

@@ -26,6 +26,22 @@ Issue 15 §1 adds, for the first two relations:
 * with a ``query`` (:func:`query_edge_pairs`): pairs where the query jumps, found by
   scanning one target over its range; the runner adds them to every auditor's pairs.
 
+Issue 20 §4 adds, for the first two relations:
+
+* **the declared domain** (``y_bound``; the runner passes the claim's
+  ``domain.y_bound``): a move that would leave ``|y| <= y_bound`` is moved *to* the
+  bound instead of being dropped, and when the bound is within four moves of zero the
+  domain ends include every target at ``−bound`` and at ``+bound``;
+* **structural bases** (:func:`structural_pairs`): the *other* rows placed where grouped,
+  binned and clipped statistics are most fragile — all at one end, alternating ``±s``,
+  half at each end, all on a round value, all at the data's median; for whole rows also
+  every input at the data's lower corner or at its centre (group and bin edges) — and one
+  row moved out of that structure;
+* **full swing** (:func:`full_swing_pairs`): the other rows cancel (alternating signs, or
+  all 0) and one central row flips from ``+a`` to ``−a``, the largest move the relation
+  allows (``a = b`` for whole rows, ``min(bound, d/2)`` for outputs only), where a
+  clipped statistic that saturates on the user's data does not.
+
 Rows are chosen adversarially when the dataset is large: the most isolated
 inputs, the extreme inputs and the extreme targets, then random rows.
 
@@ -39,8 +55,7 @@ pairs confirmed (:mod:`dpgp_audit.audit.runner`).
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,11 +70,14 @@ __all__ = [
     "adversarial_rows",
     "dataset_from_dict",
     "dataset_to_dict",
+    "domain_y_bound",
+    "full_swing_pairs",
     "is_neighbour",
     "neighbour_pairs",
     "pair_score",
     "query_edge_pairs",
     "rank_pairs",
+    "structural_pairs",
 ]
 
 
@@ -173,6 +191,19 @@ def _far_input(data: Dataset, scale: float = 10.0) -> np.ndarray:
     return hi + scale * width
 
 
+def domain_y_bound(*holders: object) -> float | None:
+    """The declared target bound of the first holder (a claim, a mechanism) that has one.
+
+    ``holder.domain.y_bound`` (:class:`~dpgp_audit.privacy.domain.PublicDomain`); ``None``
+    when none declares a domain.
+    """
+    for holder in holders:
+        bound = getattr(getattr(holder, "domain", None), "y_bound", None)
+        if bound is not None:
+            return float(bound)
+    return None
+
+
 def _clip(value: float, y_bound: float | None) -> float:
     return value if y_bound is None else float(np.clip(value, -y_bound, y_bound))
 
@@ -198,9 +229,10 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
     max_rows
         How many rows (chosen by :func:`adversarial_rows`) get adversarial edits.
     y_bound
-        Outputs only: a declared bound ``|y| <= y_bound`` the mechanism enforces; moved
-        targets are clipped into it and the "at the bound" pairs use it. Ignored for
-        whole rows (the relation's ``d`` is the target bound there).
+        Outputs only: the declared bound ``|y| <= y_bound`` (the claim's domain, see
+        :func:`domain_y_bound`); a move that would leave it is moved to the bound, so every
+        pair stays in the domain. Ignored for whole rows (the relation's ``d`` is the
+        target bound there).
     tiny_n
         Add tiny-dataset variants (first one and two rows). Default: on for whole rows
         (the mechanism is defined for any size), off for outputs only (X is public and
@@ -259,6 +291,8 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
     if adversarial:
         pairs += _domain_end_pairs(data, relation, y_bound)
         pairs += _data_value_pairs(data, relation, rows, y_bound)
+        pairs += structural_pairs(data, relation, y_bound=y_bound)
+        pairs += full_swing_pairs(data, relation, y_bound=y_bound)
     return pairs
 
 
@@ -317,8 +351,11 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
     * :class:`GaussianRelease` with equal covariances: the white-box μ,
       ``‖Σ^{-1/2}(m₀ − m₁)‖`` (``inf`` if the difference leaves the range of Σ);
       with unequal covariances ``inf`` (rank it first; the auditors decide).
-    * :class:`DiscreteRelease` (finite outputs): the exact pure-DP privacy loss
-      ``max_k |log p_k(D) − log p_k(D′)|``.
+    * :class:`DiscreteRelease` (finite outputs): the exact privacy loss that samples can
+      see — the smallest ε with ``δ(ε) <= DETECTABLE_DELTA`` in both orders, where
+      ``δ(ε) = Σ_k max(0, p_k(D′) − e^ε p_k(D))`` (issue 20: the pure-DP loss
+      ``max_k |log p_k(D) − log p_k(D′)|`` ranked first pairs whose loss lives on outputs
+      of probability e⁻³⁰, which no draw cap reaches).
     * otherwise :class:`SensitivityQuery`: ``norm(q(D) − q(D′)) / bound``.
     * otherwise ``nan`` (rank by a pilot sample instead, see :func:`rank_pairs`).
     """
@@ -332,16 +369,45 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
             return math.inf
         return Mahalanobis(c0)(m1 - m0)
     if isinstance(mechanism, DiscreteRelease):
-        lp0 = np.ravel(mechanism.log_probabilities(pair.d0))
-        lp1 = np.ravel(mechanism.log_probabilities(pair.d1))
-        both = np.isfinite(lp0) & np.isfinite(lp1)
-        if np.any(np.isfinite(lp0) != np.isfinite(lp1)):
-            return math.inf  # an output possible under one dataset only
-        return float(np.max(np.abs(lp0[both] - lp1[both]))) if both.any() else 0.0
+        p0 = np.exp(np.ravel(mechanism.log_probabilities(pair.d0)))
+        p1 = np.exp(np.ravel(mechanism.log_probabilities(pair.d1)))
+        return max(_detectable_epsilon(p1, p0), _detectable_epsilon(p0, p1))
     if isinstance(mechanism, SensitivityQuery):
         diff = np.ravel(mechanism.query(pair.d1)) - np.ravel(mechanism.query(pair.d0))
         return mechanism.norm(diff) / float(mechanism.sensitivity_bound())
     return math.nan
+
+
+#: The δ below which a discrete privacy loss is too rare for a draw cap to see (ranking only).
+DETECTABLE_DELTA = 1e-4
+
+
+def _detectable_epsilon(a: np.ndarray, b: np.ndarray, delta: float = DETECTABLE_DELTA) -> float:
+    """Smallest ε >= 0 with ``Σ_k max(0, a_k − e^ε b_k) <= delta`` (``inf`` if none).
+
+    Exact: with the log ratios ``r_k = log(a_k/b_k)`` sorted in decreasing order, on the
+    segment ``[r_{j+1}, r_j]`` the sum is ``A_j − e^ε B_j`` (cumulative sums of ``a`` and
+    ``b`` over the first j + 1 outputs), so the crossing is solved on its segment. Mass of
+    ``a`` where ``b`` has none counts at every ε (``inf`` when it alone exceeds ``delta``).
+    """
+    room = delta - float(np.sum(a[b <= 0]))
+    if room < 0:
+        return math.inf  # outputs possible under one dataset only, with real mass
+    live = (a > 0) & (b > 0)
+    if not np.any(live):
+        return 0.0
+    ratio = np.log(a[live]) - np.log(b[live])
+    order = np.argsort(-ratio, kind="stable")
+    r = ratio[order]
+    A, B = np.cumsum(a[live][order]), np.cumsum(b[live][order])
+    for j in range(r.size):
+        lo = max(float(r[j + 1]), 0.0) if j + 1 < r.size else 0.0
+        if A[j] - math.exp(lo) * B[j] <= room:  # the crossing is at or below lo
+            if lo == 0.0:
+                return 0.0
+            continue
+        return float(max(0.0, math.log((A[j] - room) / B[j])))
+    return 0.0
 
 
 def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
@@ -383,7 +449,9 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
 
 
 def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.random.Generator,
-               *, top: int = 3, pilot_n: int = 200, pilot_budget_s: float = 3.0
+               *, top: int = 3, pilot_n: int = 200, stop: Callable[[], bool] | None = None,
+               info: dict | None = None, pilot_budget_s: float | None = None,
+               implementation: Mapping[int, float | None] | None = None
                ) -> list[tuple[NeighbourPair, float]]:
     """Exploratory phase: score every pair cheaply and return the ``top`` most distinguishable.
 
@@ -398,14 +466,28 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     The result takes the best ``top − 1`` pairs of the model ranking — ties broken
     by the pilot score, so a tie never hides a pair the pilot ranks higher — and
     then the best pilot-ranked pair not yet taken. Without a model score the pilot
-    ranking alone decides. Pilot sampling runs in model order (every pair tied at
-    the top first) and stops after ``pilot_budget_s`` seconds, so slow mechanisms
-    stay affordable. The pilot samples must **not** be reused for the
-    confirmatory audit: pass a different generator to the auditors.
+    ranking alone decides. Every pair is piloted, in model order (every pair tied at
+    the top first): the ranking is a function of the inputs, never of the clock
+    (issue 20 §1). What keeps slow mechanisms affordable is ``pilot_n``, which the
+    default path derives from the draw cap (:func:`~dpgp_audit.audit.defaults.pilot_draws`:
+    8 per side for a slow mechanism's small cap), and the ranking hook of
+    :mod:`~dpgp_audit.audit.parts`, through which an earlier part (A.9's coupled runs) can
+    rank the pairs instead. ``stop`` (a zero-argument callable, true once the audit's time
+    guard has fired) ends the pilot between pairs; ``info`` (a dictionary, if given)
+    receives ``piloted`` (pairs piloted) and ``stopped``. The pilot samples must **not**
+    be reused for the confirmatory audit: pass a different generator to the auditors.
+    ``pilot_budget_s`` is accepted for old callers and ignored (it was a time budget).
 
     Pairs whose datasets the mechanism rejects (``ValueError``, e.g. a size it
     was not built for) are dropped.
+
+    ``implementation`` maps pair indices to scores measured on the implementation
+    already (the grey-box survey of A.9, :func:`~dpgp_audit.audit.greybox.rank_pairs_by_coupling`:
+    larger = more distinguishable, ``inf`` for its leads; ``None`` for a pair the
+    mechanism refused). Those scores stand in for the pilot, so only the pairs it does
+    not cover are pilot-sampled.
     """
+    del pilot_budget_s  # the pilot is budgeted in draws (pilot_n), not seconds
     rng = check_rng(rng)
     top = max(1, int(top))
     scored: list[tuple[NeighbourPair, float]] = []
@@ -422,16 +504,24 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
                    if not math.isnan(scored[i][1]) else math.inf)
     pilot: dict[int, float] = {}
     rejected: set[int] = set()
-    t0 = time.perf_counter()
-    top_model = scored[order[0]][1]
+    stopped = False
+    known = {} if implementation is None else dict(implementation)
     for i in order:
-        tied = has_model and scored[i][1] == top_model
-        if has_model and not tied and time.perf_counter() - t0 > pilot_budget_s:
+        if i in known:
+            if known[i] is None:
+                rejected.add(i)
+            else:
+                pilot[i] = float(known[i])  # type: ignore[arg-type]
+            continue
+        if stop is not None and stop():
+            stopped = True
             break
         try:
             pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng)
         except ValueError:  # the mechanism rejects this pair's datasets: drop it
             rejected.add(i)
+    if info is not None:
+        info.update(piloted=len(pilot) + len(rejected) - len(known), stopped=stopped)
     if not has_model:
         ranked = sorted(pilot, key=lambda i: -pilot[i])
         return [(scored[i][0], pilot[i]) for i in ranked[:top]]
@@ -503,8 +593,14 @@ def _domain_end_pairs(data: Dataset, relation: NeighbourRelation,
     n = data.n
     if relation.kind is Neighbour.OUTPUTS:
         d = relation.d
-        ends = ((("all targets 0", 0.0), ("all targets +d", d)) if y_bound is None else
-                (("all targets at -bound", -y_bound), ("all targets at +bound", y_bound)))
+        ends = [("all targets 0", 0.0), ("all targets +d", d)]
+        if y_bound is not None and y_bound < d:
+            ends[1] = ("all targets at +bound", y_bound)
+        if y_bound is not None and y_bound <= 4 * d:  # the bound is within reach of the moves
+            ends = [ends[0], ("all targets at -bound", -y_bound),
+                    ("all targets at +bound", y_bound)]
+        if _labels(data, y_bound):  # class labels ±bound: interior values are off-domain
+            ends = ends[1:]
         for label, value in ends:
             base = Dataset(data.X, np.full(n, value), data.name)
             for sign, tag in ((-1.0, "-"), (1.0, "+")):
@@ -553,7 +649,7 @@ def _data_value_pairs(data: Dataset, relation: NeighbourRelation, rows: Sequence
             if others.size:
                 j = int(np.argmin(np.abs(others - yi)))
                 cands.append((float(others[j]), f"y[{i}] -> tie with another target"))
-            grid = _round_values(d if y_bound is None else y_bound)
+            grid = _round_values(_scale(d, y_bound))
             below, above = grid[grid < yi], grid[grid > yi]
             for v in ([below[-1]] if below.size else []) + ([above[0]] if above.size else []):
                 cands.append((float(v), f"y[{i}] -> round value {v:g}"))
@@ -603,21 +699,26 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
         return []
     y = np.asarray(data.y, dtype=float)
     if relation.kind is Neighbour.OUTPUTS:
-        span = relation.d if y_bound is None else y_bound
         reach = relation.d
+        lim = y_bound
     else:
-        span = relation.d
         reach = 2 * relation.d
-    found: list[tuple[float, NeighbourPair]] = []
+        lim = relation.d
+    norm = mechanism.norm  # once: a norm object may be rebuilt (an eigendecomposition) per access
+    found: list[tuple[float, int, Dataset, float, float]] = []
     for i in rows:
         base = _clip_dataset(data, relation.d) if relation.kind is Neighbour.ROWS else data
-        centre = 0.0 if relation.kind is Neighbour.ROWS else float(y[i])
-        vals = np.concatenate([np.linspace(centre - span, centre + span, grid),
-                               _round_values(span),
+        if relation.kind is Neighbour.ROWS:
+            lo, hi, span = -relation.d, relation.d, relation.d
+        else:  # the reach of one move around the target, inside the declared bound
+            span = _scale(relation.d, y_bound)
+            lo, hi = float(y[i]) - relation.d, float(y[i]) + relation.d
+            if y_bound is not None:
+                lo, hi = max(lo, -y_bound), min(hi, y_bound)
+        vals = np.concatenate([np.linspace(lo, hi, grid), _round_values(span),
                                np.quantile(y, np.linspace(0, 1, min(21, y.size)))])
-        if y_bound is not None or relation.kind is Neighbour.ROWS:
-            lim = span if relation.kind is Neighbour.ROWS else y_bound
-            vals = vals[np.abs(vals) <= lim]  # type: ignore[operator]
+        if lim is not None:
+            vals = vals[np.abs(vals) <= lim]
         vals = np.unique(np.round(vals, 12))
         qs = []
         for v in vals:
@@ -629,12 +730,192 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
             for c in range(a + 1, len(vals)):
                 if qs[a] is None or qs[c] is None or vals[c] - vals[a] > reach + 1e-12:
                     continue
-                change = float(mechanism.norm(qs[c] - qs[a]))
-                if change > 0:
-                    pair = NeighbourPair(base.with_target(i, float(vals[a])),
-                                         base.with_target(i, float(vals[c])),
-                                         f"query edge scan: y[{i}] {vals[a]:.4g} -> "
-                                         f"{vals[c]:.4g}")
-                    found.append((change, pair))
-    found.sort(key=lambda t: -t[0])
-    return [p for _, p in found[:top]]
+                change = float(norm(qs[c] - qs[a]))
+                if change > 0:  # the datasets are built for the pairs kept only
+                    found.append((change, i, base, float(vals[a]), float(vals[c])))
+    found.sort(key=lambda t: -t[0])  # stable: equal changes keep the scan order
+    return [NeighbourPair(base.with_target(i, lo), base.with_target(i, hi),
+                          f"query edge scan: y[{i}] {lo:.4g} -> {hi:.4g}")
+            for _, i, base, lo, hi in found[:top]]
+
+
+# --------------------------------------------------------------------------- issue 20 §4 pairs
+def _scale(d: float, y_bound: float | None) -> float:
+    """The target scale of structural placements: the move d, or the bound when smaller."""
+    return float(d) if y_bound is None else float(min(d, y_bound))
+
+
+def _labels(data: Dataset, y_bound: float | None) -> bool:
+    """Every target at ±bound (class labels): values inside the bound are off-domain."""
+    y = np.abs(np.asarray(data.y, dtype=float))
+    return y_bound is not None and bool(np.all(np.abs(y - y_bound) <= 1e-12))
+
+
+def _cancelling(n: int, a: float, skip: int, fill: float = 0.0) -> np.ndarray:
+    """Targets ``±a`` alternating over the rows other than ``skip``, summing to exactly 0.
+
+    With an odd number of other rows the last one is ``fill`` (0, or ``a`` for labels).
+    """
+    y = np.full(n, float(fill))
+    y[skip] = 0.0
+    others = [j for j in range(n) if j != skip]
+    for k, j in enumerate(others[: len(others) // 2 * 2]):
+        y[j] = a if k % 2 == 0 else -a
+    return y
+
+
+def _structural_bases(data: Dataset, relation: NeighbourRelation, y_bound: float | None
+                      ) -> list[tuple[str, Dataset]]:
+    """Whole datasets whose rows sit where grouped, binned or clipped statistics break.
+
+    Outputs only (X public): every target at ``+s``, at ``−s``, alternating ``±s``,
+    the first half at ``+s`` and the rest at ``−s`` (a median boundary), every target at
+    ``s/2`` (a round value, where bins put edges) and every target at the data's median
+    (a quantile boundary); ``s = min(d, bound)``. Whole rows (``|y| <= b``): the targets
+    all at ``+b`` or alternating, with the inputs as in the data, all at the data's lower
+    corner, or all at the centre of its box (the edge of two halves).
+    """
+    n = data.n
+    idx = np.arange(n)
+    alt = np.where(idx % 2 == 0, 1.0, -1.0)
+    if relation.kind is Neighbour.OUTPUTS:
+        s = _scale(relation.d, y_bound)
+        half = np.where(idx < (n + 1) // 2, 1.0, -1.0)
+        med = float(np.median(np.asarray(data.y, dtype=float)))
+        if y_bound is not None:
+            med = float(np.clip(med, -y_bound, y_bound))
+        ys = [("every target +s", np.full(n, s)), ("every target -s", np.full(n, -s)),
+              ("targets alternating +-s", s * alt), ("half at +s, half at -s", s * half),
+              ("every target at s/2", np.full(n, s / 2)),
+              ("every target at the median", np.full(n, med))]
+        if _labels(data, y_bound):  # class labels: only placements on ±bound
+            ys = ys[:4]
+        return [(f"base: {label} (s={s:g})", Dataset(data.X, y, data.name)) for label, y in ys]
+    b = float(relation.d)
+    X = np.asarray(data.X, dtype=float)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    corner = np.tile(lo, (n, 1))
+    centre = np.tile(0.5 * (lo + hi), (n, 1))
+    return [(f"base: {label}", Dataset(Xb, yb, data.name)) for label, Xb, yb in (
+        ("every y=+b", X, np.full(n, b)),
+        ("y alternating +-b", X, b * alt),
+        ("every x at the lower corner, y alternating +-b", corner, b * alt),
+        ("every x at the centre of the box, y alternating +-b", centre, b * alt),
+        ("every x at the lower corner, every y=+b", corner, np.full(n, b)),
+    )]
+
+
+def structural_pairs(data: Dataset, relation: NeighbourRelation, *,
+                     y_bound: float | None = None, rows: Sequence[int] | None = None,
+                     thorough: bool = False) -> list[NeighbourPair]:
+    """Pairs on structural bases: the other rows placed, one row moved (issue 20 §4).
+
+    A sensitivity bound that holds for the user's D can fail when the *other* rows sit
+    where the statistic is fragile: a group that is empty but for the moved row, every
+    target on a bin edge, values that cancel. Each base of the docstring of
+    :func:`neighbour_pairs` is combined with moves of one row:
+
+    * outputs only: the row moved by ``±d`` from its base value, and from 0 (a sign
+      boundary) to ``±d`` (clipped to the bound);
+    * whole rows: the row substituted by one at the data's upper corner with ``y = ±b``,
+      or far outside the data.
+
+    Parameters
+    ----------
+    data
+        Gives the inputs, the size and the data's own median and box.
+    relation
+        Outputs only or whole rows (all answers: no pairs).
+    y_bound
+        Outputs only: the declared target bound (moves stay inside it).
+    rows
+        Rows moved (default: the central row; with ``thorough`` also the first and last).
+    thorough
+        Every move on every base (the sensitivity search: at most 6 bases × 3 rows × 4
+        moves). Otherwise one move per base (at most 6 pairs, for the generated list).
+
+    Returns
+    -------
+    list of NeighbourPair
+        Neighbours under ``relation`` (inside ``y_bound``); a witness found among them is
+        a real pair of the declared domain, so a query change above the bound is a
+        definitive counterexample.
+    """
+    if relation.kind is Neighbour.ANSWERS:
+        return []
+    n = data.n
+    if rows is None:
+        rows = sorted({n // 2, 0, n - 1}) if thorough else [n // 2]
+    out: list[NeighbourPair] = []
+    if relation.kind is Neighbour.OUTPUTS:
+        d = float(relation.d)
+        labels = _labels(data, y_bound)
+        for label, base in _structural_bases(data, relation, y_bound):
+            for k, i in enumerate(rows):
+                v = float(base.y[i])
+                zero = base.with_target(i, 0.0)
+                moves = [(base, _clip(v + d, y_bound), "+d"),
+                         (base, _clip(v - d, y_bound), "-d")]
+                if not labels:
+                    moves += [(zero, _clip(d, y_bound), "0 -> +d"),
+                              (zero, _clip(-d, y_bound), "0 -> -d")]
+                if not thorough:  # one move: towards the far side of the base (or 0 -> +d)
+                    moves = [moves[1] if v > 0 else moves[0]] if v != 0 else [moves[2]]
+                    if k:
+                        break
+                for b0, new, tag in moves:
+                    if new != float(b0.y[i]):
+                        out.append(NeighbourPair(b0, b0.with_target(i, new),
+                                                 f"{label}; y[{i}] {tag}"))
+        return out
+    b = float(relation.d)
+    X = np.asarray(data.X, dtype=float)
+    top, far = X.max(axis=0), _far_input(data)
+    for label, base in _structural_bases(data, relation, None):
+        for k, i in enumerate(rows):
+            moves = [(top, b, "upper corner, y=+b"), (top, -b, "upper corner, y=-b"),
+                     (far, b, "far x, y=+b"), (far, -b, "far x, y=-b")]
+            if not thorough:
+                moves = [moves[0] if base.y[i] <= 0 else moves[1]]
+                if k:
+                    break
+            for x_new, y_new, tag in moves:
+                moved = base.with_row(i, x_new, y_new)
+                if moved != base:
+                    out.append(NeighbourPair(base, moved, f"{label}; row {i} -> {tag}"))
+    return out
+
+
+def full_swing_pairs(data: Dataset, relation: NeighbourRelation, *,
+                     y_bound: float | None = None) -> list[NeighbourPair]:
+    """The other rows cancel and one central row swings across the whole range (issue 20 §4).
+
+    Whole rows: the central row's target flips from ``+b`` to ``−b`` (its input kept) while
+    the other targets alternate ``±b`` (summing to 0) or are all 0: a change of 2b in a
+    sum that no other row offsets. Outputs only: the same with ``a = min(bound, d/2)``, so
+    the move ``2a`` is allowed. The all-zero base with row 0 moved to ``±b`` (the domain
+    ends) is half this swing; on the user's data a clipped statistic may saturate and show
+    no swing at all.
+    """
+    if relation.kind is Neighbour.ANSWERS:
+        return []
+    n = data.n
+    i = n // 2
+    if relation.kind is Neighbour.ROWS:
+        a = float(relation.d)
+    else:
+        a = float(relation.d) / 2 if y_bound is None else min(float(y_bound), relation.d / 2)
+    out = []
+    bases = [("others alternating +-a (sum 0)", _cancelling(n, a, i)),
+             ("others 0", np.zeros(n))]
+    if relation.kind is Neighbour.OUTPUTS and _labels(data, y_bound) and a == y_bound:
+        # class labels: every other target stays a label, so they cancel only in pairs
+        bases = [("others alternating +-a" + (" (sum 0)" if n % 2 else " (sum +a)"),
+                  _cancelling(n, a, i, fill=a))]
+    elif relation.kind is Neighbour.OUTPUTS and _labels(data, y_bound):
+        bases = []  # the swing 2a < 2 bound would leave the labels
+    for label, y in bases:
+        base = Dataset(data.X, y, data.name)
+        hi, lo = base.with_target(i, a), base.with_target(i, -a)
+        out.append(NeighbourPair(hi, lo, f"full swing: {label}, y[{i}] +{a:g} -> -{a:g}"))
+    return out

@@ -28,34 +28,74 @@ Laplace; Jin et al., S&P 2022, for Gaussian noise and DP-SGD).
 3. **Certified verdict.** The visible pairs are ranked by how well the pilot already
    separates them (total variation of the releases as categories when they are few,
    else a Kolmogorov–Smirnov distance), taken round robin over the magnitudes, and the
-   top ``n_pairs`` are handed to the black-box auditor (A.3) on fresh samples with α
-   split over them (Bonferroni). The score is learned (categorical or LDA), not the
-   stated Gaussian model: rounding is where the float release departs from it. A
+   top ``n_pairs`` are handed on fresh samples to the sequential black-box auditor (A.8:
+   one anytime-valid audit over them, at most ``n`` draws per side and pair, stopping at
+   the first certified violation) or, in fixed mode, to the split auditor (A.3, exactly
+   ``n`` per side, α split over them). The score is learned (categorical or LDA), not
+   the stated Gaussian model: rounding is where the float release departs from it. A
    certified ε above the claim is a ``VIOLATION`` with its witness pair.
+
+Every step is budgeted in draws (issue 20 §1): the candidates are a fixed list, each is
+piloted with ``pilot`` draws per side, and each certification draws at most ``n`` per side
+and pair. A time guard (``guard``) may stop the screen or the certification; the result
+is then ``INCONCLUSIVE`` and says so.
 
 The pilot only chooses pairs; only the black-box step certifies, so the verdict keeps the
 black-box guarantee (valid with confidence 1 − α, no assumptions). Discrete releases
 (integer outputs) are out of scope: rounding applies to continuous outputs.
+
+**Float supports at ordinary inputs** (issue 20 §4, ``support=True``). Rounding need not be
+coarse to leak: where the noise cancels most of the query, ``fl(q + Y)`` is exact
+(Sterbenz) and lies on the float grid of q, so below ½ the outputs of ``fl(1 + Y)`` are
+multiples of 2⁻⁵³ while those of ``fl(0 + Y) = Y`` mostly are not — a set of outputs one
+neighbour produces and the other never does (Mironov 2012, §3; any textbook Laplace or
+Gaussian sampler). With ``support=True``:
+
+4. **Candidates** also include :func:`support_pairs` (the query exactly 0 against one
+   target moved, and a sum crossing a power of two), and every probe records how strongly
+   its pilot says that one side's outputs reach a float category (binary exponent ×
+   trailing zero bits of the significand, per coordinate) that the other side's never
+   produced, in bits (:func:`~dpgp_audit.audit.blackbox.scores.float_support_evidence`).
+   It is *support-visible* at :data:`SUPPORT_MIN_BITS` or more.
+5. **Certified verdict.** For the :data:`SUPPORT_PAIRS` most support-visible pairs,
+   ``min(n, SUPPORT_MAX_N)`` fresh draws per side: a quarter fits the float-support score
+   (:class:`~dpgp_audit.audit.blackbox.scores.FloatSupportScore`, half of it builds the
+   category table, half chooses the threshold of each direction), three quarters certify
+   the two events (one per direction) with Clopper–Pearson bounds
+   (:func:`~dpgp_audit.audit.stats.epsilon_lower_bound`), Bonferroni over both directions
+   and over every pair tested. An output that is *impossible* under the neighbour shows up
+   as 0 hits there, so the certified ε grows like ``log(n p / ln(4J/α))`` (p: the rate
+   under the other side, J: the tests): "never seen in n draws" is only ever used as a
+   Clopper–Pearson bound, never as a proof of impossibility.
+
+The support test is off by default (``support=False``) on the default path: every
+catalogue mechanism that adds float noise with a textbook sampler (``rng.normal``,
+``rng.laplace``) shows this leak at ordinary pairs (docs/auditors.md); the kit's
+secure samplers (``P.1/gaussian-sum-secure``, ``P.2/laplace-sum-secure``) do not.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.neighbours import NeighbourPair
+from dpgp_audit.audit.blackbox.scores import fit_float_support, float_support_evidence
+from dpgp_audit.audit.guard import TimeGuard, check_guard_s
+from dpgp_audit.audit.neighbours import NeighbourPair, domain_y_bound
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.stats import epsilon_lower_bound
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
-__all__ = ["HUGE_SCALES", "MIN_DISTINCT", "SPACING_FLOOR", "VISIBLE_RATIO", "PrecisionProbe",
-           "PrecisionScreen", "audit_precision", "certify_precision", "precision_pairs",
-           "probe_pair", "screen_precision"]
+__all__ = ["CERTIFY_PAIRS", "HUGE_SCALES", "MIN_DISTINCT", "SPACING_FLOOR", "SUPPORT_MAX_N",
+           "SUPPORT_MIN_BITS", "SUPPORT_PAIRS", "VISIBLE_RATIO", "PrecisionProbe",
+           "PrecisionScreen", "audit_precision", "certify_precision", "certify_support",
+           "precision_pairs", "probe_pair", "screen_precision", "support_pairs"]
 
 #: Target magnitudes tried when the mechanism declares no public domain (issue 10).
 HUGE_SCALES: tuple[float, ...] = (1e15, 1e16, 1e17, 1e18, 1e19)
@@ -66,6 +106,18 @@ VISIBLE_RATIO = 1e-3
 #: values by design, such as a selected index, has repeats without any rounding).
 MIN_DISTINCT = 0.9
 SPACING_FLOOR = 1e-9
+#: Visible pairs handed on to certification (step 3), at most.
+CERTIFY_PAIRS = 5
+#: A pair is *support-visible* when its pilot gives this many bits of evidence that one
+#: side reaches a float category the other never does (the secure samplers' pilots stayed
+#: below 6 bits in development; a textbook sampler at q = 0 against q = 1 gives 13–20).
+#: Only which pairs are tested depends on it, never a verdict.
+SUPPORT_MIN_BITS = 8.0
+#: At most this many support-visible pairs are certified (the most visible first).
+SUPPORT_PAIRS = 2
+#: Draws per side of one support test (a quarter fits, the rest certifies): the ε ceiling
+#: at 15 000 certifying draws is about 7 at α = 0.05, far above any claim the kit makes.
+SUPPORT_MAX_N = 20_000
 
 
 @dataclass(frozen=True)
@@ -99,6 +151,7 @@ class PrecisionProbe:
     reason: str = ""
     regime: str = ""
     dim: int = 1
+    support: float = 0.0
 
     @property
     def visible(self) -> bool:
@@ -106,21 +159,22 @@ class PrecisionProbe:
         return not self.refused and (self.ratio > VISIBLE_RATIO or (
             self.distinct < MIN_DISTINCT and self.ratio > SPACING_FLOOR))
 
+    @property
+    def support_visible(self) -> bool:
+        """The float supports of the two pilots differ (:data:`SUPPORT_MIN_BITS`)."""
+        return not self.refused and self.support >= SUPPORT_MIN_BITS
+
     def as_dict(self) -> dict:
         """JSON-ready form."""
         return {"label": self.label, "ratio": self.ratio, "distinct": self.distinct,
                 "separation": self.separation, "refused": self.refused,
-                "reason": self.reason, "regime": self.regime, "visible": self.visible}
+                "reason": self.reason, "regime": self.regime, "visible": self.visible,
+                "support_bits": self.support, "support_visible": self.support_visible}
 
 
 def _domain_bound(mechanism: object, claim: object) -> float | None:
     """The declared bound on |y|: the claim's domain, else the mechanism's ``domain``."""
-    for holder in (claim, mechanism):
-        domain = getattr(holder, "domain", None)
-        bound = getattr(domain, "y_bound", None)
-        if bound is not None:
-            return float(bound)
-    return None
+    return domain_y_bound(claim, mechanism)
 
 
 def precision_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.Generator, *,
@@ -174,6 +228,46 @@ def precision_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
     return pairs
 
 
+def support_pairs(data: Dataset, relation: NeighbourRelation, *,
+                  y_bound: float | None = None) -> list[NeighbourPair]:
+    """Pairs at ordinary inputs where a float release's low bits depend on the query.
+
+    Where noise Y cancels most of the query q, ``fl(q + Y)`` is exact and lies on the
+    float grid of q (Sterbenz's lemma), so the outputs near 0 carry q's grid: nothing when
+    q = 0 exactly, 2⁻⁵³ when q = 1, 2⁻⁵² when q = 2 (Mironov 2012, §3). The pairs:
+
+    * every target 0 (a sum, a mean, a linear map: exactly 0) against one target moved by
+      ``a = min(d, bound)`` up, and down;
+    * one other target at ``a`` and the moved one from 0 to ``a`` (a sum from a to 2a: a
+      power of two crossed when a is one).
+
+    Whole rows: the same with the moved row's target (its input kept). All answers: the
+    all-zero answer vector against one answer and all answers moved up by ``d``.
+    Deterministic; every pair is a neighbour under ``relation`` inside ``y_bound``.
+    """
+    n = data.n
+    zeros = Dataset(data.X, np.zeros(n), data.name)
+    if relation.kind is Neighbour.ANSWERS:
+        d = float(relation.d)
+        return [NeighbourPair(zeros, zeros.with_target(0, d), "float support: answers 0, "
+                              "one answer + d"),
+                NeighbourPair(zeros, Dataset(data.X, np.full(n, d), data.name),
+                              "float support: answers 0, all answers + d")]
+    a = float(relation.d)
+    if relation.kind is Neighbour.OUTPUTS and y_bound is not None:
+        a = min(a, float(y_bound))
+    move = ("row 0 y" if relation.kind is Neighbour.ROWS else "y[0]")
+    out = [NeighbourPair(zeros, zeros.with_target(0, a),
+                         f"float support: all targets 0, {move} -> {a:g}"),
+           NeighbourPair(zeros, zeros.with_target(0, -a),
+                         f"float support: all targets 0, {move} -> {-a:g}")]
+    if n > 1:
+        base = zeros.with_target(1, a)
+        out.append(NeighbourPair(base, base.with_target(0, a),
+                                 f"float support: one target {a:g}, {move} 0 -> {a:g}"))
+    return out
+
+
 def _candidate_targets(n: int, level: float, d: float, k: int, kind: Neighbour,
                        rng: np.random.Generator) -> tuple[np.ndarray, int]:
     """Targets at magnitude ``level`` and the index of the row that moves.
@@ -218,8 +312,11 @@ def _noise_sd(mechanism: object, d0: Dataset, pilot: np.ndarray) -> np.ndarray:
 
 
 def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
-               pilot: int = 200) -> PrecisionProbe:
-    """Pilot ``pilot`` releases per side and measure the rounding (see module docstring)."""
+               pilot: int = 200, support: bool = False) -> PrecisionProbe:
+    """Pilot ``pilot`` releases per side and measure the rounding (see module docstring).
+
+    With ``support=True`` also the float-support evidence of the pilot (step 4).
+    """
     rng0, rng1 = rng.spawn(2)
     try:
         s0 = np.asarray(mechanism.sample(pair.d0, pilot, rng0))  # type: ignore[attr-defined]
@@ -253,7 +350,9 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
         regime = "continuous"
         separation = _ks_projection(s0, s1)
     return PrecisionProbe(pair.label, ratio=ratio, distinct=dmin, separation=separation,
-                          regime=regime, dim=int(s0.shape[1]))
+                          regime=regime, dim=int(s0.shape[1]),
+                          support=(float_support_evidence(s0[:, noisy], s1[:, noisy])
+                                   if support else 0.0))
 
 
 def _ks_projection(s0: np.ndarray, s1: np.ndarray) -> float:
@@ -286,19 +385,35 @@ class PrecisionScreen:
     details: dict
     chosen: tuple[tuple[PrecisionProbe, NeighbourPair], ...] = ()
     skipped: str | None = None
+    support_chosen: tuple[tuple[PrecisionProbe, NeighbourPair], ...] = ()
 
     @property
     def needs_test(self) -> bool:
-        """True when some pair will be handed to the black-box auditor."""
-        return bool(self.chosen)
+        """True when some pair will be tested (black-box or float-support test)."""
+        return bool(self.chosen) or bool(self.support_chosen)
 
 
 def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                      claim: object | None = None, pairs: Sequence[NeighbourPair] = (),
-                     pilot: int = 200, n_pairs: int = 5, per_scale: int = 6,
-                     budget_s: float = 5.0) -> PrecisionScreen:
-    """Steps 1–2 of A.7 (module docstring): candidates, pilots, visible pairs ranked."""
+                     pilot: int = 200, n_pairs: int = CERTIFY_PAIRS, per_scale: int = 6,
+                     guard: Callable[[], bool] | None = None, support: bool = False,
+                     budget_s: float | None = None) -> PrecisionScreen:
+    """Steps 1–2 of A.7 (module docstring): candidates, pilots, visible pairs ranked.
+
+    Every candidate is piloted (``pilot`` draws per side): the work is a function of the
+    inputs (issue 20 §1). ``guard`` (a zero-argument callable, true once the audit's time
+    guard has fired) stops the screen between candidates; ``details["stopped_by_guard"]``
+    then says so. ``budget_s`` (former per-screen seconds) is a guard of its own now.
+
+    With ``support=True`` also step 4: :func:`support_pairs` join the candidates (probed
+    whatever the time spent) and the :data:`SUPPORT_PAIRS` most support-visible pairs are
+    chosen for the float-support test (``screen.support_chosen``).
+    """
     t0 = time.perf_counter()
+    if budget_s is not None:
+        own = TimeGuard(check_guard_s("budget_s", budget_s))
+        outer = guard
+        guard = own if outer is None else (lambda: own.expired() or bool(outer()))
     rng = check_rng(rng)
     pilot = check_positive_int("pilot", pilot)
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
@@ -306,13 +421,17 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
     bound = _domain_bound(mechanism, claim)
     candidates = precision_pairs(data, claim.relation, rng_pairs,  # type: ignore[attr-defined]
                                  y_bound=bound, per_scale=per_scale) + list(pairs)
+    if support:
+        candidates += support_pairs(data, claim.relation, y_bound=bound)  # type: ignore
     details: dict = {"domain_y_bound": bound, "visible_ratio": VISIBLE_RATIO,
                      "min_distinct": MIN_DISTINCT, "pilot_per_side": pilot}
     probe_rngs = rng_pilot.spawn(len(candidates))
     probes: list[tuple[PrecisionProbe, NeighbourPair]] = []
-    for idx, (pair, prng) in enumerate(zip(candidates, probe_rngs, strict=True)):
-        if idx and time.perf_counter() - t0 > budget_s and idx % per_scale:
-            continue  # over budget: keep only the first candidate of each magnitude
+    for pair, prng in zip(candidates, probe_rngs, strict=True):
+        if guard is not None and guard():
+            details["stopped_by_guard"] = True
+            details["probed"] = len(probes)
+            break
         first_rng, probe_rng = prng.spawn(2)
         try:
             first = np.asarray(mechanism.sample(pair.d0, 1, first_rng))  # type: ignore
@@ -323,7 +442,7 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
         if first.dtype.kind in "biu":
             details["skipped"] = "discrete (integer) release: float rounding does not apply"
             return PrecisionScreen(details, skipped=details["skipped"])
-        probes.append((probe_pair(mechanism, pair, probe_rng, pilot), pair))
+        probes.append((probe_pair(mechanism, pair, probe_rng, pilot, support=support), pair))
     details["probes"] = [p.as_dict() for p, _ in probes]
     details["candidates"] = len(candidates)
     details["refused"] = sum(p.refused for p, _ in probes)
@@ -332,8 +451,17 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
                      key=lambda pq: (-pq[0].separation, abs(math.log10(pq[0].ratio))
                                      if 0 < pq[0].ratio < math.inf else math.inf))
     details["visible"] = len(visible)
+    support_chosen: tuple = ()
+    if support:
+        by_bits = sorted(((p, q) for p, q in probes if p.support_visible),
+                          key=lambda pq: -pq[0].support)
+        details["support_visible"] = len(by_bits)
+        details["support_min_bits"] = SUPPORT_MIN_BITS
+        details["max_support_bits"] = max((p.support for p, _ in probes if not p.refused),
+                                          default=0.0)
+        support_chosen = tuple(by_bits[:SUPPORT_PAIRS])
     details["seconds_screen"] = time.perf_counter() - t0
-    return PrecisionScreen(details, tuple(_spread(visible, n_pairs)))
+    return PrecisionScreen(details, tuple(_spread(visible, n_pairs)), support_chosen=support_chosen)
 
 
 def _spread(ranked: list[tuple[PrecisionProbe, NeighbourPair]], k: int
@@ -355,12 +483,108 @@ def _spread(ranked: list[tuple[PrecisionProbe, NeighbourPair]], k: int
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class _BothScores:
+    """Two scores side by side, shape (n, 2) (picklable for process executors)."""
+
+    first: object
+    second: object
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        return np.column_stack([self.first(X), self.second(X)])  # type: ignore[operator]
+
+
+def certify_support(mechanism: object, pair: NeighbourPair, rng: np.random.Generator, *,
+                    n: int, alpha: float, claim: object | None = None,
+                    executor: object | None = None) -> dict:
+    """Step 5 of A.7: the float-support test of one pair, on fresh samples.
+
+    ``min(n, SUPPORT_MAX_N)`` draws per side: a quarter fits (half of it builds the
+    :class:`~dpgp_audit.audit.blackbox.scores.FloatSupportScore` category table of each
+    direction, half chooses each direction's threshold by the Clopper–Pearson bound it
+    predicts), the rest certifies both events ``{score ≥ t}``. Each certified bound holds
+    with confidence ``1 − alpha/2`` (α/4 per proportion), so the pair's result — the larger
+    of the two — holds with confidence ``1 − alpha``.
+
+    Returns
+    -------
+    dict
+        ``epsilon_lb`` (the certified bound), ``tests`` (per direction: threshold, counts,
+        predicted and certified bounds), ``epsilon_ceiling``, the sample sizes and the
+        pair (``witness``).
+    """
+    from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
+    from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs
+    from dpgp_audit.audit.stats import epsilon_ceiling
+
+    rng = check_rng(rng)
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    n = min(check_positive_int("n", n), SUPPORT_MAX_N)
+    n_fit = max(4, n // 4)
+    half = n_fit // 2
+    n_cert = n - n_fit
+    if n_cert < 1:
+        raise ValueError(f"n={n} is too small for a float-support test (needs n >= 6)")
+    claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
+    _, delta, _ = _claim_epsilon_delta(claim, None)  # type: ignore[arg-type]
+    a_test = alpha / 2.0  # two directions
+    t0 = time.perf_counter()
+    sampler = ChunkedSampler(mechanism, pair.d0, pair.d1, 4096, executor)  # type: ignore
+    rng_fit, rng_cert = child_rngs(rng, 2)
+    X0, X1 = sampler.raw(rng_fit, n_fit)
+    chosen = []
+    for sign in (1.0, -1.0):  # +1: an event of D′'s outputs, −1: of D's outputs
+        score = fit_float_support(X0[:half], X1[:half], sign)
+        b0, b1 = np.sort(score(X0[half:])), np.sort(score(X1[half:]))
+        hi, lo = (b1, b0) if sign > 0 else (b0, b1)
+        ts = np.unique(hi)
+        k_hi = (hi.size - np.searchsorted(hi, ts, side="left")) * (n_cert / hi.size)
+        k_lo = (lo.size - np.searchsorted(lo, ts, side="left")) * (n_cert / lo.size)
+        pred = np.atleast_1d(epsilon_lower_bound(k_hi, n_cert, k_lo, n_cert, delta, a_test))
+        j = int(np.argmax(pred))
+        chosen.append((score, float(ts[j]), float(pred[j])))
+    S0, S1 = sampler.scores(rng_cert, n_cert, _BothScores(chosen[0][0], chosen[1][0]))
+    tests, best = [], 0.0
+    for j, (sign, (_, t, pred)) in enumerate(zip((1.0, -1.0), chosen, strict=True)):
+        hi, lo = (S1[:, j], S0[:, j]) if sign > 0 else (S0[:, j], S1[:, j])
+        k_hi, k_lo = int(np.sum(hi >= t)), int(np.sum(lo >= t))
+        eps = float(epsilon_lower_bound(k_hi, n_cert, k_lo, n_cert, delta, a_test))
+        best = max(best, eps)
+        tests.append({"event": ("some coordinate in a float category favouring "
+                                + ("D'" if sign > 0 else "D")),
+                      "threshold": t, "hits": k_hi, "hits_other_side": k_lo,
+                      "predicted_epsilon_lb": pred, "epsilon_lb": eps})
+    return {"label": pair.label, "epsilon_lb": best, "score": chosen[0][0].name,
+            "tests": tests, "n_per_side": n, "n_fit": n_fit, "n_cert": n_cert,
+            "alpha": alpha, "delta": delta,
+            "epsilon_ceiling": epsilon_ceiling(n_cert, a_test, delta),
+            "witness": pair.as_dict(), "seconds": time.perf_counter() - t0}
+
+
+def _precision_score(probe: PrecisionProbe) -> str:
+    """Rounding breaks the stated Gaussian model, so the score is learned: categorical when
+    the releases are few, else linear (LDA; the identity in one dimension).
+    """
+    return "categorical" if probe.regime == "categorical" else \
+        "lda" if probe.dim > 1 else "identity"
+
+
 def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random.Generator, *,
                       n: int, alpha: float, claim: object | None = None,
-                      executor: object | None = None) -> AuditResult:
-    """Step 3 of A.7: the black-box auditor on fresh samples for each chosen pair.
+                      executor: object | None = None, sequential: bool = False,
+                      guard: Callable[[], bool] | None = None,
+                      cost_per_draw_s: float | None = None) -> AuditResult:
+    """Steps 3 and 5 of A.7: each chosen pair tested on fresh samples.
 
-    α is split evenly over the chosen pairs (Bonferroni).
+    Rounding-visible pairs go to the black-box auditor: with ``sequential=True`` (the
+    default path) one anytime-valid sequential audit (A.8) over all of them, at most ``n``
+    draws per side and pair, stopping at the first certified violation (their wealth is
+    averaged: one test); otherwise the split auditor (A.3) with exactly ``n`` per side on
+    each. Support-visible ones (``support=True`` in the screen) go to
+    :func:`certify_support`. α is split evenly over these tests (Bonferroni). ``guard``
+    (the audit's time guard) stops the sequential audit between pieces and the other tests
+    between pairs: ``INCONCLUSIVE``, recorded in ``details["time_guard"]``.
     """
     from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta, audit_blackbox
 
@@ -373,42 +597,99 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
     eps_c, _, _ = _claim_epsilon_delta(claim, None)
     details = dict(screen.details)
     chosen = screen.chosen
+    one_audit = sequential and bool(chosen)
+    n_tests = (1 if one_audit else len(chosen)) + len(screen.support_chosen)
     best, best_res, checked = 0.0, None, []
-    for (p, pair), brng in zip(chosen, rng.spawn(max(1, len(chosen))), strict=False):
-        # rounding breaks the stated Gaussian model, so the score is learned: categorical
-        # when the releases are few, else linear (LDA; the identity in one dimension)
-        score = ("categorical" if p.regime == "categorical" else
-                 "lda" if p.dim > 1 else "identity")
-        res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
-                             alpha=alpha / len(chosen), claim=claim, executor=executor,
-                             score=score)
-        checked.append({"label": p.label, "verdict": res.verdict.value,
-                        "epsilon_lb": res.estimate, "score": res.details.get("score")})
-        if best_res is None or res.estimate > best:
-            best, best_res = res.estimate, res
+    stopped = bool(details.get("stopped_by_guard"))
+    used = 0
+    if one_audit and not stopped:
+        from dpgp_audit.audit.blackbox.sequential import audit_sequential
+
+        res = audit_sequential(mechanism, [pair for _, pair in chosen], max_n=max(2, n),
+                               rng=rng.spawn(1)[0], alpha=alpha / n_tests, claim=claim,
+                               executor=executor, guard=guard,
+                               score=[_precision_score(p) for p, _ in chosen],
+                               cost_per_draw_s=cost_per_draw_s)
+        best, best_res, used = res.estimate, res, int(res.details["n_per_side"])
+        checked = [{"label": p.label, "verdict": res.verdict.value, "epsilon_lb": res.estimate,
+                    "score": _precision_score(p),
+                    "mode": "sequential (one audit over the chosen pairs)"} for p, _ in chosen]
+        stopped = res.details.get("stopped") == "time_guard"
+    elif chosen and not stopped:
+        for (p, pair), brng in zip(chosen, rng.spawn(max(1, len(chosen))), strict=False):
+            if guard is not None and guard():
+                stopped = True
+                break
+            res = audit_blackbox(mechanism, pair.d0, pair.d1, n=n, rng=brng,
+                                 alpha=alpha / n_tests, claim=claim, executor=executor,
+                                 score=_precision_score(p))
+            used = n
+            checked.append({"label": p.label, "verdict": res.verdict.value,
+                            "epsilon_lb": res.estimate, "score": res.details.get("score")})
+            if best_res is None or res.estimate > best:
+                best, best_res = res.estimate, res
+    best_support = None
+    if screen.support_chosen and not stopped:
+        support_rows = []
+        for (_, pair), srng in zip(screen.support_chosen, rng.spawn(len(screen.support_chosen)),
+                                   strict=True):
+            if guard is not None and guard():
+                stopped = True
+                break
+            row = certify_support(mechanism, pair, srng, n=n, alpha=alpha / n_tests,
+                                  claim=claim, executor=executor)
+            support_rows.append(row)
+            used = max(used, int(row["n_per_side"]))
+            if (best_res is None and best_support is None) or row["epsilon_lb"] > best:
+                best, best_support, best_res = row["epsilon_lb"], row, None
+        details["support_certified"] = support_rows
     details["certified"] = checked
+    details["used"] = {"pilot_draws": int(details.get("pilot_per_side", 0)), "draws": used,
+                       "pairs": len(checked) + len(details.get("support_certified", []))}
     details["seconds_certify"] = time.perf_counter() - t0
-    if best_res is not None:
+    ceiling = None
+    if best_support is not None:
+        details["witness"] = best_support["witness"]
+        details["witness_label"] = best_support["label"]
+        details["witness_test"] = "float support"
+        ceiling = best_support["epsilon_ceiling"]
+    elif best_res is not None:
         details["witness"] = best_res.details.get("witness")
-        details["witness_label"] = next(c["label"] for c in checked
-                                        if c["epsilon_lb"] == best)
-        details["epsilon_ceiling"] = best_res.details.get("epsilon_ceiling")
-    if best > eps_c:
+        details["witness_label"] = best_res.details.get("witness_label") if one_audit else \
+            next(c["label"] for c in checked if c["epsilon_lb"] == best)
+        ceiling = best_res.details.get("epsilon_ceiling")
+    if ceiling is not None:
+        details["epsilon_ceiling"] = ceiling
+    # the sequential audit rejects the claim when its bound reaches the claimed ε (the
+    # claim's own grid value rejected), the split audit when its bound exceeds it
+    if (best_res is not None and best_res.violation) or best > eps_c:
         verdict = Verdict.VIOLATION
-    elif chosen and best_res is not None and best_res.verdict is Verdict.INCONCLUSIVE:
+    elif stopped:
+        verdict = Verdict.INCONCLUSIVE
+        note = best_res.details.get("time_guard") if best_res is not None else None
+        if note is None:
+            note = (guard.record("precision", "the precision screen or certification")
+                    if isinstance(guard, TimeGuard) else
+                    {"part": "precision", "message": "stopped by the time guard: INCONCLUSIVE"})
+        details["time_guard"] = note
+    elif best_support is None and chosen and best_res is not None \
+            and best_res.verdict is Verdict.INCONCLUSIVE:
+        verdict = Verdict.INCONCLUSIVE
+    elif best_support is not None and best_support["epsilon_ceiling"] < eps_c:
         verdict = Verdict.INCONCLUSIVE
     else:
         verdict = Verdict.NO_EVIDENCE
     return AuditResult(auditor="precision", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,
                        estimate=float(best), claimed=eps_c, quantity="epsilon",
-                       alpha=alpha if chosen else None, details=details)
+                       alpha=alpha if n_tests else None, details=details)
 
 
 def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, *,
                     n: int = 20_000, alpha: float = 0.05, pairs: Sequence[NeighbourPair] = (),
-                    claim: object | None = None, pilot: int = 200, n_pairs: int = 5,
-                    per_scale: int = 6, budget_s: float = 5.0,
-                    executor: object | None = None) -> AuditResult:
+                    claim: object | None = None, pilot: int = 200, n_pairs: int = CERTIFY_PAIRS,
+                    per_scale: int = 6, time_guard_s: float | None = None,
+                    executor: object | None = None, support: bool = False,
+                    sequential: bool = False, budget_s: float | None = None) -> AuditResult:
     """A.7: look for visible rounding at adversarially large legal values; certify with A.3.
 
     Parameters
@@ -435,11 +716,19 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
         At most this many visible pairs are certified.
     per_scale
         Random candidates per magnitude (see :func:`precision_pairs`).
-    budget_s
-        Seconds the pilots may take: after that only the first candidate of each
-        magnitude is probed.
+    time_guard_s
+        A wall-clock guard (seconds; ``None``: none): when it fires the audit stops,
+        ``INCONCLUSIVE``, and says so. The work is otherwise a function of the inputs.
     executor
         Passed to the black-box auditor.
+    support
+        Also test float supports at ordinary inputs (steps 4–5 of the module docstring:
+        :func:`support_pairs`, the support evidence of every pilot, :func:`certify_support`).
+    sequential
+        Certify the rounding-visible pairs with one sequential audit over them (at most
+        ``n`` per side and pair) instead of ``n`` per side on each (:func:`certify_precision`).
+    budget_s
+        Former name of ``time_guard_s``.
 
     Returns
     -------
@@ -450,10 +739,12 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
         witness; ``details["skipped"]`` says why nothing was probed (a discrete release).
     """
     rng = check_rng(rng)
+    guard = TimeGuard(check_guard_s("time_guard_s", time_guard_s if budget_s is None
+                                    else budget_s))
     rng_screen, rng_cert = rng.spawn(2)
     screen = screen_precision(mechanism, data, rng_screen, claim=claim, pairs=pairs,
                               pilot=pilot, n_pairs=n_pairs, per_scale=per_scale,
-                              budget_s=budget_s)
+                              guard=guard, support=support)
     if screen.skipped is not None:
         from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 
@@ -462,4 +753,4 @@ def audit_precision(mechanism: object, data: Dataset, rng: np.random.Generator, 
                            guarantee=Guarantee.LOWER_BOUND, estimate=0.0,
                            claimed=_claim_epsilon_delta(claim, None)[0], details=screen.details)
     return certify_precision(screen, mechanism, rng_cert, n=n, alpha=alpha, claim=claim,
-                             executor=executor)
+                             executor=executor, sequential=sequential, guard=guard)

@@ -58,6 +58,11 @@ class Guarantee(StrEnum):
     POINT_ESTIMATE = "point estimate (no confidence guarantee)"
     MODEL_TEST = ("goodness-of-fit of sample() against the stated mean()/cov(): a rejection "
                   "holds with confidence 1 - alpha (DKW, no asymptotics)")
+    GREYBOX_EXACT = ("exact for the witness pair given the noise structure recorded on "
+                     "coupled runs (release verified affine in the noise drawn from the "
+                     "handed generator, or drawing none); no alpha spent")
+    GREYBOX_LEAD = ("exploratory (grey-box coupling): leads and a pair ranking only, no "
+                    "guarantee; the white-box and black-box auditors certify")
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,10 @@ class AuditReport:
         The neighbour pair of the first violation (sensitivity counterexample,
         then white-box, then black-box), or the most distinguishable pair examined.
     timings
-        Seconds per phase.
+        Seconds per phase (the only part of a report that depends on the machine).
+    guard
+        The time guard: ``{"time_guard_s": limit or None, "fired": [notes]}``, one note
+        per part it stopped or kept from starting (:mod:`~dpgp_audit.audit.guard`).
     """
 
     mechanism: str
@@ -184,13 +192,23 @@ class AuditReport:
     skipped: dict = field(default_factory=dict)
     witness: NeighbourPair | None = None
     timings: dict = field(default_factory=dict)
+    guard: dict = field(default_factory=dict)
+
+    @property
+    def guard_fired(self) -> bool:
+        """True when the time guard stopped some part (the audit is then incomplete)."""
+        return bool(self.guard.get("fired"))
 
     @property
     def verdict(self) -> Verdict:
-        """VIOLATION if any auditor found one; NO_EVIDENCE if any could have; else INCONCLUSIVE."""
+        """VIOLATION if any auditor found one; else INCONCLUSIVE if the time guard fired;
+        else NO_EVIDENCE if any auditor could have found one; else INCONCLUSIVE.
+        """
         verdicts = {r.verdict for r in self.results}
         if Verdict.VIOLATION in verdicts:
             return Verdict.VIOLATION
+        if self.guard_fired:  # an audit the guard cut short is never "no evidence"
+            return Verdict.INCONCLUSIVE
         if Verdict.NO_EVIDENCE in verdicts:
             return Verdict.NO_EVIDENCE
         return Verdict.INCONCLUSIVE
@@ -218,6 +236,7 @@ class AuditReport:
             "skipped": self.skipped,
             "witness": None if self.witness is None else self.witness.as_dict(),
             "timings": self.timings,
+            "guard": self.guard,
             "note": NO_PROOF,
         })  # type: ignore[return-value]
 
@@ -225,6 +244,7 @@ class AuditReport:
         """Plain-text verdict table."""
         lines = [f"Audit of {self.mechanism}: {self.verdict.value}",
                  f"  claim: {self.claim.get('describe', self.claim)}"]
+        lines += _provenance_lines(self.inputs)
         header = f"  {'auditor':<12} {'verdict':<13} {'quantity':<11} {'estimate':>10} " \
                  f"{'claimed':>10}  guarantee"
         lines += [header, "  " + "-" * (len(header) + 20)]
@@ -238,6 +258,8 @@ class AuditReport:
             lines.append(f"  {name:<12} {'SKIPPED':<13} {why}")
         if self.witness is not None:
             lines.append(f"  witness pair: {self.witness.label}")
+        for note in self.guard.get("fired", []):
+            lines.append(f"  TIME GUARD: {note.get('part', '?')}: {note.get('message', '')}")
         lines.append(f"  time: {self.timings.get('total', 0.0):.2f} s")
         if not self.violation:
             lines.append(f"  Note: {NO_PROOF}")
@@ -275,6 +297,24 @@ class AuditReport:
         return plot_report(self, path=path, ax=ax)
 
 
+def _provenance_lines(inputs: dict) -> list[str]:
+    """Where the audited code and data came from, and whether the seed repeats the draws."""
+    out = []
+    src = inputs.get("source")
+    if isinstance(src, dict):
+        out.append(f"  source: {src.get('path') or src.get('spec')} "
+                   f"(sha256 {src.get('sha256') or 'n/a'})")
+    data = inputs.get("data_file")
+    if isinstance(data, dict):
+        out.append(f"  data: {data.get('path')} (sha256 {data.get('sha256')}; "
+                   f"n = {data.get('n')}, dim = {data.get('dim')})")
+    if inputs.get("reproducible") is False:
+        out.append("  NOT REPRODUCIBLE: the mechanism draws from "
+                   f"{inputs.get('reproducibility') or 'entropy the audit cannot seed'}; "
+                   "the seed fixes the auditors' choices, not its noise")
+    return out
+
+
 def _fmt(v: float) -> str:
     if isinstance(v, float) and math.isnan(v):
         return "n/a"
@@ -286,11 +326,14 @@ def _fmt(v: float) -> str:
 def _extra_line(r: AuditResult) -> str:
     d = r.details
     if r.auditor == "blackbox" and d.get("mode") == "sequential":
+        used = d.get("used", {})
+        pilot = (f"; pairs ranked by {d['ranking']}" if d.get("ranking") else "") + \
+            (f" ({used['pilot_pairs']} piloted with {used['pilot_draws']} draws/side)"
+             if used.get("pilot_pairs") else "")
         return (f"sequential (anytime-valid): {d.get('n_per_side')} draws/side/pair of at most "
                 f"{d.get('max_n')}, stopped by {d.get('stopped')}; eps ceiling "
                 f"{_fmt(d.get('epsilon_ceiling', math.nan))}; "
-                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together"
-                + (f"; budget {d['budget_s']:.3g} s" if d.get("budget_s") else "")
+                f"{d.get('pairs_confirmed', 1)} pair(s) bet on together" + pilot
                 + (f"; witness score: {d['score']}" if d.get("score") else ""))
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
@@ -313,6 +356,12 @@ def _extra_line(r: AuditResult) -> str:
     if r.auditor == "whitebox" and "mu" in d:
         return (f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs; "
                 f"{d.get('scope', '')}{'; ' + d['model_check'] if 'model_check' in d else ''}")
+    if r.auditor == "greybox":
+        st = d.get("statuses", {})
+        return (f"coupled runs (same seed on D and D'): {d.get('releases_per_side')} "
+                f"releases/side over {d.get('pairs')} pairs; "
+                + ", ".join(f"{k} {v}" for k, v in st.items())
+                + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory); no alpha spent")
     if r.auditor == "precision":
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "

@@ -16,10 +16,19 @@ The search, cheapest first (AUDITING.md §5.4):
 2. **extreme replacements** — the adversarial pairs of
    :func:`~dpgp_audit.audit.neighbours.neighbour_pairs` (y at ±d or ±b,
    far-away x, duplicate x, tiny N);
-3. **random search** over replacement records;
-4. **differential evolution** (global, gradient-free) over the replacement —
-   the new target and, for whole rows, the new input — for the most promising rows;
-5. **multi-start L-BFGS-B** polishing from the best points.
+3. **whole-dataset bases** (issue 20 §4) — the other n − 1 rows placed structurally
+   (:func:`~dpgp_audit.audit.neighbours.structural_pairs` with ``thorough=True``: all at
+   one end, alternating ±bound, half at each end, on a round value, at the median; for
+   whole rows also every input at a corner or at the centre of the data's box, where
+   group and bin edges sit) with every move of three rows, and the full swing over
+   cancelling rows (:func:`~dpgp_audit.audit.neighbours.full_swing_pairs`). Every such pair
+   is a real pair of neighbours in the declared domain, so an excess found there is as
+   definitive as one found at D;
+4. **random search** over replacement records;
+5. **differential evolution** (global, gradient-free) over the replacement —
+   the new target and, for whole rows, the new input — for the most promising rows,
+   on the base of the best pair so far (D, or the structural base that holds it);
+6. **multi-start L-BFGS-B** polishing from the best points.
 
 Local sensitivity at the user's D (pairs with D itself on one side) and the
 searched global value (pairs where D is also modified) are reported separately.
@@ -36,7 +45,12 @@ import numpy as np
 from scipy import optimize
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.audit.neighbours import NeighbourPair, neighbour_pairs
+from dpgp_audit.audit.neighbours import (
+    NeighbourPair,
+    full_swing_pairs,
+    neighbour_pairs,
+    structural_pairs,
+)
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import SensitivityQuery
 from dpgp_audit.dataset import Dataset
@@ -58,6 +72,7 @@ class _Search:
     base: Dataset
     best: float = -math.inf
     best_pair: NeighbourPair | None = None
+    best_strategy: str = ""
     best_local: float = -math.inf
     evaluations: int = 0
     rejected: int = 0
@@ -88,7 +103,7 @@ class _Search:
         if v > self.per_strategy.get(strategy, -math.inf):
             self.per_strategy[strategy] = v
         if v > self.best:
-            self.best, self.best_pair = v, pair
+            self.best, self.best_pair, self.best_strategy = v, pair, strategy
         if (pair.d0 == self.base or pair.d1 == self.base) and v > self.best_local:
             self.best_local = v
         return v
@@ -215,15 +230,25 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
         for p in (pair, pair.swapped()):
             search.value(p, "extremes")
 
-    # 3. random search over replacements (and, for whole rows, over base targets)
+    # 3. whole-dataset bases: the other rows placed structurally, and the full swing
+    for pair in (structural_pairs(data, relation, y_bound=y_bound, thorough=True)
+                 + full_swing_pairs(data, relation, y_bound=y_bound)):
+        for p in (pair, pair.swapped()):
+            search.value(p, "structural bases")
+
+    # 4. random search over replacements (and, for whole rows, over base targets)
     n_rand = max(0, budget // 4)
     for pair in _random_pairs(data, relation, rng, n_rand, y_bound):
         search.value(pair, "random")
 
-    # 4–5. differential evolution + multi-start L-BFGS-B on the most promising rows
+    # 5–6. differential evolution + multi-start L-BFGS-B on the most promising rows, on the
+    # base of the best pair so far when a structural base holds it
     if search.best < bound * (1 + rtol) or not math.isfinite(search.best):
-        _optimise(search, data, relation, rng, budget=max(0, budget - n_rand), rows=de_rows,
-                  starts=lbfgs_starts, y_bound=y_bound)
+        opt_base = data
+        if search.best_strategy == "structural bases" and search.best_pair is not None:
+            opt_base = search.best_pair.d0
+        _optimise(search, opt_base, relation, rng, budget=max(0, budget - n_rand),
+                  rows=de_rows, starts=lbfgs_starts, y_bound=y_bound)
 
     best = search.best
     violated = best > bound * (1.0 + rtol)

@@ -17,6 +17,9 @@ reporting a minimal counterexample::
 
 For mechanisms built on public inputs (outputs-only relation with a fixed X),
 pass ``base=the_public_dataset``: only the targets are then generated.
+``structural=True`` mixes in the whole-dataset bases of issue 20 §4 (the other rows at
+one end, alternating, cancelling, on a bin edge; one row's full swing), where grouped and
+clipped statistics reach their worst case and random targets rarely go.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ __all__ = ["neighbouring_datasets"]
 
 def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (1, 12),
                           dim: int = 1, x_range: tuple[float, float] = (-5.0, 5.0),
-                          y_bound: float | None = None, base: Dataset | None = None) -> Any:
+                          y_bound: float | None = None, base: Dataset | None = None,
+                          structural: bool = False) -> Any:
     """A hypothesis strategy of :class:`~dpgp_audit.audit.neighbours.NeighbourPair`.
 
     Parameters
@@ -53,6 +57,10 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
         rows, ``2 d`` for outputs only. Outputs-only moves are clipped into it.
     base
         Fix the inputs to ``base.X`` (and the size to ``base.n``); targets are generated.
+    structural
+        Half of the examples come from
+        :func:`~dpgp_audit.audit.neighbours.structural_pairs` (``thorough=True``) and
+        :func:`~dpgp_audit.audit.neighbours.full_swing_pairs` on the generated inputs.
 
     Returns
     -------
@@ -82,6 +90,14 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
                          dtype=float).reshape(size, dim)
         y = np.array(draw(st.lists(floats_y, min_size=size, max_size=size)), dtype=float)
         d0 = Dataset(X, y)
+        if structural and draw(st.booleans()):
+            from dpgp_audit.audit.neighbours import full_swing_pairs, structural_pairs
+
+            bound = None if rows_rel else yb
+            placed = (structural_pairs(d0, relation, y_bound=bound, thorough=True)
+                      + full_swing_pairs(d0, relation, y_bound=bound))
+            if placed:
+                return draw(st.sampled_from(placed))
         i = draw(st.integers(0, size - 1))
         if rows_rel:
             x_new = np.array(draw(st.lists(floats_x, min_size=X.shape[1],

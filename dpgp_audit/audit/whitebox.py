@@ -47,6 +47,8 @@ __all__ = [
     "GaussianProfile",
     "UnequalProfile",
     "audit_whitebox",
+    "claim_target",
+    "compare_exact",
     "factor_covariance",
     "gaussian_profile",
     "gaussian_profiles",
@@ -444,7 +446,7 @@ class _FactorCache:
         return self.last_factor
 
 
-def _claim_target(claim: Claim, delta: float | None) -> tuple[str, float, float | None]:
+def claim_target(claim: Claim, delta: float | None) -> tuple[str, float, float | None]:
     """(quantity, claimed value, δ) describing what the exact profile is compared with."""
     if isinstance(claim, GaussianDP):
         return "mu", claim.mu, None
@@ -499,7 +501,7 @@ def audit_whitebox(mechanism: GaussianRelease, pairs: Iterable[object], *,
     if not isinstance(mechanism, GaussianRelease):
         raise TypeError("audit_whitebox needs a GaussianRelease (mean(data), cov(data))")
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
-    quantity, claimed, claim_delta = _claim_target(claim, delta)
+    quantity, claimed, claim_delta = claim_target(claim, delta)
     pair_list: Sequence[object] = list(pairs)
     if not pair_list:
         raise ValueError("pairs is empty: audit_whitebox needs at least one neighbour pair")
@@ -555,7 +557,7 @@ def audit_whitebox(mechanism: GaussianRelease, pairs: Iterable[object], *,
             details["out_of_range_norm"] = prof.out_of_range_norm
             details["reason"] = ("mean difference leaves the range of the noise covariance: "
                                  "the two releases are mutually singular (infinite privacy loss)")
-        estimate, violated, extra = _compare_exact(prof, quantity, claimed, claim_delta)
+        estimate, violated, extra = compare_exact(prof, quantity, claimed, claim_delta)
         details.update(extra)
         if violated:
             verdict = Verdict.VIOLATION
@@ -619,7 +621,7 @@ def audit_whitebox(mechanism: GaussianRelease, pairs: Iterable[object], *,
                        details=details)
 
 
-def _compare_exact(prof: GaussianProfile, quantity: str, claimed: float,
+def compare_exact(prof: GaussianProfile, quantity: str, claimed: float,
                    claim_delta: float | None) -> tuple[float, bool, dict]:
     """Exact comparison of a profile with a claim: (estimate, violated, details)."""
     if quantity == "mu":

@@ -18,6 +18,9 @@ The mechanisms themselves live in the modules of this package, grouped by what t
 wrong: :mod:`~dpgp_audit.bugs.calibration` (noise scale, norm and calibration slips),
 :mod:`~dpgp_audit.bugs.blindspots` (atoms, data-dependent noise, vector answers,
 structural edges), :mod:`~dpgp_audit.bugs.rounding` (float rounding, caught by A.7),
+:mod:`~dpgp_audit.bugs.float_support` (textbook float samplers, A.7's float-support test),
+:mod:`~dpgp_audit.bugs.pair_blindspots` (bugs only whole-dataset pairs expose: the declared
+bound, structural bases, the full swing),
 :mod:`~dpgp_audit.bugs.s18` and :mod:`~dpgp_audit.bugs.s21` (the papers' own pitfalls),
 :mod:`~dpgp_audit.bugs.statdp` (the field's own benchmark: StatDP's and DP-Sniper's
 algorithms at ε₀ = 0.1).
@@ -68,8 +71,9 @@ class Bug:
         Extra ``audit_mechanism`` arguments for that check.
     bug_class
         For the default path's former blind spots: the class of mistake (else ``""``).
-    audit_samples, audit_budget_s
-        Per-entry ``make audit`` settings (``None``: the CLI defaults).
+    audit_samples
+        Per-entry ``make audit`` fixed-mode n (``None``: the default); the catalogue's
+        draw-cap rule gives ten times that as the sequential cap.
     """
 
     id: str
@@ -85,7 +89,6 @@ class Bug:
     audit_kwargs: dict = field(default_factory=dict)
     bug_class: str = ""
     audit_samples: int | None = None
-    audit_budget_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,6 @@ class Control:
     default_data: Callable[[], Dataset]
     defaults: dict
     audit_samples: int | None = None
-    audit_budget_s: float | None = None
 
 
 _GAUSS = {"epsilon": 1.0, "delta": 1e-5}
@@ -106,9 +108,12 @@ _PURE = {"epsilon": 1.0}
 _S18 = {"epsilon": 1.0, "delta": 0.01, "d": 1.0}
 #: The edge double-count's loss (true ε 1.465 against a claim of 1 at δ = 1e-5) lives in
 #: a far Gaussian tail: the sequential auditor certifies it after ~1e6 draws per side,
-#: above the default cap; the twin gets the same budget.
+#: above the default cap; the twin gets the same cap (ten times this, the catalogue rule).
 HISTOGRAM_AUDIT_SAMPLES = 400_000
-HISTOGRAM_AUDIT_BUDGET_S = 4.0
+#: Samples per side the float-support test needs on the textbook samplers in fixed mode
+#: (the pilot sees the support difference at 200 per side; 5 000 certified ε ≥ 3 on seeds
+#: 0–9 in development, against a claim of 1).
+FLOAT_SUPPORT_N = 5_000
 
 
 @functools.cache
@@ -116,6 +121,7 @@ def controls() -> tuple[Control, ...]:
     """The zoo's correct twins (``A.5/<name>``), sorted by ID."""
     from dpgp_audit.bugs import blindspots as pb
     from dpgp_audit.bugs import calibration as pl
+    from dpgp_audit.bugs import pair_blindspots as pp
     from dpgp_audit.bugs import statdp as sd
     from dpgp_audit.datasets.default import default_dataset
 
@@ -144,7 +150,15 @@ def controls() -> tuple[Control, ...]:
                 pb.build_noisy_max(2.0, False), pb.answers_data, dict(_PURE)),
         Control("A.5/histogram", "Control: 4-bin histogram of |y| <= 1, half-open bins",
                 pb.build_histogram(False), default_dataset, dict(_GAUSS),
-                audit_samples=HISTOGRAM_AUDIT_SAMPLES, audit_budget_s=HISTOGRAM_AUDIT_BUDGET_S),
+                audit_samples=HISTOGRAM_AUDIT_SAMPLES),
+        Control("A.5/laplace-sum-declared-bound",
+                "Control: Laplace sum, README claim |y| <= 1 and d = 2, noise from the bound",
+                pp.build_max_scaled("bound"), default_dataset, dict(_PURE)),
+        Control("A.5/group-means-nominal",
+                "Control: two x-group totals over the nominal size n/2 (whole rows)",
+                pp.build_group_means(True), default_dataset, dict(_GAUSS)),
+        Control("A.5/clipped-mean", "Control: clipped mean with the full-swing sensitivity 2b/n",
+                pp.build_clipped_mean(True), pp.clipped_mean_data, dict(_GAUSS)),
         # The StatDP/DP-Sniper set's correct twins that no control above already is (the
         # Laplace noisy max and SVT Alg. 1 are A.5/noisy-max and A.5/svt at eps = 1).
         Control("A.5/statdp-noisy-max-exp",
@@ -162,8 +176,8 @@ def controls() -> tuple[Control, ...]:
 @functools.cache
 def planted() -> tuple[Bug, ...]:
     """Every planted bug, in the order of the auditing lab's table (controls last)."""
-    return tuple(_calibration() + _papers() + _rounding() + _blindspots() + _statdp()
-                 + _negative_controls())
+    return tuple(_calibration() + _papers() + _rounding() + _float_support() + _blindspots()
+                 + _pair_blindspots() + _statdp() + _negative_controls())
 
 
 def get(bug_id: str) -> Bug:
@@ -284,13 +298,32 @@ def _rounding() -> list[Bug]:
             for name, what, build, data_fn, defaults, twin in rows]
 
 
+def _float_support() -> list[Bug]:
+    """Textbook float samplers (issue 20 §4): an infinite loss in the low bits at ordinary inputs.
+
+    Caught by the precision auditor's float-support test (``precision_support=True``, off
+    on the default path while the kit's own textbook samplers fail it too).
+    """
+    from dpgp_audit.bugs import float_support as fs
+    from dpgp_audit.datasets.default import default_dataset
+
+    titles = {"laplace-log": "Laplace sum, noise b*sign*(-log(1-U)) in floats",
+              "laplace-inverse-cdf": "Laplace sum, inverse-CDF noise in floats",
+              "gaussian-box-muller": "Gaussian sum, Box-Muller noise in floats"}
+    return [Bug(f"planted/{name}", "A.5", f"BUG: {titles[name]} (low bits leak the sum)",
+                fs.build_textbook(name), default_dataset,
+                dict(_GAUSS) if name.startswith("gaussian") else dict(_PURE), twin,
+                math.inf, "precision", FLOAT_SUPPORT_N, {"precision_support": True})
+            for name, twin in fs.SAMPLERS.items()]
+
+
 def _blindspots() -> list[Bug]:
     """The default path's former blind spots (issue 15 §1)."""
     from dpgp_audit.bugs import blindspots as pb
     from dpgp_audit.datasets.default import default_dataset
 
     k = pb.answers_data().n
-    hist = {"audit_samples": HISTOGRAM_AUDIT_SAMPLES, "audit_budget_s": HISTOGRAM_AUDIT_BUDGET_S}
+    hist = {"audit_samples": HISTOGRAM_AUDIT_SAMPLES}
     return [
         Bug("planted/noise-skipped", "A.5",
             "Gaussian sum whose noise is skipped with probability 100 delta (an atom)",
@@ -332,35 +365,12 @@ def _blindspots() -> list[Bug]:
     ]
 
 
-#: The StatDP/DP-Sniper rows: (twin, fixed-mode n per side on the exposing pair, that
-#: pair's label, ``make audit`` samples). n is measured by ``benchmarks/bench_statdp.py
-#: fixed`` (the smallest n of a doubling scan from 1 000 flagging seeds 0, 1 and 2); the
-#: default path must also *choose* that pair among the 18 it generates
-#: (docs/benchmarks.md). SVT Alg. 4 gets a sequential cap of 2 000 000 (10 × 200 000).
-STATDP_ROWS: dict[str, tuple[str, int, str, int | None]] = {
-    "noisy-max-value": ("A.5/noisy-max", 128_000, "all down", None),
-    "noisy-max-exp-value": ("A.5/statdp-noisy-max-exp", 64_000, "all down", None),
-    "histogram-eps": ("A.5/statdp-histogram", 1_000, "y[0] + d", None),
-    "svt3": ("A.5/svt", 4_096_000, "all up", None),
-    "svt4": ("A.5/svt", 1_024_000, "last up, rest down", 200_000),
-    "svt5": ("A.5/svt", 1_000, "one up, rest down", None),
-    "svt6": ("A.5/svt", 64_000, "half up, half down", None),
-}
+    return tuple(_calibration() + _papers() + _rounding() + _float_support() + _blindspots()
+                 + _pair_blindspots() + _negative_controls())
 
 
-def _statdp() -> list[Bug]:
-    """The field's own benchmark (issue 20 §5): StatDP's and DP-Sniper's incorrect algorithms."""
-    from dpgp_audit.bugs import statdp as sd
-
-    out = []
-    for v in sd.incorrect_variants():
-        twin, n, _, samples = STATDP_ROWS[v.name]
-        assert v.true_epsilon is not None
-        out.append(Bug(f"planted/statdp-{v.name}", "A.5",
-                       f"StatDP/DP-Sniper benchmark: {v.paper}, eps0 = {sd.EPSILON_0:g}",
-                       v.build, v.data, {"epsilon": sd.EPSILON_0}, twin,
-                       float(v.true_epsilon), "blackbox", n, audit_samples=samples))
-    return out
+    return tuple(_calibration() + _papers() + _rounding() + _blindspots() + _statdp()
+                 + _negative_controls())
 
 
 def _negative_controls() -> list[Bug]:

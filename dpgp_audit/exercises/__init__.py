@@ -13,13 +13,16 @@ failure. It never raises for a wrong answer (a Run All goes on); it raises
 
 Each notebook's checks live in a module of this package, ``nbNN.py`` for notebook
 ``NN`` (``nb00b`` for 00b), registered with :func:`exercise`. Instructors' **hidden
-tests** (more cases, and wrong answers every public check must reject) are kept out of
-the student material: see the course guide.
+checks** (more and harder cases, same form) are kept out of the student material, in
+``tests/exercises/hidden/nbNN.py``; :mod:`dpgp_audit.exercises.grading` (``make grade``)
+executes a submitted notebook and runs the public and hidden checks on the names it
+defined.
 
 Why not otter-grader or nbgrader: both need their own notebook format or a server
-extension and a grading workflow; these checks are plain functions that run
-unchanged under JupyterLab, Binder (no extra packages), papermill and nbval, and the
-test suite calls them directly on the answers and on known-wrong answers.
+extension and a grading workflow, and extra packages on Binder; these checks are
+plain functions that run offline and unchanged under JupyterLab, Binder, papermill
+and nbval, and the test suite calls them directly on the answers and on known-wrong
+answers.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Feedback", "check", "exercise", "exercises"]
+__all__ = ["CheckFn", "Feedback", "check", "check_rng", "exercise", "exercises", "run_check",
+           "title"]
 
 #: A check yields ``(passed, message)`` pairs; the first failure's message is the hint.
 CheckFn = Callable[[object], Iterator[tuple[bool, str]]]
@@ -99,6 +103,10 @@ class Feedback:
             lines.append(f"  ✗ your code raised {self.error}")
         return "\n".join(lines)
 
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # noqa: ANN001 - IPython's API
+        """Plain-text view in a notebook (papermill, nbval, a terminal): the readable lines."""
+        printer.text(str(self))
+
     def _repr_html_(self) -> str:
         colour = "#1a7f37" if self.passed else "#b35900"
         items = "".join(
@@ -110,6 +118,23 @@ class Feedback:
                 f"<b>Exercise {html.escape(self.exercise)}</b> "
                 f"({html.escape(self.title)}): <span style='color:{colour}'>{verdict}</span>"
                 f"<ul style='margin:2px 0'>{items}</ul></div>")
+
+
+#: Entropy of the checks' generators (see :func:`check_rng`).
+_CHECK_ENTROPY = 20_260_001
+
+
+def check_rng(stream: int):
+    """The fixed random generator number ``stream`` of the exercise checks.
+
+    Checks are deterministic on purpose, like tests: the same answer always gets the
+    same feedback, so a student never sees a check flip when rerunning it. This is the
+    one place where the exercise checks fix their seeds; everything else in the
+    package takes its generator from the caller.
+    """
+    import numpy as np
+
+    return np.random.default_rng([_CHECK_ENTROPY, int(stream)])
 
 
 def _module_for(exercise_id: str) -> str:
@@ -139,6 +164,11 @@ def check(exercise_id: str, answer: object) -> Feedback:
     Feedback
         Renders in a notebook; ``bool(feedback)`` is True when every check passed.
     """
+    ex = _lookup(exercise_id)
+    return run_check(ex.id, ex.title, ex.fn, answer)
+
+
+def _lookup(exercise_id: str) -> _Exercise:
     if exercise_id not in _REGISTRY:
         try:
             importlib.import_module(_module_for(exercise_id))
@@ -146,13 +176,40 @@ def check(exercise_id: str, answer: object) -> Feedback:
             pass
     if exercise_id not in _REGISTRY:
         raise KeyError(f"unknown exercise {exercise_id!r}; known: {', '.join(exercises())}")
-    ex = _REGISTRY[exercise_id]
+    return _REGISTRY[exercise_id]
+
+
+def title(exercise_id: str) -> str:
+    """What exercise ``exercise_id`` asks for (its registered title)."""
+    return _lookup(exercise_id).title
+
+
+def run_check(exercise_id: str, title: str, fn: CheckFn, answer: object) -> Feedback:
+    """Run one check function on ``answer``: the machinery behind :func:`check`.
+
+    Also used by the grader (:mod:`dpgp_audit.exercises.grading`) for instructors'
+    hidden checks, which have the same form as the public ones.
+
+    Parameters
+    ----------
+    exercise_id, title
+        Shown in the feedback.
+    fn
+        Yields ``(passed, message)`` pairs; stopped at the first failure.
+    answer
+        What the student defined.
+
+    Returns
+    -------
+    Feedback
+        An exception raised by the student's code is recorded, never propagated.
+    """
     results: list[tuple[bool, str]] = []
     try:
-        for ok, msg in ex.fn(answer):
+        for ok, msg in fn(answer):
             results.append((bool(ok), str(msg)))
             if not ok:
                 break
     except Exception as err:  # noqa: BLE001 - a student's bug is feedback, not a crash
-        return Feedback(ex.id, ex.title, tuple(results), f"{type(err).__name__}: {err}")
-    return Feedback(ex.id, ex.title, tuple(results))
+        return Feedback(exercise_id, title, tuple(results), f"{type(err).__name__}: {err}")
+    return Feedback(exercise_id, title, tuple(results))

@@ -92,7 +92,8 @@ def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None =
     list of dict
         One row per bug: ``id``, ``title``, ``true_epsilon``, ``auditor``, ``n``,
         ``verdict``, ``estimate``, ``quantity``, ``guarantee``, ``twin``,
-        ``twin_verdict``, ``seconds``.
+        ``twin_verdict``, ``seconds``, ``control`` (True for a negative control: a
+        planted variant whose true ε does not exceed its claim, so it must not be flagged).
     """
     rng = check_rng(rng)
     ids = [b.id for b in zoo.planted()] if ids is None else list(ids)
@@ -132,6 +133,9 @@ def audit_planted_suite(rng: np.random.Generator, *, ids: Sequence[str] | None =
             "quantity": None if res is None else res.quantity,
             "guarantee": None if res is None else res.guarantee.value,
             "twin": entry.twin, "twin_verdict": twin_verdict, "seconds": seconds,
+            # a planted variant whose true ε does not exceed its claim is still private:
+            # a negative control, which the auditor must NOT flag
+            "control": bool(entry.true_epsilon <= mech.claim.epsilon * (1 + 1e-9)),
         })
     return rows
 

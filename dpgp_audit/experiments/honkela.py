@@ -3,6 +3,9 @@
 * :func:`sinc_fits` — H Fig. 1: DP-GP fits of sin(2x)/(2x) for several ε.
 * :func:`calibration_experiment` — H Fig. 2: coverage of α-credible intervals of
   DP-GP (noise-aware, H eq. 15) versus the naive posterior, over σ, ε and α.
+* :func:`calibration_bias_decomposition` — why H Fig. 2's DP-GP stays overconfident:
+  the squared error of its mean split into the bias of the regulariser λ and the DP
+  noise, against the variance the corrections S₂ add (same setting as Fig. 2).
 * :func:`hyperparameter_recovery` — H Fig. 3: how often H Alg. 2 picks each
   (σ, ℓ) of the 3 × 3 grid.
 * :func:`outputs_only_input_leak` — the contrast with outputs-only methods
@@ -36,6 +39,8 @@ from dpgp_audit.privacy.gdp import gdp_epsilon
 
 __all__ = [
     "H_PAPER_FIG3_EPSILONS",
+    "BiasDecomposition",
+    "calibration_bias_decomposition",
     "true_choice_rates",
     "CalibrationResult",
     "InputLeak",
@@ -153,6 +158,85 @@ def calibration_experiment(rng: np.random.Generator, *, n_repeats: int = 40,
                     cov[mi, si, ei, :, r] = inside.mean(axis=0)
     return CalibrationResult(cov, tuple(methods), tuple(sigmas), tuple(epsilons), tuple(alphas),
                              inflations)
+
+
+@dataclass(frozen=True)
+class BiasDecomposition:
+    """Mean over test points and repeats, per ε (H Fig. 2's setting, one σ).
+
+    Attributes
+    ----------
+    epsilons
+        The ε values (the figure's, plus any far beyond it).
+    bias_sq
+        Squared difference between the mean with λ (no DP noise) and the non-private mean:
+        the bias of the regulariser, which no correction term models.
+    noise_sq
+        Squared difference the DP noise on (A, B) adds to the mean (given λ).
+    added_var
+        Predictive variance the corrections S₂,₁ + S₂,₂ add (H eqs. 11–14).
+    sigma, n_train, n_test, n_repeats
+        The setting.
+    """
+
+    epsilons: tuple[float, ...]
+    bias_sq: np.ndarray
+    noise_sq: np.ndarray
+    added_var: np.ndarray
+    sigma: float
+    n_train: int
+    n_test: int
+    n_repeats: int
+
+
+def calibration_bias_decomposition(rng: np.random.Generator, *, sigma: float = 0.05,
+                                   epsilons: tuple[float, ...] = (0.5, 1.0, 3.0, 10.0, 1e4),
+                                   n_repeats: int = 8, n_total: int = 1024,
+                                   n_inducing: int = 15, delta: float = 1e-4,
+                                   y_bound: float = 3.0,
+                                   rk_method: str = "grid1d-paper") -> BiasDecomposition:
+    """Split the DP-GP mean's squared error into λ's bias and the DP noise (H §6.2 setting).
+
+    Same data as :func:`calibration_experiment`: f ~ GP(0, EQ(ℓ = 1)) at ``n_total``
+    uniform inputs on [−4, 4], half for training and half for testing, 15 inducing
+    inputs on [−3.5, 3.5], observation noise ``sigma``. For each repeat and ε: one
+    release, the DP-GP posterior (H eq. 14 corrections, λ inflated if needed); the
+    same λ on the noise-free statistics (the bias); and λ = 0 without DP (the
+    non-private posterior).
+    """
+    rng = check_rng(rng)
+    n_repeats = check_positive_int("n_repeats", n_repeats)
+    kern = EQ(lengthscale=1.0)
+    Z = np.linspace(-3.5, 3.5, n_inducing)[:, None]
+    X = rng.uniform(-4, 4, size=(n_total, 1))
+    F = gp_draw(kern, X, rng, size=n_repeats)
+    half = n_total // 2
+    Kxz = kern(X[:half], Z)
+    d = n_inducing
+    rows = np.zeros((len(epsilons), n_repeats, 3))
+    for ei, eps in enumerate(epsilons):
+        mech = DPSVGPStats(Z=Z, kernel=kern, y_bound=y_bound, epsilon=eps, delta=delta,
+                           clip=True, rk_method=rk_method)
+        for r, f in enumerate(F):
+            y = np.clip(f + sigma * rng.standard_normal(n_total), -y_bound, y_bound)
+            A0, B0 = Kxz.T @ y[:half], Kxz.T @ Kxz
+            An = A0 + mech.sigma_a * rng.standard_normal(d)
+            Bn = B0 + upper_unvec(mech.sigma_b * rng.standard_normal(upper_dim(d)), d)
+            s2 = sigma * sigma
+            q = noise_aware_qu(mech.Kzz, An, Bn, s2, mech.sigma_a, mech.sigma_b,
+                               on_not_pd="inflate")
+            q_bias = noise_aware_qu(mech.Kzz, A0, B0, s2, mech.sigma_a, mech.sigma_b,
+                                    correction="none", lam=q.lam)
+            q_free = noise_aware_qu(mech.Kzz, A0, B0, s2, mech.sigma_a, mech.sigma_b,
+                                    correction="none", lam=0.0)
+            m_dp, v_dp = mech.predict(QU(q.m, q.S), X[half:])
+            m_b, _ = mech.predict(QU(q_bias.m, q_bias.S), X[half:])
+            m_0, v_0 = mech.predict(QU(q_free.m, q_free.S), X[half:])
+            rows[ei, r] = (np.mean((m_b - m_0) ** 2), np.mean((m_dp - m_b) ** 2),
+                           np.mean(v_dp - v_0))
+    mean = rows.mean(axis=1)
+    return BiasDecomposition(tuple(float(e) for e in epsilons), mean[:, 0], mean[:, 1],
+                             mean[:, 2], float(sigma), half, n_total - half, n_repeats)
 
 
 def hyperparameter_recovery(epsilons: tuple[float, ...], n_repeats: int,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.audit.runner import DEFAULT_BUDGET_S, DEFAULT_MODE
+from dpgp_audit.audit.runner import DEFAULT_MODE, DEFAULT_TIME_GUARD_S
 from dpgp_audit.bugs.mutants import FORMS, MutantSpec, build_form
 
 __all__ = ["MutationRow", "mutation_score", "run_mutation"]
@@ -38,11 +38,11 @@ class MutationRow:
 
 def run_mutation(specs: list[MutantSpec], rng: np.random.Generator, *, n: int | None = None,
                  forms: tuple[str, ...] = FORMS, alpha: float = 0.05,
-                 mode: str = DEFAULT_MODE, budget_s: float | None = DEFAULT_BUDGET_S
+                 mode: str = DEFAULT_MODE, time_guard_s: float | None = DEFAULT_TIME_GUARD_S
                  ) -> list[MutationRow]:
     """Audit every form of every spec on the default path (``audit_mechanism`` defaults).
 
-    ``n``, ``mode`` and ``budget_s`` are passed to
+    ``n``, ``mode`` and ``time_guard_s`` are passed to
     :func:`~dpgp_audit.audit.runner.audit_mechanism`; their defaults are its own (the
     sequential default path, ``n=None``: its cap), and ``mode="fixed"`` with ``n``
     reproduces a fixed-n table.
@@ -51,7 +51,7 @@ def run_mutation(specs: list[MutantSpec], rng: np.random.Generator, *, n: int | 
 
     from dpgp_audit.audit.runner import audit_mechanism
 
-    kw = {"mode": mode, "budget_s": budget_s}
+    kw = {"mode": mode, "time_guard_s": time_guard_s}
 
     rng = check_rng(rng)
     rows = []

@@ -8,14 +8,22 @@ oracle and the DP-SVGP run on numpy, so the notebook works without the extra.
 * :func:`kung_tasks` / :func:`kung_sim_to_real` — the !Kung sim-to-real task
   (R §5.2, Fig. 7): ages scaled to [−1, 1], targets standardised (the scaling
   statistics are treated as public, as in R App. E.2), random context/target splits;
-* :func:`deployment_times` — seconds per task for each method (R Fig. 5).
+* :func:`deployment_times` — seconds per task for each method (R Fig. 5);
+* :func:`run_comparison` — all of the above for notebook 04's §4–§6 in one
+  :class:`Comparison`; :func:`save_comparison` / :func:`load_comparison` store it as a
+  small JSON file, and the kit ships one computed with the shipped checkpoints at the
+  notebook's default parameters (:data:`STORED_COMPARISON`), shown where PyTorch is
+  missing. Regenerate it with ``python -m dpgp_audit.experiments.raisa --write-stored``.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -28,12 +36,20 @@ from dpgp_audit.neural.tasks import TaskBatch, gaussian_nll, oracle_nll, sample_
 from dpgp_audit.privacy.gdp import gdp_mu
 
 __all__ = [
+    "COMPARISON_DEFAULTS",
+    "STORED_COMPARISON",
+    "Comparison",
     "KungSplit",
     "MethodCurve",
     "deployment_times",
+    "load_comparison",
+    "run_comparison",
+    "save_comparison",
+    "stored_comparison_rng",
     "dpsvgp_predict",
     "kung_sim_to_real",
     "kung_tasks",
+    "kung_xy",
     "nll_vs_n",
 ]
 
@@ -126,6 +142,21 @@ class KungSplit:
     yc: np.ndarray
     xt: np.ndarray
     yt: np.ndarray
+    context_idx: np.ndarray | None = None
+    target_idx: np.ndarray | None = None
+
+
+def kung_xy(target: str, data: KungData) -> tuple[np.ndarray, np.ndarray]:
+    """Age scaled to [−1, 1] and ``target`` standardised, for every row of ``data`` (R App. E.2).
+
+    The scaling statistics are treated as public, as in R.
+    """
+    if target not in ("height", "weight"):
+        raise ValueError(f"target must be 'height' or 'weight', got {target!r}")
+    age = np.asarray(data.age, dtype=float)
+    y = np.asarray(getattr(data, target), dtype=float)
+    x = 2.0 * (age - age.min()) / (age.max() - age.min()) - 1.0
+    return x, (y - y.mean()) / y.std()
 
 
 def kung_tasks(target: str, n_context: int, n_splits: int, rng: np.random.Generator,
@@ -140,10 +171,7 @@ def kung_tasks(target: str, n_context: int, n_splits: int, rng: np.random.Genera
     rng = check_rng(rng)
     if data is None:
         data = load_kung()
-    age = np.asarray(data.age, dtype=float)
-    y = np.asarray(getattr(data, target), dtype=float)
-    x = 2.0 * (age - age.min()) / (age.max() - age.min()) - 1.0
-    y = (y - y.mean()) / y.std()
+    x, y = kung_xy(target, data)
     n_context = check_positive_int("n_context", n_context)
     if n_context >= x.size:
         raise ValueError(f"n_context must be below the {x.size} rows")
@@ -151,7 +179,7 @@ def kung_tasks(target: str, n_context: int, n_splits: int, rng: np.random.Genera
     for _ in range(check_positive_int("n_splits", n_splits)):
         perm = rng.permutation(x.size)
         c, t = perm[:n_context], perm[n_context:]
-        out.append(KungSplit(x[c], y[c], x[t], y[t]))
+        out.append(KungSplit(x[c], y[c], x[t], y[t], c, t))
     return out
 
 
@@ -211,3 +239,259 @@ def _best_time(fn, repeats: int) -> float:
     return float(best)
 
 
+
+
+# --------------------------------------------------------------------------- notebook 04 §4–§6
+#: Where the kit's stored comparison lives (package data).
+STORED_COMPARISON = Path(__file__).resolve().parent / "stored" / "raisa_comparison.json"
+
+#: Notebook 04's default parameters that the comparison depends on (its parameters cell).
+COMPARISON_DEFAULTS: dict = {"epsilon": 1.0, "delta": 1e-3, "seed": 2024, "n_tasks": 8,
+                             "context_sizes": [10, 30, 100, 300], "n_kung_splits": 6,
+                             "n_kung_context": 300, "dpsvgp_steps": 100}
+
+_CHECKPOINTS = ("eq", "matern", "sawtooth")
+_META_KEYS = ("command", "steps", "seconds", "val_nll", "val_oracle_nll")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What notebook 04 shows in §4–§6: DPConvCNP vs DP-SVGP vs the oracle (R.4, R.5).
+
+    Attributes
+    ----------
+    params
+        The parameters it was computed with (the keys of :data:`COMPARISON_DEFAULTS`).
+    eq_curves, saw_curves
+        Mean target NLL against N on EQ-GP and on sawtooth tasks, per method (for the
+        sawtooth the "oracle" entry is the noise lower bound).
+    example
+        One EQ-GP task with N = 100: ``xc``, ``yc``, ``xs`` and ``preds`` (method →
+        (mean, sd) at ``xs``).
+    kung
+        Per target (``"height"``, ``"weight"``): ``nll`` (method → per-split NLL),
+        ``data_note`` (empty for the real census), and for one split the row indices
+        ``context_idx``/``target_idx``, the grid ``xs`` and ``preds`` at it; plus
+        ``xc``, ``yc``, ``xt``, ``yt`` when the data is at hand (the stored file keeps
+        only the indices: the census is not redistributed with the kit).
+    times
+        Seconds per task at meta-test time (R Fig. 5), per method.
+    checkpoints
+        Training metadata of each checkpoint used (``steps``, ``seconds``,
+        ``val_nll``, ``val_oracle_nll``, ``command``).
+    stored
+        True when loaded from a file (computed elsewhere), False when just computed.
+    note
+        Where the numbers come from, in one sentence (for the notebook).
+    """
+
+    params: dict
+    eq_curves: dict[str, MethodCurve]
+    saw_curves: dict[str, MethodCurve]
+    example: dict
+    kung: dict[str, dict]
+    times: dict[str, float]
+    checkpoints: dict[str, dict] = field(default_factory=dict)
+    stored: bool = False
+    note: str = ""
+
+    @property
+    def has_dpconvcnp(self) -> bool:
+        """True when the DPConvCNP is part of the comparison."""
+        return "DPConvCNP" in self.eq_curves
+
+
+def run_comparison(params: dict, rng: np.random.Generator, *,
+                   models: dict | None = None) -> Comparison:
+    """Compute notebook 04's §4–§6 (R Figs. 5–7 at CPU scale) in one call.
+
+    Parameters
+    ----------
+    params
+        ``epsilon``, ``delta``, ``n_tasks``, ``context_sizes``, ``n_kung_splits``,
+        ``n_kung_context``, ``dpsvgp_steps`` (as in :data:`COMPARISON_DEFAULTS`; ``seed``
+        is recorded only: the draws come from ``rng``).
+    rng
+        Generator for every draw (tasks, DP-SGD noise, DPSetConv noise).
+    models
+        ``{"eq" | "matern" | "sawtooth": (model, metadata)}`` from
+        :func:`dpgp_audit.neural.dpconvcnp.load_pretrained`; a missing entry leaves the
+        DPConvCNP out of that part (the oracle and the DP-SVGP always run, on numpy).
+    """
+    from dpgp_audit.datasets.kung import load_kung_or_standin
+    from dpgp_audit.gp.kernels import EQ
+
+    rng = check_rng(rng)
+    p = {k: params[k] for k in COMPARISON_DEFAULTS}
+    models = dict(models or {})
+    model = {k: (models[k][0] if k in models else None) for k in _CHECKPOINTS}
+    eps, delta, steps = float(p["epsilon"]), float(p["delta"]), int(p["dpsvgp_steps"])
+    eq_curves = nll_vs_n("eq", p["context_sizes"], p["n_tasks"], rng, model=model["eq"],
+                         epsilon=eps, delta=delta,
+                         dpsvgp_kwargs={"kernel": EQ(0.5, 1.0), "steps": steps})
+    # one example task: the three predictors with their intervals
+    task = sample_tasks("eq", 1, rng, n_context=100, n_target=200, epsilon=eps, delta=delta)
+    order = np.argsort(task.xt[0])
+    xs = task.xt[0][order]
+    from dpgp_audit.neural.tasks import oracle_predict
+
+    m_o, s_o = oracle_predict(task, 0)
+    preds = {"oracle (non-private)": (m_o[order], s_o[order]),
+             "DP-SVGP": dpsvgp_predict(task.xc[0], task.yc[0], xs, eps, delta, rng,
+                                       kernel=EQ(0.5, 1.0), steps=steps)}
+    if model["eq"] is not None:
+        from dpgp_audit.neural.dpconvcnp import predict_numpy
+
+        preds["DPConvCNP"] = predict_numpy(model["eq"], task.xc[0], task.yc[0], xs,
+                                           float(task.mu[0]), rng)
+    example = {"xc": task.xc[0], "yc": task.yc[0], "xs": xs, "preds": preds}
+    saw = nll_vs_n("sawtooth", p["context_sizes"], p["n_tasks"], rng, model=model["sawtooth"],
+                   epsilon=eps, delta=delta,
+                   dpsvgp_kwargs={"kernel": EQ(0.3, 1.0), "steps": steps})
+    saw["noise lower bound"] = saw.pop("oracle")
+    table, note = load_kung_or_standin(rng)
+    kung: dict[str, dict] = {}
+    for target in ("height", "weight"):
+        splits = kung_tasks(target, int(p["n_kung_context"]), int(p["n_kung_splits"]), rng,
+                            data=table)
+        nll = kung_sim_to_real(splits, eps, delta, rng, model=model["matern"],
+                               dpsvgp_kwargs={"steps": steps})
+        s = splits[0]
+        grid = np.linspace(-1.0, 1.0, 200)
+        kp = {"DP-SVGP": dpsvgp_predict(s.xc, s.yc, grid, eps, delta, rng, steps=steps)}
+        if model["matern"] is not None:
+            from dpgp_audit.neural.dpconvcnp import predict_numpy
+
+            kp["DPConvCNP"] = predict_numpy(model["matern"], s.xc, s.yc, grid,
+                                            gdp_mu(eps, delta), rng)
+        kung[target] = {"nll": nll, "xc": s.xc, "yc": s.yc, "xt": s.xt, "yt": s.yt,
+                        "context_idx": s.context_idx, "target_idx": s.target_idx,
+                        "xs": grid, "preds": kp, "data_note": note}
+    times = deployment_times(300, rng, model=model["matern"], epsilon=eps, delta=delta,
+                             repeats=2, dpsvgp_steps=(steps, 4 * steps))
+    meta = {k: {m: models[k][1][m] for m in _META_KEYS if m in models[k][1]}
+            for k in _CHECKPOINTS if k in models}
+    return Comparison(p, eq_curves, saw, example, kung, times, meta, stored=False,
+                      note="computed now, with the parameters of this run")
+
+
+def _round(x: object, digits: int = 6) -> object:
+    """Floats to ``digits`` significant digits, recursively (keeps the stored file small)."""
+    if isinstance(x, dict):
+        return {k: _round(v, digits) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_round(v, digits) for v in x]
+    if isinstance(x, np.ndarray):
+        return _round(x.tolist(), digits)
+    if isinstance(x, float | np.floating):
+        return float(f"{float(x):.{digits}g}")
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def _curves_to_json(curves: dict[str, MethodCurve]) -> dict:
+    return {k: {"ns": c.ns, "mean": c.mean, "sem": c.sem} for k, c in curves.items()}
+
+
+def _curves_from_json(d: dict) -> dict[str, MethodCurve]:
+    return {k: MethodCurve(np.asarray(v["ns"], dtype=int), np.asarray(v["mean"], dtype=float),
+                           np.asarray(v["sem"], dtype=float)) for k, v in d.items()}
+
+
+def _preds_from_json(d: dict) -> dict:
+    return {k: (np.asarray(m, dtype=float), np.asarray(s, dtype=float)) for k, (m, s) in d.items()}
+
+
+def save_comparison(comparison: Comparison, path: str | Path, *, command: str = "") -> Path:
+    """Write ``comparison`` as JSON (floats to 6 significant digits); return the path."""
+    path = Path(path)
+    c = comparison
+    doc = {
+        "format": 1,
+        "command": command,
+        "params": c.params,
+        "eq_curves": _curves_to_json(c.eq_curves),
+        "saw_curves": _curves_to_json(c.saw_curves),
+        "example": {k: v for k, v in c.example.items()},
+        "kung": {t: {f: k[f] for f in ("nll", "context_idx", "target_idx", "xs", "preds",
+                                        "data_note")} for t, k in c.kung.items()},
+        "times": c.times,
+        "checkpoints": c.checkpoints,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_round(doc), indent=None, separators=(",", ":")) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def load_comparison(path: str | Path | None = None, *,
+                    kung_data: KungData | None = None) -> Comparison:
+    """Read a comparison written by :func:`save_comparison` (default: the kit's stored one).
+
+    The result has ``stored=True`` and a ``note`` naming the command that computed it.
+    The file keeps the !Kung splits as row indices only; pass the census table as
+    ``kung_data`` (the real one: indices into a stand-in would be meaningless) to get the
+    context and target points back, otherwise they are ``None``.
+    """
+    path = STORED_COMPARISON if path is None else Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no stored comparison at {path}")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if doc.get("format") != 1:
+        raise ValueError(f"{path}: unknown format {doc.get('format')!r}")
+    ex = doc["example"]
+    example = {"xc": np.asarray(ex["xc"]), "yc": np.asarray(ex["yc"]),
+               "xs": np.asarray(ex["xs"]), "preds": _preds_from_json(ex["preds"])}
+    kung = {}
+    for target, k in doc["kung"].items():
+        c_idx = np.asarray(k["context_idx"], dtype=int)
+        t_idx = np.asarray(k["target_idx"], dtype=int)
+        entry = {"nll": {m: np.asarray(v, dtype=float) for m, v in k["nll"].items()},
+                 "context_idx": c_idx, "target_idx": t_idx, "xs": np.asarray(k["xs"]),
+                 "preds": _preds_from_json(k["preds"]), "data_note": k["data_note"],
+                 "xc": None, "yc": None, "xt": None, "yt": None}
+        if kung_data is not None:
+            x, y = kung_xy(target, kung_data)
+            if max(c_idx.max(), t_idx.max()) < x.size:
+                entry.update(xc=x[c_idx], yc=y[c_idx], xt=x[t_idx], yt=y[t_idx])
+        kung[target] = entry
+    cmd = doc.get("command") or "an earlier run"
+    return Comparison(doc["params"], _curves_from_json(doc["eq_curves"]),
+                      _curves_from_json(doc["saw_curves"]), example, kung,
+                      {k: float(v) for k, v in doc["times"].items()}, doc["checkpoints"],
+                      stored=True, note=f"stored with the kit, computed by `{cmd}`")
+
+
+def _models() -> dict:
+    from dpgp_audit.neural.dpconvcnp import load_pretrained
+
+    return {k: load_pretrained(k) for k in _CHECKPOINTS}
+
+
+def stored_comparison_rng(seed: int) -> np.random.Generator:
+    """The generator of §4–§6 in notebook 04: a stream of its own, so §1–§3 do not shift it."""
+    return np.random.default_rng([int(seed), 4])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m dpgp_audit.experiments.raisa --write-stored [PATH]``: recompute the file."""
+    ap = argparse.ArgumentParser(prog="python -m dpgp_audit.experiments.raisa",
+                                 description=main.__doc__)
+    ap.add_argument("--write-stored", nargs="?", const=str(STORED_COMPARISON), metavar="PATH",
+                    help="compute notebook 04's comparison at its default parameters with the "
+                         "shipped checkpoints (needs PyTorch) and write it")
+    args = ap.parse_args(argv)
+    if not args.write_stored:
+        ap.print_help()
+        return 2
+    p = dict(COMPARISON_DEFAULTS)
+    c = run_comparison(p, stored_comparison_rng(p["seed"]), models=_models())
+    out = save_comparison(c, args.write_stored,
+                          command="python -m dpgp_audit.experiments.raisa --write-stored")
+    print(f"wrote {out} ({out.stat().st_size:,} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,8 +5,9 @@ calls them and plots with :mod:`dpgp_audit.viz.s18`. Every random step takes ``r
 
 Stand-ins (the papers' London prices and Citi Bike data are not shipped by any registry):
 :func:`spatial_standin` draws clustered 2-D "property" locations with a smooth price
-surface thresholded to [100, 500] (k£); :func:`journey_standin` draws 2-D inputs with a
-smooth duration surface thresholded at 2000 s. Both are labelled synthetic.
+surface thresholded to [100, 500] (k£); :func:`journey_standin` draws 4-D journeys (start
+and end in S18's Citi Bike box) with durations thresholded at 2000 s. All are labelled
+synthetic.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dpgp_audit.methods.s18.standard import StandardDPGP, paper_sensitivity
 from dpgp_audit.privacy.calibrate import hall_c
 
 __all__ = [
+    "CITI_BIKE_BOX",
     "KUNG_CENTRE_CM",
     "S18_FOOTNOTE2",
     "S18_PAPER",
@@ -42,6 +44,7 @@ __all__ = [
     "cloaking_rmse",
     "footnote2_multiplier",
     "kung_rmse_choices",
+    "ml_noise_sd",
     "noise_sd_for_multiplier",
     "noise_sd_for_rmse",
     "standard_vs_cloaking_rmse",
@@ -49,6 +52,8 @@ __all__ = [
     "mean_ci",
     "selection_heatmap",
     "spatial_standin",
+    "surface_standin_2d",
+    "table1_best",
     "table1_comparison",
 ]
 
@@ -123,15 +128,54 @@ def spatial_standin(n: int, rng: np.random.Generator) -> Dataset:
     return Dataset(X, y, name="SYNTHETIC spatial stand-in (not Land Registry data)")
 
 
+CITI_BIKE_BOX = ((40.6794, -74.0171), (40.7872, -73.9299))
+"""S18 fn. 5: the stations lie between these (latitude, longitude) corners, in degrees."""
+
+_KM_PER_DEGREE = (111.0, 84.3)  # latitude, longitude at 40.7° N
+
+
 def journey_standin(n: int, rng: np.random.Generator) -> Dataset:
-    """SYNTHETIC stand-in for S18 Table 1 (Citi Bike): 2-D inputs on [0, 1]², durations (s)
-    from a smooth surface with heavy-tailed noise, thresholded at 2000 s.
+    """SYNTHETIC stand-in for S18 Table 1 (Citi Bike, §4): 4-D journeys in degrees.
+
+    Inputs are (start latitude, start longitude, end latitude, end longitude) inside
+    the S18 fn. 5 box (:data:`CITI_BIKE_BOX`), so S18's lengthscales (0.02°–0.781°)
+    and bin counts (3⁴, 6⁴, 10⁴) mean the same here. A journey starts uniformly in the
+    box and ends a gamma-distributed distance (mean 1.8 km) away in a uniform direction
+    (kept inside the box). Its duration is 90 s plus 280 s per km, times log-normal
+    noise (sd 0.15), plus a location effect of up to 2 × 300 s (journeys ending further
+    north or starting further east take longer); 2 % are leisure rides of 600–3000 s.
+    Durations are thresholded at 2000 s as in S18 §4, so d = 2000 s.
     """
     rng = check_rng(rng)
-    X = rng.beta(2.0, 2.0, size=(n, 2))
+    n = check_positive_int("n", n)
+    lo, hi = np.array(CITI_BIKE_BOX[0]), np.array(CITI_BIKE_BOX[1])
+    start = lo + (hi - lo) * rng.uniform(size=(n, 2))
+    angle = rng.uniform(0.0, 2.0 * np.pi, n)
+    km = rng.gamma(2.0, 0.9, n)
+    step = np.column_stack([km * np.sin(angle), km * np.cos(angle)]) / _KM_PER_DEGREE
+    end = np.clip(start + step, lo, hi)
+    dist = np.hypot(*((end - start) * _KM_PER_DEGREE).T)
+    rel_end, rel_start = (end - lo) / (hi - lo), (start - lo) / (hi - lo)
+    y = ((90.0 + 280.0 * dist) * rng.lognormal(0.0, 0.15, n)
+         + 300.0 * rel_end[:, 0] + 300.0 * rel_start[:, 1])
+    leisure = rng.uniform(size=n) < 0.02
+    y[leisure] = rng.uniform(600.0, 3000.0, int(leisure.sum()))
+    return Dataset(np.column_stack([start, end]), np.clip(y, 0.0, 2000.0),
+                   name="SYNTHETIC journey stand-in (not Citi Bike data)")
+
+
+def surface_standin_2d(n: int, rng: np.random.Generator) -> Dataset:
+    """A noise-dominated SYNTHETIC 2-D stand-in (durations in s on [0, 1]², thresholded at
+    2000 s): a smooth surface of sd ≈ 130 s under gamma noise of sd ≈ 170 s.
+
+    Notebook 01 used it for S18 Table 1 before :func:`journey_standin`; it reverses the
+    table (binning ahead at every ε), and the notebook's appendix shows why.
+    """
+    rng = check_rng(rng)
+    X = rng.beta(2.0, 2.0, size=(check_positive_int("n", n), 2))
     surface = 600 + 500 * np.hypot(X[:, 0] - 0.3, X[:, 1] - 0.6) + 150 * np.sin(9 * X[:, 0])
     y = np.clip(surface + rng.gamma(2.0, 120.0, n) - 240.0, 0.0, 2000.0)
-    return Dataset(X, y, name="SYNTHETIC journey-duration stand-in (not Citi Bike data)")
+    return Dataset(X, y, name="SYNTHETIC noise-dominated 2-D surface (not Citi Bike data)")
 
 
 def table1_comparison(data: Dataset, *, lengthscales: Sequence[float],
@@ -144,6 +188,12 @@ def table1_comparison(data: Dataset, *, lengthscales: Sequence[float],
 
     Each fold samples ``n_test`` public test inputs; the rest train. Binning is over the
     bounding box of all inputs (public). Empty bins predict the public ``centre``.
+
+    Keys are ``(method, lengthscale or bins per dimension, ε)``. Two integral-binning
+    variants are returned: ``"integral binning"`` gives its GP each bin's noise variance,
+    sampling plus the (public) DP-noise variance, and ``"integral binning, DP noise not
+    modelled"`` gives it the sampling variance only (S18 §4 does not say that its GP
+    knew the DP noise; without it the noisiest, emptiest bins pull the fit).
     """
     rng = check_rng(rng)
     out: dict = {}
@@ -157,11 +207,14 @@ def table1_comparison(data: Dataset, *, lengthscales: Sequence[float],
             fitted = ExactGP(EQ(ls, kernel_variance), noise_variance).fit(Xtr, ytr)
             C = fitted.mean_weights(data.X[test])
             mean = C @ ytr
+            solution = None  # M does not depend on ε: solve once per fold and lengthscale
             for eps in epsilons:
                 if eps is None:
                     pred = mean
                 else:
-                    mech = CloakingMechanism(C, d, eps, delta, method="analytic")
+                    mech = CloakingMechanism(C, d, eps, delta, method="analytic",
+                                             solution=solution)
+                    solution = mech.solution
                     pred = mech.sample(dtr, 1, rng)[0]
                 r = float(np.sqrt(np.mean((pred + centre - data.y[test]) ** 2)))
                 out.setdefault(("cloaking", ls, eps), []).append(r)
@@ -174,13 +227,28 @@ def table1_comparison(data: Dataset, *, lengthscales: Sequence[float],
                 noise_var = (np.zeros(mech.occupied.size) if eps is None
                              else mech.noise_variance)
                 kern = IntegralEQ(lengthscale=(hi - lo) / nb, variance=kernel_variance)
-                tmp = _with_noise(mech, noise_var)
-                integ, _ = integral_binning_predict(data.X[test], tmp, rel, kern,
-                                                    noise_variance)
-                for name, pred in (("simple binning", simple), ("integral binning", integ)):
+                integ, _ = integral_binning_predict(data.X[test], _with_noise(mech, noise_var),
+                                                    rel, kern, noise_variance)
+                blind, _ = integral_binning_predict(
+                    data.X[test], _with_noise(mech, np.zeros(mech.occupied.size)), rel, kern,
+                    noise_variance)
+                for name, pred in (("simple binning", simple), ("integral binning", integ),
+                                   ("integral binning, DP noise not modelled", blind)):
                     r = float(np.sqrt(np.mean((pred + centre - data.y[test]) ** 2)))
                     out.setdefault((name, nb, eps), []).append(r)
     return {k: mean_ci(v) for k, v in out.items()}
+
+
+def table1_best(table: dict, method: str, epsilon: float | None
+                ) -> tuple[float, float, float]:
+    """The best setting of ``method`` at ``epsilon`` in a :func:`table1_comparison` result:
+    (lengthscale or bins per dimension, mean RMSE, 95% half-width), lowest mean RMSE.
+    """
+    rows = [(q, *v) for (m, q, e), v in table.items() if m == method and e == epsilon]
+    if not rows:
+        raise ValueError(f"no rows for method={method!r} at epsilon={epsilon!r}")
+    q, mean, half = min(rows, key=lambda r: r[1])
+    return float(q), float(mean), float(half)
 
 
 @dataclass(frozen=True)
@@ -332,6 +400,29 @@ def noise_sd_for_rmse(target: float, data: Dataset, *, n_repeats: int, test_frac
     if gap(lo) * gap(hi) > 0:
         raise ValueError(f"target={target!r} is not reached for noise_sd in {bracket}")
     return float(brentq(gap, lo, hi, xtol=1e-3))
+
+
+def ml_noise_sd(data: Dataset, *, lengthscale: float = 25.0, centre: float = KUNG_CENTRE_CM,
+                start: tuple[float, float] = (7.72, 10.0)) -> tuple[float, float]:
+    """Maximum-likelihood (kernel sd, noise sd) in cm with the EQ lengthscale held fixed.
+
+    Maximises the GP log marginal likelihood of the centred targets (Nelder–Mead on the
+    logs, from ``start``). A non-private fit: it reads y, so it only serves to compare
+    S18 fn. 2's a-priori values with what the data alone would suggest.
+    """
+    from scipy.optimize import minimize
+
+    X, y = data.X, data.y - float(centre)
+    ls = check_positive_float("lengthscale", lengthscale)
+
+    def nll(t: np.ndarray) -> float:
+        kern_sd, noise_sd = np.exp(t)
+        return -ExactGP(EQ(ls, kern_sd**2), noise_sd**2).fit(X, y).log_marginal_likelihood()
+
+    res = minimize(nll, np.log(np.asarray(start, dtype=float)), method="Nelder-Mead",
+                   options={"xatol": 1e-4, "fatol": 1e-6})
+    kern_sd, noise_sd = np.exp(res.x)
+    return float(kern_sd), float(noise_sd)
 
 
 def standard_vs_cloaking_rmse(data: Dataset, *, lengthscale: float, kernel_sd: float,

@@ -53,47 +53,70 @@ _AUDITOR_COLOURS = AUDITOR_COLOURS  # one colour per auditor across the course
 
 
 def plot_planted_catch(rows: list[dict], ax: object = None) -> object:
-    """Dot plot: samples per side each planted bug needed, coloured by the auditor that caught it.
+    """Dot plot: each planted bug, the auditor it was given, its samples per side and verdict.
+
+    One row per :func:`~dpgp_audit.experiments.auditing_lab.audit_planted_suite` row
+    (catalogue A.5). Each bug is audited by one auditor only — the cheapest one able
+    to see it — so the colour says which auditor *ran*, and the fill says whether it
+    flagged the bug: a filled dot is a ``VIOLATION``, a hollow dot a bug *not* flagged
+    at its n. Rows marked ``control`` (a planted variant that is still private, kept as
+    a negative control) are diamonds: for them a hollow marker is the expected result.
 
     The sample sizes span decades, so they are dots on a log axis (a bar on a log
     axis has no meaningful length). Deterministic auditors (sensitivity search,
     white-box) need no samples and are drawn at the left edge, labelled "0 samples".
-    A filled dot is a ``VIOLATION``; a hollow dot marks a bug *not* flagged at its n.
     The verdict text is coloured by verdict (``NO_EVIDENCE`` grey, never a 'safe' colour).
+    The legend lists every auditor colour that appears, the two fills and the diamond.
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
     if ax is None:
-        fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(rows) + 1.4))
+        fig, ax = plt.subplots(figsize=(10.0, 0.38 * len(rows) + 1.6))
     else:
         fig = ax.figure
     y = np.arange(len(rows))
     sizes = [r["n"] for r in rows if r["n"]]
     left = 0.5  # where "no samples" is drawn, left of n = 1 on the log axis
-    right = max(sizes + [10]) * 30
+    right = max(sizes + [10]) * 3000  # room for the verdict text right of the largest n
     for yi, r in zip(y, rows, strict=True):
         colour = _AUDITOR_COLOURS.get(r["auditor"], NEUTRAL)
         x = r["n"] if r["n"] else left
         caught = r["verdict"] == "VIOLATION"
-        ax.plot([x], [yi], "o", ms=8, color=colour, markerfacecolor=colour if caught else "white",
-                markeredgewidth=1.5)
+        control = bool(r.get("control"))
+        ax.plot([x], [yi], "D" if control else "o", ms=7 if control else 8, color=colour,
+                markerfacecolor=colour if caught else "white", markeredgewidth=1.5)
         tag = "0 samples" if not r["n"] else f"n = {r['n']:,}/side"
-        ax.text(x * 1.6, yi, f"{tag}  {r['verdict']}", va="center", fontsize=7,
+        note = " (expected: still private)" if control and not caught else ""
+        ax.text(x * 1.6, yi, f"{tag}  {r['verdict']}{note}", va="center", fontsize=7,
                 color=VERDICT_COLOURS.get(r["verdict"], "k"))
     ax.set_xscale("log")
     ax.set_xlim(left / 2, right)
     ax.set_yticks(y, [r["id"].replace("planted/", "") for r in rows], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("samples per side needed (log scale; left edge: no samples)")
+    ax.set_xlabel("samples per side the auditor was given (log scale; left edge: no samples)")
     ax.set_ylabel("planted bug")
-    handles = [Line2D([], [], marker="o", ls="none", color=c, label=a)
-               for a, c in _AUDITOR_COLOURS.items()]
-    handles.append(Line2D([], [], marker="o", ls="none", color="k", markerfacecolor="white",
-                          label="not flagged at this n"))
+    present = {r["auditor"] for r in rows}
+    handles = [Line2D([], [], marker="o", ls="none", color=c, label=f"auditor: {a}")
+               for a, c in _AUDITOR_COLOURS.items() if a in present]
+    handles += [Line2D([], [], marker="o", ls="none", color=NEUTRAL, label=f"auditor: {a}")
+                for a in sorted(present - set(_AUDITOR_COLOURS))]
+    handles.append(Line2D([], [], marker="o", ls="none", color=NEUTRAL,
+                          markerfacecolor=NEUTRAL, label="filled: VIOLATION found"))
+    handles.append(Line2D([], [], marker="o", ls="none", color=NEUTRAL,
+                          markerfacecolor="white", label="hollow: not flagged at this n"))
+    if any(r.get("control") for r in rows):
+        handles.append(Line2D([], [], marker="D", ls="none", color=NEUTRAL,
+                              markerfacecolor="white",
+                              label="diamond: negative control\n(still private; must not be "
+                                    "flagged)"))
     # outside the axes: inside, it would hide the rows at the bottom
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title("Planted bugs: the cheapest auditor that caught each", fontsize=10)
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              title="colour = auditor that ran", title_fontsize=7)
+    flagged = sum(r["verdict"] == "VIOLATION" for r in rows if not r.get("control"))
+    bugs = sum(not r.get("control") for r in rows)
+    ax.set_title(f"Planted bugs, each audited by the cheapest auditor able to see it: "
+                 f"{flagged} of {bugs} flagged", fontsize=10)
     return fig
 
 

@@ -110,7 +110,8 @@ def plot_output_histograms(samples: Mapping[str, np.ndarray], *, bins: int = 60,
     edges = np.histogram_bin_edges(np.concatenate(values), bins=bins)
     for label, v in zip(samples, values, strict=True):
         ax.hist(v, bins=edges, density=True, histtype="stepfilled", alpha=0.45, label=label)
-    ax.set(xlabel="released value", ylabel="density", title=title)
+    ax.set(xlabel="released value (same unit as the query)", ylabel="density (per unit)",
+           title=title)
     ax.legend(frameon=False)
     return fig
 
@@ -131,7 +132,8 @@ def plot_selection_frequencies(probabilities: Mapping[str, np.ndarray],
             ax.plot(pos, frequencies[label], "o", color=f"C{j}", markeredgecolor="k",
                     label=f"sampled, {label}")
     ax.set_xticks(x, candidates if candidates is not None else [str(i) for i in x])
-    ax.set(xlabel="candidate", ylabel="probability", title="Exponential mechanism")
+    ax.set(xlabel="candidate", ylabel="probability of being selected",
+           title="Exponential mechanism: exact probabilities (bars) and sampled frequencies")
     ax.legend(frameon=False)
     return fig
 

@@ -38,7 +38,7 @@ def plot_functional_noise(curves, *, ax: Axes | None = None) -> Figure:
     ax.plot(curves.epsilon, curves.classical, label="classical (Hall et al.), ε ≤ 1", lw=2)
     ax.plot(curves.epsilon, curves.rdp, label="RDP (Jiang et al.)", lw=2, ls="--")
     ax.plot(curves.epsilon, curves.gdp, label="GDP (R Thm 4.1)", lw=2)
-    ax.set(yscale="log", xlabel="ε", ylabel="noise multiplier c",
+    ax.set(yscale="log", xlabel="privacy budget ε", ylabel="noise multiplier c (log scale)",
            title=f"Functional mechanism, Δ² = {curves.sensitivity_sq:g}, δ = {curves.delta:g}")
     ax.legend(frameon=False)
     return fig
@@ -84,33 +84,43 @@ def plot_dpsetconv_release(grid_x: np.ndarray, clean: np.ndarray, released: np.n
 
 def plot_nll_curves(curves: Mapping[str, object], *, ax: Axes | None = None,
                     title: str = "") -> Figure:
-    """Mean NLL ± 2 standard errors against N, one line per method (``MethodCurve``)."""
+    """Mean NLL ± 2 standard errors (error bars) against N, one line per method."""
     fig, ax = _axes(ax)
     colours = colours_for(curves)
     for name, c in curves.items():
         ax.errorbar(c.ns, c.mean, yerr=2 * np.nan_to_num(c.sem), label=name, marker="o",
                     capsize=3, lw=2, color=colours[name])
-    ax.set(xscale="log", xlabel="context size N", ylabel="target NLL (lower is better)",
-           title=title)
+    ax.set(xscale="log", xlabel="context size N (log scale)",
+           ylabel="target NLL, nats per point (lower is better)", title=title)
     ax.legend(frameon=False)
     return fig
 
 
-def plot_predictive(xc: np.ndarray, yc: np.ndarray, xs: np.ndarray,
+def plot_predictive(xc: np.ndarray | None, yc: np.ndarray | None, xs: np.ndarray,
                     predictions: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
                     xt: np.ndarray | None = None, yt: np.ndarray | None = None,
-                    ax: Axes | None = None, title: str = "") -> Figure:
-    """Predictive means with 95 % intervals for several methods, context (and target) data."""
+                    ax: Axes | None = None, title: str = "", xlabel: str = "x",
+                    ylabel: str = "y") -> Figure:
+    """Predictive means with 95 % intervals for several methods, context (and target) data.
+
+    ``xc``/``yc`` may be ``None`` (the data is not at hand, e.g. a stored comparison without
+    the census file): then only the predictions are drawn.
+    """
+    from matplotlib.patches import Patch
+
     fig, ax = _axes(ax, (7.0, 4.0))
     if xt is not None and yt is not None:
-        ax.scatter(xt, yt, s=6, color="0.7", label="targets")
-    ax.scatter(xc, yc, s=8, color="k", label="context (private)")
+        ax.scatter(xt, yt, s=6, color="0.7", label="targets (held out)")
+    if xc is not None and yc is not None:
+        ax.scatter(xc, yc, s=8, color="k", label="context (private)")
     colours = colours_for(predictions)
     for name, (mean, std) in predictions.items():
-        ax.plot(xs, mean, color=colours[name], lw=2, label=name)
+        ax.plot(xs, mean, color=colours[name], lw=2, label=f"{name}: mean")
         ax.fill_between(xs, mean - 1.96 * std, mean + 1.96 * std, color=colours[name], alpha=0.2)
-    ax.set(xlabel="x", ylabel="y", title=title)
-    ax.legend(frameon=False, fontsize="small")
+    handles, _ = ax.get_legend_handles_labels()
+    handles.append(Patch(color=NEUTRAL, alpha=0.3, label="shaded: 95 % interval"))
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(handles=handles, frameon=False, fontsize="small")
     return fig
 
 

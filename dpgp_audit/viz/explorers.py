@@ -120,11 +120,14 @@ def cloaking_state(X: np.ndarray, y: np.ndarray, grid: np.ndarray, *, lengthscal
 def cloaking_explorer(X: np.ndarray, y: np.ndarray, grid: np.ndarray, *, lengthscale: float,
                       d: float, epsilon: float, delta: float, kernel_variance: float,
                       noise_variance: float, rng: np.random.Generator, offset: float = 0.0,
-                      ylim: tuple[float, float] | None = None) -> Figure:
+                      ylim: tuple[float, float] | None = None, xlabel: str = "input",
+                      ylabel: str = "output", unit: str = "") -> Figure:
     """Two panels: the noise covariance σ²M (heat map) and one DP release over the data.
 
     Arguments as :func:`cloaking_state`; ``offset`` is added back to targets and
-    predictions for display (e.g. the public centre of the heights).
+    predictions for display (e.g. the public centre of the heights). ``xlabel`` and
+    ``ylabel`` name the input and the output with their units (``"age (years)"``,
+    ``"height (cm)"``); ``unit`` is the output's unit, for the covariance scale (cm²).
     """
     st = cloaking_state(X, y, grid, lengthscale=lengthscale, d=d, epsilon=epsilon, delta=delta,
                         kernel_variance=kernel_variance, noise_variance=noise_variance, rng=rng)
@@ -135,8 +138,9 @@ def cloaking_explorer(X: np.ndarray, y: np.ndarray, grid: np.ndarray, *, lengths
     g = st.grid
     im = left.imshow(st.noise_cov, origin="lower", cmap="RdBu_r", vmin=-bound, vmax=bound,
                      extent=(g[0], g[-1], g[0], g[-1]))
-    fig.colorbar(im, ax=left, label="Cov of the DP noise")
-    left.set(xlabel="test input", ylabel="test input",
+    fig.colorbar(im, ax=left, label="covariance of the DP noise"
+                 + (f" ({unit}²)" if unit else ""))
+    left.set(xlabel=f"test {xlabel}", ylabel=f"test {xlabel}",
              title=f"σ²M: ℓ = {lengthscale:g}, d = {d:g}, ε = {epsilon:g} (rank {st.rank})")
     colour = method_colour("cloaking")
     sd = np.sqrt(np.clip(np.diag(st.noise_cov), 0.0, None))
@@ -148,7 +152,7 @@ def cloaking_explorer(X: np.ndarray, y: np.ndarray, grid: np.ndarray, *, lengths
     right.plot(g, st.sample + offset, color=colour, lw=1.5, label="one DP release")
     if ylim is not None:
         right.set_ylim(*ylim)
-    right.set(xlabel="input", ylabel="output", title=f"cloaking, ({epsilon:g}, {delta:g})-DP")
+    right.set(xlabel=xlabel, ylabel=ylabel, title=f"cloaking, ({epsilon:g}, {delta:g})-DP")
     right.legend(frameon=False, fontsize=7)
     return fig
 

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from dpgp_audit.viz.style import heatmap_limits, method_colour
 
@@ -63,32 +65,54 @@ def plot_dp_fit(X: np.ndarray, y: np.ndarray, Xs: np.ndarray, mean: np.ndarray,
 
 def plot_spatial_noise(X: np.ndarray, Xs: np.ndarray, dp_pred: np.ndarray,
                        noise_sd: np.ndarray, delta_scale: float, *, title: str = "",
-                       xlabel: str = "x₁", ylabel: str = "x₂",
-                       ax: Axes | None = None) -> Figure:
+                       xlabel: str = "x₁", ylabel: str = "x₂", value_label: str = "prediction",
+                       unit: str = "", ax: Axes | None = None) -> Figure:
     """S18 Fig. 3 style: training locations (dots), test predictions as circles whose area
     is the DP prediction and whose opacity falls with the DP noise sd (transparent at
-    ≥ 40% of ``delta_scale``).
+    ≥ 40% of ``delta_scale``, the sensitivity d).
+
+    Both encodings get a scale in the legend: three reference circles (area ↔
+    ``value_label`` in ``unit``) and three opacities (noise sd as a share of d).
     """
-    fig, ax = _axes(ax, (5.5, 5.0))
+    fig, ax = _axes(ax, (7.5, 5.0))
     ax.plot(X[:, 0], X[:, 1], ".", color="0.6", ms=2, label="training locations")
-    alpha = np.clip(1.0 - noise_sd / (0.4 * delta_scale), 0.05, 1.0)
-    size = 40 * np.clip(dp_pred, 1e-9, None) / max(float(np.max(np.abs(dp_pred))), 1e-9)
-    colours = np.zeros((len(Xs), 4))
-    colours[:, 2] = 0.7
-    colours[:, 3] = alpha
-    ax.scatter(Xs[:, 0], Xs[:, 1], s=size, c=colours, edgecolors="none")
+    colour = to_rgba(method_colour("cloaking"))
+    pred = np.asarray(dp_pred, dtype=float)
+    top = max(float(np.max(np.abs(pred))), 1e-9)
+
+    def area(v: np.ndarray | float) -> np.ndarray:
+        return 40 * np.clip(v, 1e-9, None) / top
+
+    def opacity(sd: np.ndarray | float) -> np.ndarray:
+        return np.clip(1.0 - np.asarray(sd) / (0.4 * delta_scale), 0.05, 1.0)
+
+    colours = np.tile(colour, (len(Xs), 1))
+    colours[:, 3] = opacity(noise_sd)
+    ax.scatter(Xs[:, 0], Xs[:, 1], s=area(pred), c=colours, edgecolors="none")
     ax.set_aspect("equal")
-    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-    ax.legend(fontsize=7, loc="upper right",
-              title="circles: DP prediction (area), noise (clearer = more)", title_fontsize=7)
+    ax.set(title=title or "DP predictions: area = value, opacity = privacy noise",
+           xlabel=xlabel, ylabel=ylabel)
+    suffix = f" {unit}" if unit else ""
+    handles = [Line2D([], [], ls="none", marker=".", color="0.6", label="training locations")]
+    refs = np.unique(np.round(np.quantile(np.clip(pred, 0, None), [0.1, 0.5, 1.0]), 0))
+    handles += [ax.scatter([], [], s=float(area(v)), color=colour[:3],
+                           label=f"{value_label} {v:g}{suffix}") for v in refs if v > 0]
+    for share in (0.0, 0.2, 0.4):
+        rgba = (*colour[:3], float(opacity(share * delta_scale)))
+        handles.append(ax.scatter([], [], s=30, color=rgba,
+                                  label=f"noise sd {'≥ ' if share == 0.4 else ''}"
+                                        f"{share:.0%} of d"))
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              title="circle area: value; opacity: noise", title_fontsize=7)
     return fig
 
 
 def plot_selection_heatmap(probs: np.ndarray, row_labels: Sequence[str],
                            col_labels: Sequence[str], *, title: str = "",
+                           xlabel: str = "lengthscale", ylabel: str = "regression privacy",
                            ax: Axes | None = None) -> Figure:
     """S18-supp Fig. 4 style: selection probability (rows: privacy level, columns:
-    lengthscale).
+    lengthscale). ``xlabel`` names the columns with their unit (``"lengthscale (years)"``).
     """
     fig, ax = _axes(ax, (6.0, 3.5))
     vmin, vmax = heatmap_limits(probs)  # the data's range: 0.23-0.27 must not look flat
@@ -98,8 +122,8 @@ def plot_selection_heatmap(probs: np.ndarray, row_labels: Sequence[str],
                 color="white" if v < (vmin + vmax) / 2 else "black")
     ax.set_xticks(range(len(col_labels)), col_labels)
     ax.set_yticks(range(len(row_labels)), row_labels)
-    ax.set_xlabel("lengthscale")
-    ax.set_ylabel("regression privacy")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     fig.colorbar(im, ax=ax, label=f"P(select), scale {vmin:.2f}–{vmax:.2f}")
-    ax.set_title(title)
+    ax.set_title(title or "probability of selecting each configuration")
     return fig

@@ -16,7 +16,9 @@ Rules of the course's figures (issue 14, §4), enforced by ``tests/viz/test_styl
 * **no bars on log axes** (a bar's length on a log axis depends on an arbitrary
   baseline): quantities spanning decades are drawn as dots;
 * **heat maps use the data's range** (:func:`heatmap_limits`), so values between
-  0.23 and 0.27 are not all drawn in one shade of a 0–1 scale.
+  0.23 and 0.27 are not all drawn in one shade of a 0–1 scale;
+* **every encoding has a key**: a map whose marker size or transparency carries a
+  number gets a scale (:func:`size_legend`, :func:`alpha_legend`), like a colour bar.
 
 The palette is Okabe & Ito's colour-blind-safe set plus neutral greys.
 """
@@ -28,6 +30,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 __all__ = [
+    "alpha_legend",
+    "size_legend",
     "AUDITOR_COLOURS",
     "METHOD_COLOURS",
     "NEUTRAL",
@@ -89,8 +93,10 @@ AUDITOR_COLOURS: Mapping[str, str] = {
     "whitebox": _BLUE,
     "blackbox": _ORANGE,
     "gdp-fit": _PURPLE,
+    "model-check": _SKY,
+    "precision": _VERMILION,
 }
-"""Auditor (A.2–A.4) → colour, shared by the audit plots of notebooks 01–05."""
+"""Auditor (A.2–A.4, A.7 and the model check) → colour, shared by the audit plots of 01–05."""
 
 VERDICT_COLOURS: Mapping[str, str] = {
     "VIOLATION": "#C0392B",
@@ -203,3 +209,71 @@ def heatmap_limits(values: np.ndarray, *, pad: float = 0.05) -> tuple[float, flo
     if span == 0:
         span = max(abs(hi), 1.0) * 1e-3
     return lo - pad * span, hi + pad * span
+
+
+def size_legend(ax, values: Iterable[float], to_size, *, title: str,
+                colour: str = NEUTRAL, loc: str = "upper right", fmt: str = "{:g}"):
+    """A key for marker sizes: one sample marker per value, labelled with the value.
+
+    Parameters
+    ----------
+    ax
+        The matplotlib axes whose scatter encodes a quantity as marker size.
+    values
+        Representative values of that quantity (e.g. its minimum, median, maximum).
+    to_size
+        The same function of a value the plot used for ``s=`` (points²).
+    title
+        What the size means, with its unit (e.g. ``"posterior sd (cm)"``).
+    colour, loc, fmt
+        Marker colour, legend position, label format.
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+        Added as an extra artist, so a later ``ax.legend()`` (e.g. for colours) keeps it.
+    """
+    handles = [ax.scatter([], [], s=float(to_size(v)), color=colour, label=fmt.format(v))
+               for v in values]
+    if not handles:
+        raise ValueError("values must hold at least one value")
+    legend = ax.legend(handles=handles, title=title, loc=loc, frameon=False, scatterpoints=1)
+    ax.add_artist(legend)
+    return legend
+
+
+def alpha_legend(ax, values: Iterable[float], to_alpha, *, title: str,
+                 colour: str = NEUTRAL, loc: str = "lower right", fmt: str = "{:g}"):
+    """A key for transparency: one square patch per value at the alpha the plot used.
+
+    Parameters
+    ----------
+    ax
+        The axes whose artists encode a quantity as transparency.
+    values
+        Representative values of that quantity.
+    to_alpha
+        The same function of a value the plot used for ``alpha=`` (in [0, 1]).
+    title
+        What the transparency means, with its unit.
+    colour, loc, fmt
+        Patch colour, legend position, label format.
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+        Added as an extra artist, like :func:`size_legend`.
+    """
+    from matplotlib.patches import Patch
+
+    handles = []
+    for v in values:
+        alpha = float(to_alpha(v))
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"to_alpha({v!r}) = {alpha!r} is not in [0, 1]")
+        handles.append(Patch(facecolor=colour, alpha=alpha, label=fmt.format(v)))
+    if not handles:
+        raise ValueError("values must hold at least one value")
+    legend = ax.legend(handles=handles, title=title, loc=loc, frameon=False)
+    ax.add_artist(legend)
+    return legend

@@ -6,29 +6,118 @@ widget's output lives in widget state, not in the cell's outputs). Each redraw
 shows the figure with :func:`dpgp_audit.viz.show` (a PNG whatever the backend)
 and prints its caption (:func:`dpgp_audit.viz.describe`: titles and the numbers
 written on the plot), so what changed is also readable as text.
+
+**Unattended runs build no widget.** Under papermill, nbval, nbclient/nbconvert or a
+book build nobody can move a slider, and a live widget only opens comm channels
+the executor has to service (headless runs of the slider cells stalled that way).
+There, :func:`batch_run` is true and each builder prints one line naming its
+sliders and their starting values instead (the plain cell above shows the same
+figure at those values). In JupyterLab, Notebook, VS Code or on Binder the sliders
+are live. ``DPGP_AUDIT_WIDGETS=static`` or ``=live`` overrides the detection; the
+notebook harness, ``make notebooks``, ``make binder-check`` and ``make book`` set
+``static``.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Collection, Mapping
 
-__all__ = ["epsilon_delta_widget", "sample_size_widget", "slider_widget"]
+__all__ = ["batch_run", "epsilon_delta_widget", "sample_size_widget", "slider_widget"]
+
+#: Environment variable that forces widgets ``static`` (a note) or ``live``.
+WIDGETS_ENV = "DPGP_AUDIT_WIDGETS"
+#: Words in the command line of a kernel's parent process that mark an unattended run.
+BATCH_RUNNERS = ("papermill", "nbval", "pytest", "nbclient", "nbconvert", "jupyter-execute",
+                 "jupyter-book", "jupyter_book", "sphinx-build", "myst")
 
 
-def _log_slider(description: str, value: float, lo: float, hi: float, fmt: str):
-    import ipywidgets as widgets
+def _parent_command() -> str:
+    """The command line of this process's parent ("" when it cannot be read)."""
+    ppid = os.getppid()
+    try:
+        with open(f"/proc/{ppid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        pass
+    try:  # macOS and other systems without /proc
+        return subprocess.run(["ps", "-o", "command=", "-p", str(ppid)], capture_output=True,
+                              text=True, timeout=5, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
 
+
+def _in_kernel() -> bool:
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def batch_run() -> bool:
+    """True when this code runs in a kernel that executes a notebook unattended.
+
+    Decided, in order, by ``DPGP_AUDIT_WIDGETS`` (``static`` → True, ``live`` →
+    False); outside a Jupyter kernel → False (a script or a test builds widgets
+    nobody displays); a kernel started by a Jupyter server for a session
+    (``JPY_SESSION_NAME`` set: JupyterLab, Notebook, Binder) → False; otherwise True
+    when the kernel's parent process is one of :data:`BATCH_RUNNERS` (papermill,
+    nbval/pytest, nbclient, nbconvert, jupyter-execute, a book build).
+    """
+    mode = os.environ.get(WIDGETS_ENV, "").strip().lower()
+    if mode in ("static", "live"):
+        return mode == "static"
+    if mode:
+        raise ValueError(f"{WIDGETS_ENV} must be 'static' or 'live', got {mode!r}")
+    if not _in_kernel():
+        return False
+    if os.environ.get("JPY_SESSION_NAME"):
+        return False
+    command = _parent_command().lower()
+    return any(word in command for word in BATCH_RUNNERS)
+
+
+def _static_note(specs: Mapping[str, tuple]) -> None:
+    """What an unattended run shows instead of sliders: their names and starting values."""
+    parts = [f"{desc} = {value:{fmt}}" for desc, value, _lo, _hi, fmt, _kind in specs.values()]
+    print("Sliders (" + ", ".join(parts) + ") appear when this notebook runs live in "
+          "JupyterLab or on Binder; the figure above shows these starting values.")
+
+
+def _log_spec(description: str, value: float, lo: float, hi: float, fmt: str) -> tuple:
     if not 0 < lo < hi:
         raise ValueError(f"{description} range must satisfy 0 < low < high, got {(lo, hi)}")
-    return widgets.FloatLogSlider(
-        value=min(max(value, lo), hi), base=10, min=math.log10(lo), max=math.log10(hi),
-        step=0.05, description=description, readout_format=fmt, continuous_update=False)
+    return description, min(max(value, lo), hi), lo, hi, fmt, "log"
 
 
-def _redrawing(plot: Callable[..., object], sliders: Mapping[str, object],
+def _control(spec: tuple):
+    """The ipywidgets slider of one ``(description, value, low, high, format, kind)``."""
+    import ipywidgets as widgets
+
+    desc, value, lo, hi, fmt, kind = spec
+    if kind == "log":
+        return widgets.FloatLogSlider(
+            value=value, base=10, min=math.log10(lo), max=math.log10(hi), step=0.05,
+            description=desc, readout_format=fmt, continuous_update=False)
+    if kind == "int":
+        return widgets.IntSlider(value=int(value), min=int(lo), max=int(hi), description=desc,
+                                 continuous_update=False)
+    return widgets.FloatSlider(value=value, min=lo, max=hi, step=(hi - lo) / 100,
+                               description=desc, readout_format=fmt, continuous_update=False)
+
+
+def _redrawing(plot: Callable[..., object], specs: Mapping[str, tuple],
                convert: Callable[[dict], dict] = dict):
-    """Sliders above an output area where ``plot(**values)`` is shown after each release."""
+    """Sliders above an output area where ``plot(**values)`` is shown after each release.
+
+    In an unattended run (:func:`batch_run`) no widget is built: a note names the
+    sliders and their starting values, and ``None`` is returned.
+    """
+    if batch_run():
+        _static_note(specs)
+        return None
     import ipywidgets as widgets
     from IPython.display import display
     from matplotlib.figure import Figure
@@ -44,7 +133,8 @@ def _redrawing(plot: Callable[..., object], sliders: Mapping[str, object],
         elif result is not None:
             display(result)
 
-    out = widgets.interactive_output(redraw, dict(sliders))
+    sliders = {name: _control(spec) for name, spec in specs.items()}
+    out = widgets.interactive_output(redraw, sliders)
     return widgets.VBox([widgets.HBox(list(sliders.values())), out])
 
 
@@ -64,12 +154,13 @@ def epsilon_delta_widget(plot: Callable[[float, float], object], *, epsilon: flo
 
     Returns
     -------
-    ipywidgets.VBox
-        Sliders above an output area.
+    ipywidgets.VBox or None
+        Sliders above an output area; ``None`` (after a one-line note) in an
+        unattended run (:func:`batch_run`).
     """
-    sliders = {"epsilon": _log_slider("ε", epsilon, *epsilon_range, ".3g"),
-               "delta": _log_slider("δ", delta, *delta_range, ".1e")}
-    return _redrawing(lambda epsilon, delta: plot(epsilon, delta), sliders)
+    specs = {"epsilon": _log_spec("ε", epsilon, *epsilon_range, ".3g"),
+             "delta": _log_spec("δ", delta, *delta_range, ".1e")}
+    return _redrawing(lambda epsilon, delta: plot(epsilon, delta), specs)
 
 
 def sample_size_widget(plot: Callable[[int], object], *, n: int = 10_000,
@@ -89,14 +180,14 @@ def sample_size_widget(plot: Callable[[int], object], *, n: int = 10_000,
 
     Returns
     -------
-    ipywidgets.VBox
-        The slider above an output area.
+    ipywidgets.VBox or None
+        The slider above an output area; ``None`` in an unattended run.
     """
     lo, hi = n_range
     if not 1 <= lo < hi:
         raise ValueError(f"n_range must satisfy 1 <= low < high, got {n_range!r}")
-    sliders = {"n": _log_slider("n / side", float(n), float(lo), float(hi), ",.0f")}
-    return _redrawing(plot, sliders, lambda v: {"n": int(round(v["n"]))})
+    specs = {"n": _log_spec("n / side", float(n), float(lo), float(hi), ",.0f")}
+    return _redrawing(plot, specs, lambda v: {"n": int(round(v["n"]))})
 
 
 def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float, float, float]],
@@ -121,17 +212,16 @@ def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float
 
     Returns
     -------
-    ipywidgets.VBox
+    ipywidgets.VBox or None
         The sliders above an output area; the callback's output lives in widget
-        state, so cells showing it are tagged ``nbval-ignore-output``.
+        state, so cells showing it are tagged ``nbval-ignore-output``. ``None`` (after
+        a one-line note) in an unattended run (:func:`batch_run`).
     """
-    import ipywidgets as widgets
-
     labels = dict(labels or {})
     unknown = (set(log) | set(integer) | set(labels)) - set(sliders)
     if unknown:
         raise ValueError(f"log/integer/labels name no slider: {sorted(unknown)}")
-    controls = {}
+    specs = {}
     for name, (lo, hi, value) in sliders.items():
         if not lo < hi:
             raise ValueError(f"slider {name!r} needs low < high, got {(lo, hi)}")
@@ -140,14 +230,11 @@ def slider_widget(plot: Callable[..., object], sliders: Mapping[str, tuple[float
         if name in log:
             if not lo > 0:
                 raise ValueError(f"log slider {name!r} needs low > 0, got {lo!r}")
-            controls[name] = _log_slider(desc, float(value), float(lo), float(hi), ".3g")
+            specs[name] = _log_spec(desc, float(value), float(lo), float(hi), ".3g")
         elif name in integer:
-            controls[name] = widgets.IntSlider(value=int(value), min=int(lo), max=int(hi),
-                                               description=desc, continuous_update=False)
+            specs[name] = (desc, int(value), lo, hi, "d", "int")
         else:
-            controls[name] = widgets.FloatSlider(value=value, min=lo, max=hi,
-                                                 step=(hi - lo) / 100, description=desc,
-                                                 readout_format=".3g", continuous_update=False)
+            specs[name] = (desc, value, lo, hi, ".3g", "float")
     as_int = set(integer)
-    return _redrawing(plot, controls,
+    return _redrawing(plot, specs,
                       lambda v: {k: int(round(x)) if k in as_int else x for k, x in v.items()})

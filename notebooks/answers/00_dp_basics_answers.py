@@ -45,17 +45,79 @@ p = check_notebook_params(seed=seed, n_samples=n_samples)
 rng = np.random.default_rng(p["seed"])
 
 # %% [markdown]
-# ## 1 · ★ Sensitivity
-# One target moves by at most d = 0.5, so the mean of n = 8 targets moves by at most 0.5/8 and
-# their sum by 0.5.
+# ## 1 · ★ The classical calibration
+# The first row of the table in §3, written out. Each solution cell is self-contained (it
+# imports what it uses), so it can be copied into the exercise notebook as it is.
+
+# %% tags=["solution-00.1"]
+import math
+
+
+def classical_sigma(epsilon, delta, sensitivity):
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+# %%
+from dpgp_audit.exercises import check
+
+check("00.1", classical_sigma)
+
+# %% [markdown]
+# ## 2 · ★★ The Laplace mechanism
+# The scale is $b = \Delta_1/\varepsilon$, and the generator draws the noise.
+
+# %% tags=["solution-00.2"]
+def laplace_release(value, sensitivity, epsilon, size, rng):
+    return value + rng.laplace(0.0, sensitivity / epsilon, size)
+
+
+# %%
+check("00.2", laplace_release)
+
+# %% [markdown]
+# ## 3 · ★★ An audit score
+# Both orders of the pair, for every threshold that some sample exceeds.
+
+# %% tags=["solution-00.3"]
+import numpy as np
+
+
+def worst_ratio(samples_d, samples_d_prime, thresholds):
+    s0, s1 = np.asarray(samples_d, dtype=float), np.asarray(samples_d_prime, dtype=float)
+    worst = 0.0
+    for t in thresholds:
+        p0, p1 = np.mean(s0 > t), np.mean(s1 > t)
+        for num, den in ((p1, p0), (p0, p1)):
+            if num > 0:
+                worst = max(worst, np.inf if den == 0 else num / den)
+    return worst
+
+
+# %%
+check("00.3", worst_ratio)
+
+# %% [markdown]
+# On Laplace samples of a pair at the full whole-rows sensitivity the score approaches
+# $e^\varepsilon$ from below (up to sampling noise) once the thresholds pass both centres:
+
+# %%
+lap0 = laplace_release(0.0, 2 / 8, 1.0, p["n_samples"], rng)
+lap1 = laplace_release(2 / 8, 2 / 8, 1.0, p["n_samples"], rng)
+score = worst_ratio(lap0, lap1, np.quantile(np.r_[lap0, lap1], (0.5, 0.7, 0.9)))
+print(f"worst ratio {score:.3f}; e^epsilon = {np.e:.3f}")
+
+# %% [markdown]
+# ## 4 · ★ Sensitivity
+# One target moves by at most $d = 0.5$, so the mean of $n = 8$ targets moves by at most
+# $0.5/8$ and their sum by $0.5$.
 
 # %%
 d_move = outputs_only(0.5).max_target_change
 print(f"mean: {d_move / 8:.4f}   sum: {d_move:.4f}")
 
 # %% [markdown]
-# ## 2 · ★ Laplace vs Gaussian
-# Compare standard deviations (√2·b for Laplace). For one scalar at δ = 1e-5 the Laplace
+# ## 5 · ★ Laplace vs Gaussian
+# Compare standard deviations ($\sqrt{2}\,b$ for Laplace). For one scalar at $\delta = 10^{-5}$ the Laplace
 # mechanism adds less noise at both ε: the Gaussian pays for its δ. The Gaussian's advantages
 # lie elsewhere — an L2 sensitivity, which for a k-dimensional query can be √k times smaller
 # than the L1 sensitivity Laplace needs, and tight composition (notebook 00 §5).
@@ -73,8 +135,8 @@ print(f"k = {k}: L1 sensitivity {k / 8:.1f} -> Laplace sd per coordinate "
       f"Gaussian sigma {calibrate_gaussian(1.0, 1e-5, np.sqrt(k) / 8).sigma:.1f} (eps = 1)")
 
 # %% [markdown]
-# ## 3 · ★ Refusal
-# The warning names the proof's range (ε ≤ 1) and the claim is marked unproven.
+# ## 6 · ★ Refusal
+# The warning names the proof's range ($\varepsilon \le 1$) and the claim is marked unproven.
 
 # %%
 with warnings.catch_warnings(record=True) as caught:
@@ -84,8 +146,9 @@ print(caught[0].message if caught else "no warning")
 print("proven:", forced.proven)
 
 # %% [markdown]
-# ## 4 · ★★ Profiles
-# Interpolate where δ(ε; μ = 1) crosses 1e-5 on a fine grid, and compare with the exact inverse.
+# ## 7 · ★★ Profiles
+# Interpolate where $\delta(\varepsilon; \mu = 1)$ crosses $10^{-5}$ on a fine grid, and
+# compare with the exact inverse.
 
 # %%
 grid = np.linspace(0.0, 8.0, 8001)
@@ -94,7 +157,7 @@ crossing = grid[np.argmax(prof < 1e-5)]
 print(f"grid crossing {crossing:.3f}; gdp_epsilon(1e-5, 1) = {gdp_epsilon(1e-5, 1.0):.3f}")
 
 # %% [markdown]
-# ## 5 · ★★ Exponential mechanism
+# ## 8 · ★★ Exponential mechanism
 # ε and Δu are unchanged, so the privacy is the same. The utility gaps double, so the top band
 # is picked more often: more accurate.
 
@@ -105,9 +168,9 @@ for scale in (1, 2):
     print(f"counts x{scale}: P(select) = {np.round(pr, 3)}")
 
 # %% [markdown]
-# ## 6 · ★★ The tight direction
-# Move y_3 from one end of its range to the other: the mean moves by exactly the sensitivity
-# 2/8, and beyond both centres the ratio of the Laplace tails is e^ε.
+# ## 9 · ★★ The tight direction
+# Move $y_3$ from one end of its range to the other: the mean moves by exactly the
+# sensitivity $2/8$, and beyond both centres the ratio of the Laplace tails is e^ε.
 
 # %%
 data = default_dataset(n=8)
@@ -126,9 +189,9 @@ display(Markdown(f"The estimated ratios approach e^ε = **{np.e:.3f}** (largest 
                  f"**{max(ratios):.3f}**; sampling noise makes them scatter around it)."))
 
 # %% [markdown]
-# ## 7 · ★★★ Budgets
-# GDP composes 20 releases exactly: μ_i = μ_total/√20. Basic composition must give each release
-# (1/20, 1e-5/20), which costs much more noise.
+# ## 10 · ★★★ Budgets
+# GDP composes the `20` releases exactly: $\mu_i = \mu_\text{total}/\sqrt{20}$. Basic
+# composition must give each release $(1/20, 10^{-5}/20)$, which costs much more noise.
 
 # %%
 mu_total = gdp_mu(1.0, 1e-5)

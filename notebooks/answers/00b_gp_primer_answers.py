@@ -17,7 +17,9 @@
 # # Answers · 00b · A Gaussian-process primer
 #
 # Solutions to the exercises of `00b_gp_primer.ipynb`. Try them first; notation as in the
-# [glossary](../GLOSSARY.md). The setup repeats the primer's regression data.
+# [glossary](../GLOSSARY.md). The setup repeats the primer's regression data: the same
+# seed and the same first draws from the generator, so the same X and y (and the same
+# sensitivity the primer prints in §3).
 
 # %% tags=["parameters"]
 seed: int = 2024  # seed of the one random generator
@@ -50,7 +52,49 @@ kern = EQ(lengthscale=p["lengthscale"])
 noise_var = p["noise_sd"] ** 2
 
 # %% [markdown]
-# ## 1 · ★ Linearity
+# ## 1 · ★ The posterior mean
+# One linear solve with K = K′ + σ²I, then the cross-covariances. Each solution cell is
+# self-contained (it imports what it uses), so it can be copied into the primer as it is.
+
+# %% tags=["solution-00b.1"]
+import numpy as np
+
+
+def posterior_mean(K_prime, k_star, y, noise_var):
+    K = K_prime + noise_var * np.eye(len(y))
+    return k_star.T @ np.linalg.solve(K, y)
+
+
+# %%
+from dpgp_audit.exercises import check
+
+check("00b.1", posterior_mean)
+K_prime = kern(X[:, None])
+mean_mine = posterior_mean(K_prime, kern(X[:, None], xs[:, None]), y, noise_var)
+mean_kit, _ = ExactGP(kern, noise_var).fit(X[:, None], y).predict(xs[:, None])
+print(f"largest difference from ExactGP on the primer's data: "
+      f"{np.max(np.abs(mean_mine - mean_kit)):.1e}")
+
+# %% [markdown]
+# ## 2 · ★★ The sensitivity of the posterior mean
+# The diagonal of $K^{-1} K' K^{-1}$ holds $e_j^\top K^{-1} K' K^{-1} e_j$ for every j at once.
+
+# %% tags=["solution-00b.2"]
+import numpy as np
+
+
+def rkhs_change(K_prime, noise_var, d):
+    Kinv = np.linalg.inv(K_prime + noise_var * np.eye(K_prime.shape[0]))
+    return d * float(np.sqrt(np.max(np.diag(Kinv @ K_prime @ Kinv))))
+
+
+# %%
+check("00b.2", rkhs_change)
+display(Markdown(f"On the primer's data: **{rkhs_change(K_prime, noise_var, p['d']):.4f}** — "
+                 "the value the primer's §3 prints as the kit's `rkhs_sensitivity`."))
+
+# %% [markdown]
+# ## 3 · ★ Linearity
 # The mean doubles (it is C y and C does not depend on y); the variance is unchanged (its
 # formula contains no y).
 
@@ -61,7 +105,7 @@ print(f"max |mean(2y) - 2 mean(y)| = {np.max(np.abs(m2 - 2 * m1)):.1e}; "
       f"max |var(2y) - var(y)| = {np.max(np.abs(v2 - v1)):.1e}")
 
 # %% [markdown]
-# ## 2 · ★ K or K′?
+# ## 4 · ★ K or K′?
 # With K in the middle, e_jᵀK⁻¹KK⁻¹e_j = e_jᵀK⁻¹e_j. Since K = K′ + σ²I ⪰ K′ the result is
 # **larger**: it adds the σ² part, which belongs to the noise, not to the function space
 # the mean lives in. It is a valid but loose bound; it is not the RKHS norm of the change.
@@ -76,7 +120,7 @@ display(Markdown(f"RKHS sensitivity with K′: **{right:.4f}**; with K by mistak
                  f"**{wrong:.4f}** ({wrong / right:.2f}× larger)."))
 
 # %% [markdown]
-# ## 3 · ★★ Lengthscale and sensitivity
+# ## 5 · ★★ Lengthscale and sensitivity
 # Short-to-moderate lengthscales are expensive: each target pins its own piece of the
 # mean, so moving it moves that piece almost freely. As ℓ grows, neighbouring points share
 # the load and the RKHS change of one target shrinks. The cell below says where the
@@ -90,13 +134,13 @@ for ell in ells:
     sens.append(rkhs_sensitivity(np.linalg.inv(Kp + noise_var * np.eye(X.size)), Kp, p["d"]))
 fig, ax = plt.subplots(figsize=(6, 3))
 ax.plot(ells, sens, "k-o", ms=3)
-ax.set(xscale="log", xlabel="lengthscale ℓ", ylabel="RKHS sensitivity",
-       title=f"d = {p['d']:g}, σ = {p['noise_sd']:g}")
+ax.set(xscale="log", xlabel="lengthscale ℓ (same unit as x)", ylabel="RKHS sensitivity Δ",
+       title=f"sensitivity of the posterior mean, d = {p['d']:g}, σ = {p['noise_sd']:g}")
 display(Markdown(f"Largest sensitivity **{max(sens):.2f}** at ℓ ≈ {ells[int(np.argmax(sens))]:.2g}; "
                  f"at the longest ℓ = {ells[-1]:.2g} it is **{sens[-1]:.2f}**."));
 
 # %% [markdown]
-# ## 4 · ★★ How many inducing inputs?
+# ## 6 · ★★ How many inducing inputs?
 
 # %%
 from dpgp_audit.gp.inducing import kmeans_inducing
@@ -114,13 +158,14 @@ for m in ms:
     gaps.append(float(np.sqrt(np.mean((mean_m - exact_mean) ** 2))))
 fig, ax = plt.subplots(figsize=(6, 3))
 ax.plot(ms, gaps, "k-o", ms=3)
-ax.set(yscale="log", xlabel="inducing inputs M", ylabel="RMS gap to the exact mean");
+ax.set(yscale="log", xlabel="number of inducing inputs M",
+       ylabel="RMS gap to the exact mean", title="SVGP mean against the exact posterior mean")
+span = float(X.max() - X.min())
+display(Markdown(f"The gap falls quickly once the inducing inputs are about one lengthscale "
+                 f"apart (here the inputs span {span:.1f} units with ℓ = {p['lengthscale']:g})."));
 
 # %% [markdown]
-# The gap falls quickly once the inducing inputs are about one lengthscale apart
-# (here the inputs span 8 units with ℓ = 1).
-#
-# ## 5 · ★★★ One person's row in A and B
+# ## 7 · ★★★ One person's row in A and B
 
 # %%
 i = 3
@@ -132,6 +177,6 @@ print(f"A change minus y_i k_i: {np.max(np.abs(A_all - A_less - y[i] * k_i)):.1e
 print(f"‖k_i‖ = {np.linalg.norm(k_i):.3f} <= sqrt(M) = {np.sqrt(len(Z)):.3f}")
 
 # %% [markdown]
-# Each entry of k_i = k(Z, x_i) is at most the kernel variance s² = 1, so ‖k_i‖ ≤ √M: that
-# is H's trivial bound R_k (H eq. 4). Tighter bounds use the spacing of Z (eqs. 7–8):
-# k(z, x) is near 1 only for the few z close to x.
+# Each entry of $k_i = k(Z, x_i)$ is at most the kernel variance $s^2 = 1$, so
+# $\|k_i\| \le \sqrt{M}$: that is H's trivial bound R_k (H eq. 4). Tighter bounds use the
+# spacing of Z (eqs. 7–8): k(z, x) is near its maximum s² only for the few z close to x.

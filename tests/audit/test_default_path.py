@@ -1,9 +1,10 @@
 """Issue 15: the library's default path is the CLI's default path (catalogue A.6, A.8).
 
 ``audit_mechanism(mech, data, rng)``, ``python -m dpgp_audit audit`` and
-``dpgp_audit.testing.assert_private`` share one black-box mode, one draw cap and the budget
-constants of :mod:`dpgp_audit.audit.runner`; and that default catches a hurried-user bug
-(:mod:`dpgp_audit.bugs.mutants`) that the fixed split at n = 20 000 misses.
+``dpgp_audit.testing.assert_private`` share one black-box mode, one draw cap and the time
+guard of :mod:`dpgp_audit.audit.runner` (issue 20: budgets are draws, the guard only
+guards); and that default catches a hurried-user bug (:mod:`dpgp_audit.bugs.mutants`) that
+the fixed split at n = 20 000 misses.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from dpgp_audit import cli, testing
 from dpgp_audit.audit import runner
 from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.runner import (
-    CLI_BUDGET_S,
     DEFAULT_AUDITORS,
-    DEFAULT_BUDGET_S,
     DEFAULT_MODE,
+    DEFAULT_TIME_GUARD_S,
     FIXED_DEFAULT_N,
     SEQUENTIAL_DEFAULT_N,
     SEQUENTIAL_HEADROOM,
@@ -40,7 +40,7 @@ def test_library_defaults_are_the_sequential_default_path():
     params = inspect.signature(audit_mechanism).parameters
     assert params["mode"].default == DEFAULT_MODE == "sequential"
     assert params["n"].default is None  # the mode's default, below
-    assert params["budget_s"].default == DEFAULT_BUDGET_S
+    assert params["time_guard_s"].default == DEFAULT_TIME_GUARD_S
     assert params["auditors"].default == DEFAULT_AUDITORS
     assert default_n("sequential") == SEQUENTIAL_DEFAULT_N == SEQUENTIAL_HEADROOM * FIXED_DEFAULT_N
     assert (FIXED_DEFAULT_N, SEQUENTIAL_DEFAULT_N) == (20_000, 200_000)
@@ -49,7 +49,7 @@ def test_library_defaults_are_the_sequential_default_path():
         default_n("adaptive")
     # assert_private is the same path: its defaults are the library's constants
     ap = inspect.signature(testing.assert_private).parameters
-    assert ap["budget_s"].default == DEFAULT_BUDGET_S
+    assert ap["time_guard_s"].default == DEFAULT_TIME_GUARD_S
     assert ap["max_n"].default == SEQUENTIAL_DEFAULT_N
 
 
@@ -57,7 +57,8 @@ def test_cli_parser_defaults_are_the_library_constants():
     parser, _ = cli.build_parser()
     args = parser.parse_args(["audit", "--mechanism", "P.1/gaussian-sum"])
     assert args.mode == DEFAULT_MODE
-    assert args.samples is None and args.budget_s is None  # filled in from the constants
+    assert args.samples is None and args.budget_s is None  # filled in from the catalogue rule
+    assert args.time_guard_s == DEFAULT_TIME_GUARD_S
     assert cli._samples_for(args, get("P.1/gaussian-sum")) == default_n(DEFAULT_MODE)
     fixed = parser.parse_args(["audit", "--mechanism", "P.1/gaussian-sum", "--mode", "fixed"])
     assert cli._samples_for(fixed, get("P.1/gaussian-sum")) == FIXED_DEFAULT_N
@@ -75,7 +76,7 @@ def _recording(calls):
     return record
 
 
-def test_cli_runs_the_library_default_path_with_its_own_budget(monkeypatch, capsys):
+def test_cli_runs_the_library_default_path_with_the_same_guard(monkeypatch, capsys):
     calls: list[dict] = []
     monkeypatch.setattr(runner, "audit_mechanism", _recording(calls))
     code = cli.main(["audit", "--mechanism", "P.1/gaussian-sum", "--seed", "3",
@@ -84,15 +85,16 @@ def test_cli_runs_the_library_default_path_with_its_own_budget(monkeypatch, caps
     assert code == 0 and len(calls) == 1
     kw = calls[0]
     assert kw["mode"] == DEFAULT_MODE
-    assert kw["n"] == default_n(DEFAULT_MODE)
-    assert kw["budget_s"] == CLI_BUDGET_S  # the CLI's per-mechanism budget, shared constant
+    assert kw["n"] == default_n(DEFAULT_MODE)  # one mechanism: the library's cap
+    assert kw["time_guard_s"] == DEFAULT_TIME_GUARD_S  # the same guard, shared constant
+    assert "budget_s" not in kw
     assert tuple(kw["auditors"]) == DEFAULT_AUDITORS
     calls.clear()
     assert cli.main(["audit", "--mechanism", "P.1/gaussian-sum", "--seed", "3", "--mode",
                      "fixed", "--no-progress"]) == 0
     capsys.readouterr()
-    assert (calls[0]["mode"], calls[0]["n"], calls[0]["budget_s"]) == ("fixed",
-                                                                       FIXED_DEFAULT_N, None)
+    assert (calls[0]["mode"], calls[0]["n"], calls[0]["time_guard_s"]) == (
+        "fixed", FIXED_DEFAULT_N, DEFAULT_TIME_GUARD_S)
 
 
 def test_assert_private_runs_the_library_default_path(monkeypatch):
@@ -101,15 +103,16 @@ def test_assert_private_runs_the_library_default_path(monkeypatch):
     mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
     testing.assert_private(mech, default_dataset(), np.random.default_rng(0))
     kw = calls[0]
-    assert (kw["mode"], kw["n"], kw["budget_s"]) == (DEFAULT_MODE, SEQUENTIAL_DEFAULT_N,
-                                                     DEFAULT_BUDGET_S)
+    assert (kw["mode"], kw["n"], kw["time_guard_s"]) == (DEFAULT_MODE, SEQUENTIAL_DEFAULT_N,
+                                                         DEFAULT_TIME_GUARD_S)
 
 
-def test_n_none_is_the_modes_default_and_fixed_mode_has_no_budget():
+def test_n_none_is_the_modes_default_and_the_guard_is_recorded():
     mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
     rep = audit_mechanism(mech, default_dataset(), np.random.default_rng(1),
                           auditors=("blackbox",), mode="fixed")
-    assert rep.inputs["mode"] == "fixed" and rep.inputs["budget_s"] is None
+    assert rep.inputs["mode"] == "fixed"
+    assert rep.inputs["time_guard_s"] == DEFAULT_TIME_GUARD_S and not rep.guard_fired
     assert rep.inputs["n_per_side"] == FIXED_DEFAULT_N
     assert rep.result("blackbox").details["n_per_side"] == FIXED_DEFAULT_N  # exactly n
 
@@ -118,6 +121,8 @@ def test_n_none_is_the_modes_default_and_fixed_mode_has_no_budget():
     ({"mode": "adaptive"}, "mode"), ({"n": 0}, "n"), ({"n": 2.5}, "n"),
     ({"budget_s": 0.0}, "budget_s"), ({"budget_s": math.nan}, "budget_s"),
     ({"budget_s": True}, "budget_s"), ({"budget_s": "10"}, "budget_s"),
+    ({"time_guard_s": 0.0}, "time_guard_s"), ({"time_guard_s": -1}, "time_guard_s"),
+    ({"time_guard_s": "10"}, "time_guard_s"), ({"cost_per_draw_s": 0.0}, "cost_per_draw_s"),
 ])
 def test_bad_mode_n_or_budget_names_the_parameter(kw, word):
     mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
@@ -144,7 +149,7 @@ def test_default_path_flags_the_rare_atom_that_fixed_n_misses(form):
     stopped with a violation after 65 536 draws (7 of 8 runs) or 131 072 (1 of 8; seeds
     0–3, both forms), i.e. once it had seen about 65 to 130. Missing at the cap would need
     fewer than 65 atom draws out of an expected 200: P(Poisson(200) < 65) < 1e-20 per
-    run. Each run takes well under a second, far inside the 10 s default budget.
+    run. Each run takes well under a second (its budget is the draw cap, not seconds).
     """
     assert stats.poisson.sf(29, 10) < 1e-6 and stats.poisson.cdf(64, 200) < 1e-20
     spec = next(s for s in mutants(default_dataset()) if s.name == "noise-skipped-rarely")
@@ -165,3 +170,19 @@ def test_default_path_flags_the_rare_atom_that_fixed_n_misses(form):
         assert fb.details["n_per_side"] == FIXED_DEFAULT_N
         assert fixed.verdict is not Verdict.VIOLATION, fixed.table()
         assert fb.estimate < fb.claimed
+
+
+def test_all_answers_relation_confirms_every_pattern_pair_in_sequential_mode():
+    # issue 20 §3: on two seeds of twenty the pilot ranked first two SVT patterns that do not
+    # expose planted/svt-no-cutoff (all up, one up); every pattern is confirmed now
+    from dpgp_audit.audit.defaults import ANSWERS_PAIRS, DEFAULT_PAIRS
+
+    bug, data = get("planted/svt-no-cutoff").make()
+    rep = audit_mechanism(bug, data, np.random.default_rng(0), auditors=("blackbox",),
+                          n=4_000, time_guard_s=None)
+    k = rep.inputs["pairs_generated"]
+    assert 2 < k <= ANSWERS_PAIRS
+    assert rep.inputs["n_pairs_confirmed"] == k == rep.result("blackbox").details["pairs"]
+    fixed = audit_mechanism(bug, data, np.random.default_rng(0), auditors=("blackbox",),
+                            n=400, mode="fixed")
+    assert fixed.inputs["n_pairs_confirmed"] == DEFAULT_PAIRS  # no Bonferroni over all of them

@@ -33,7 +33,7 @@ from dpgp_audit.audit.result import Verdict
 from dpgp_audit.catalogue import get
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
-from dpgp_audit.privacy.claims import outputs_only, whole_rows
+from dpgp_audit.privacy.claims import ApproxDP, outputs_only, whole_rows
 
 TWINS = {  # planted twin -> hardened mechanism of the same family
     "planted/gaussian-sum-no-domain": "P.1/gaussian-sum",
@@ -166,3 +166,166 @@ def test_security_whole_row_families_refuse_or_clip_out_of_domain_targets(mech_i
     # and at the bound A.7's probes see no rounding
     res = audit_precision(mech, data, np.random.default_rng(2), n=2_000, per_scale=3)
     assert res.verdict is not Verdict.VIOLATION and res.details["visible"] == 0
+
+
+# ----------------------------------------------------------------------------- issue 20
+class _CountReadAsRounded:
+    """A private release whose outputs are integers in a float column (randomized response
+    on one bit, scaled): A.7's screen sees few distinct values, the case whose certification
+    used to draw 200 000 per side on every chosen pair with no limit."""
+
+    claim = None
+
+    def __init__(self):
+        from dpgp_audit.privacy.claims import PureDP
+
+        self.claim = PureDP(epsilon=1.0, relation=outputs_only(1.0))
+
+    def sample(self, data, n, rng):
+        p = math.exp(1.0) / (1 + math.exp(1.0))
+        bit = float(np.sum(data.y) > 0)
+        keep = rng.random((n, 1)) < p
+        return 1e9 * np.where(keep, bit, 1.0 - bit)
+
+
+def test_A7_certification_is_bounded_by_its_allowance():
+    from dpgp_audit.audit.precision import PrecisionProbe, PrecisionScreen, certify_precision
+
+    mech = _CountReadAsRounded()
+    X = np.zeros((3, 1))
+    pair = NeighbourPair(Dataset(X, [-1.0, 0.0, 0.0]), Dataset(X, [0.0, 0.0, 0.5]), "flip")
+    probe = PrecisionProbe("flip", ratio=5e9, distinct=0.01, separation=0.5,
+                           regime="categorical", dim=1)
+    screen = PrecisionScreen({"pilot_per_side": 8}, ((probe, pair),) * 3)
+    seq = certify_precision(screen, mech, np.random.default_rng(3), n=2_000, alpha=0.05,
+                            sequential=True)
+    # one anytime-valid audit over the chosen pairs, at most n per side and pair: a
+    # private release (true eps = 1, the claim) runs to the cap and certifies nothing
+    assert seq.details["used"]["draws"] <= 2_000
+    assert seq.verdict is not Verdict.VIOLATION
+    fixed = certify_precision(screen, mech, np.random.default_rng(3), n=500, alpha=0.05)
+    assert fixed.details["used"] == {"pilot_draws": 8, "draws": 500, "pairs": 3}
+
+
+# --------------------------------------------------------------------------- issue 20 §4
+from dpgp_audit.audit.blackbox.scores import (  # noqa: E402
+    FLOAT_TRAILING_CAP,
+    fit_float_support,
+    float_structure,
+)
+from dpgp_audit.audit.precision import certify_support, support_pairs  # noqa: E402
+
+
+def _hex_structure(x: float) -> tuple[int, int]:
+    """Oracle from ``float.hex()``: (exponent e with |x| = m·2^e, m in [½, 1); trailing zero
+    bits of the 53-bit significand m·2^53), read from the hexadecimal digits."""
+    mant, p = float(abs(x)).hex()[2:].split("p")
+    lead, frac = mant.split(".")
+    f = int(frac, 16) << (4 * (13 - len(frac)))  # 52 fraction bits
+    if lead == "1":  # normal: 1.f × 2^p
+        sig, e = (1 << 52) | f, int(p) + 1
+    else:  # subnormal: 0.f × 2^-1022 = f × 2^-1074, normalised to 53 bits
+        length = f.bit_length()
+        sig, e = f << (53 - length), length - 1074
+    return e, (sig & -sig).bit_length() - 1
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=True))
+def test_A7_float_structure_matches_the_hex_digits(x):
+    code = int(float_structure(np.array([[x]]))[0, 0])
+    if x == 0:
+        assert code == float_structure(np.array([[0.0]]))[0, 0]
+        return
+    e, t = _hex_structure(x)
+    assert code % (FLOAT_TRAILING_CAP + 1) == min(t, FLOAT_TRAILING_CAP)
+    assert code // (FLOAT_TRAILING_CAP + 1) == e + 1100
+
+
+def test_A7_float_structure_separates_the_2_pow_minus_53_grid(rng):
+    """Below ½, x is a multiple of 2⁻⁵³ exactly when its code says "trailing bits ≥ k"."""
+    x = rng.uniform(0.25, 0.5, 2000)  # exponent −1: spacing 2⁻⁵⁴
+    on_grid = np.ldexp(x, 53) == np.round(np.ldexp(x, 53))
+    t = float_structure(x[:, None])[:, 0] % (FLOAT_TRAILING_CAP + 1)
+    assert np.array_equal(on_grid, t >= 1)
+    codes = float_structure(np.array([[0.0, 1.0], [np.inf, 1.0]]))
+    assert codes[0, 0] != codes[1, 0]  # zero and non-finite have codes of their own
+    assert len(set(codes[:, 1]) & set(codes[:, 0])) == 0  # coordinates never collide
+
+
+@pytest.mark.parametrize("relation", [outputs_only(1.0), outputs_only(2.0), whole_rows(1.0)])
+def test_A7_support_pairs_are_neighbours_in_the_domain(relation):
+    data = default_dataset()
+    pairs = support_pairs(data, relation, y_bound=1.0)
+    assert len(pairs) == 3
+    for p in pairs:
+        assert is_neighbour(p.d0, p.d1, relation), p.label
+        assert np.all(np.abs(p.d1.y) <= 1.0)
+    assert np.all(pairs[0].d0.y == 0) and pairs[0].d1.y[0] == 1.0
+
+
+def _uniform_doubles(rng, n, grid: bool):
+    """Every double of [¼, ½) equally likely (spacing 2⁻⁵⁴), or only the multiples of 2⁻⁵³."""
+    m = rng.integers(2**52, 2**53, n)
+    if grid:
+        m = m & ~1
+    return np.ldexp(m.astype(float), -54)
+
+
+class _GridVsFine:
+    """Toy release: D gives multiples of 2⁻⁵³ in [¼, ½), D′ any double there.
+
+    The event "odd last bit" has probability 0 under D and exactly ½ under D′: true ε = ∞.
+    """
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+    def sample(self, data, n, rng):
+        return _uniform_doubles(rng, n, grid=data.y[0] == 0)[:, None]
+
+
+def test_A7_support_test_certifies_an_impossible_event(rng):
+    data = default_dataset()
+    pair = NeighbourPair(data.with_target(0, 0.0), data.with_target(0, 1.0), "grid vs fine")
+    row = certify_support(_GridVsFine(), pair, rng, n=4000, alpha=0.05)
+    # 3000 certifying draws, about 1500 hits against 0: the Clopper–Pearson bounds (α/4 per
+    # proportion) give ε ≥ log(0.47·3000 / ln(80)) ≈ 5.8
+    assert row["epsilon_lb"] > 5.0
+    assert any(t["hits_other_side"] == 0 and t["hits"] > 1000 for t in row["tests"])
+    assert row["epsilon_lb"] <= row["epsilon_ceiling"] + 1e-9
+
+
+def test_A7_support_test_has_its_level_on_equal_laws(rng):
+    """Soundness: on (D, D) the true ε is 0, so a positive certified bound is a false alarm.
+
+    Each run is one test at level α = 0.2 (to see the level with few runs); 40 runs at the
+    full level would give Bin(40, 0.2) false alarms, P(> 14) ≈ 0.016: the assertion fails
+    with probability below 2 % for a valid test, and always for one that ignores α.
+    """
+    data = default_dataset()
+    from dpgp_audit.bugs.float_support import TextbookNoiseSum
+
+    mech = TextbookNoiseSum(d=1.0, epsilon=1.0, sampler="laplace-log")
+    pair = NeighbourPair(data, data, "equal laws")
+    alarms = sum(certify_support(mech, pair, child, n=400, alpha=0.2)["epsilon_lb"] > 0
+                 for child in rng.spawn(40))
+    assert alarms <= 14
+
+
+def test_A7_float_support_score_is_large_where_only_one_side_goes(rng):
+    fine = _uniform_doubles(rng, 500, grid=False)[:, None]
+    grid = _uniform_doubles(rng, 500, grid=True)[:, None]
+    s = fit_float_support(grid, fine, sign=1.0)  # large = evidence for the fine side (D′)
+    # on fresh draws: about half the fine ones (odd last bit), none of the grid ones
+    assert 0.4 < np.mean(s(_uniform_doubles(rng, 2000, False)[:, None]) > 2) < 0.6
+    assert np.mean(s(_uniform_doubles(rng, 2000, True)[:, None]) > 2) == 0.0
+
+
+def test_A7_support_test_is_off_unless_asked(rng):
+    from dpgp_audit.bugs.float_support import TextbookNoiseSum
+
+    mech = TextbookNoiseSum(d=1.0, epsilon=1.0, sampler="laplace-log")
+    data = default_dataset()
+    off = audit_precision(mech, data, np.random.default_rng(0), n=2_000)
+    assert off.verdict is Verdict.NO_EVIDENCE and "support_certified" not in off.details
+    on = audit_precision(mech, data, np.random.default_rng(0), n=2_000, support=True)
+    assert on.verdict is Verdict.VIOLATION and on.details["witness_test"] == "float support"

@@ -9,7 +9,7 @@ import pytest
 
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.result import NO_PROOF, Verdict
-from dpgp_audit.audit.runner import audit_mechanism
+from dpgp_audit.audit.runner import DEFAULT_AUDITORS, audit_mechanism
 from dpgp_audit.catalogue import get
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
@@ -31,8 +31,8 @@ def test_A6_report_json_is_strict_json(ok_report):
     back = json.loads(text)
     assert back["verdict"] == "NO_EVIDENCE" and back["note"] == NO_PROOF
     assert back["inputs"]["seed"] == 4 and back["inputs"]["n_per_side"] == 4000
-    assert {r["auditor"] for r in back["results"]} == {"sensitivity", "whitebox", "blackbox",
-                                                     "precision", "model-check"}
+    assert {r["auditor"] for r in back["results"]} == {"greybox", "sensitivity", "whitebox",
+                                                     "blackbox", "precision", "model-check"}
     assert back["timings"]["total"] >= back["timings"]["blackbox"] > 0
     # α is split over the three statistical auditors run (model check, white-box, black-box)
     assert back["inputs"]["alpha_per_statistical_auditor"] == pytest.approx(0.05 / 3)
@@ -76,7 +76,7 @@ def test_A6_missing_interfaces_are_skipped_with_reasons():
     assert set(rep.skipped) == {"whitebox", "sensitivity", "model-check"}
     assert "GaussianRelease" in rep.skipped["whitebox"]
     assert "SensitivityQuery" in rep.skipped["sensitivity"]
-    assert [r.auditor for r in rep.results] == ["blackbox", "precision"]
+    assert [r.auditor for r in rep.results] == ["greybox", "blackbox", "precision"]
     # no declared domain: A.7's pilot sees rounding at huge targets and tests, so α is split
     assert rep.result("precision").details["visible"] > 0
     assert rep.inputs["alpha_per_statistical_auditor"] == pytest.approx(0.05 / 2)
@@ -116,17 +116,36 @@ def test_A5_lab_planted_suite_rows():
         assert r["verdict"] == "VIOLATION" and r["twin_verdict"] != "VIOLATION"
         assert r["twin"] == get(r["id"]).twin
     assert rows[0]["n"] == 0 and rows[1]["n"] == 20
+    assert not any(r["control"] for r in rows)
+
+
+def test_A5_lab_marks_the_negative_control():
+    """The one planted variant that is still private (true ε = its claim) is a control."""
+    from dpgp_audit.bugs import zoo
+
+    controls = [b.id for b in zoo.planted()
+                if b.true_epsilon <= get(b.id).make()[0].claim.epsilon * (1 + 1e-9)]
+    assert controls == ["planted/exp-no-half-monotone"]
+    rows = audit_planted_suite(np.random.default_rng(0), ids=controls)
+    assert rows[0]["control"] is True
 
 
 def test_A4_sensitivity_witness_is_handed_to_the_other_auditors():
     mech, data = get("planted/sensitivity-x2").make()
-    rep = audit_mechanism(mech, data, np.random.default_rng(2), n=2000)
+    # without A.9, whose exact violation would come first in run order (see below)
+    rep = audit_mechanism(mech, data, np.random.default_rng(2), n=2000,
+                          auditors=[a for a in DEFAULT_AUDITORS if a != "greybox"])
     assert rep.witness.label.startswith("sensitivity witness")
     assert rep.inputs["witness_source"] == "sensitivity"
     wb = rep.result("whitebox")
     assert wb.verdict is Verdict.VIOLATION
     # the exact white-box ε of the witness pair is the bug's true ε
     assert wb.estimate == pytest.approx(get("planted/sensitivity-x2").true_epsilon, rel=1e-6)
+    # on the default path A.9 runs first: its confirmed exact violation gives the witness
+    rep = audit_mechanism(mech, data, np.random.default_rng(2), n=2000)
+    assert rep.inputs["witness_source"] == "greybox"
+    assert rep.result("greybox").estimate == pytest.approx(wb.estimate, rel=1e-6)
+    assert rep.result("whitebox").details["witness_label"].startswith("sensitivity witness")
 
 
 def test_A1_pairs_the_mechanism_rejects_are_dropped():

@@ -148,3 +148,73 @@ def test_A4_property_sum_bound_holds_with_target(pair):
     change = _SUM.norm(_SUM.query(pair.d1) - _SUM.query(pair.d0))
     target(change, label="query change")
     assert change <= _SUM.sensitivity_bound() * (1 + 1e-9)
+
+
+# --------------------------------------------------------------------------- issue 20 §4
+@dataclass(frozen=True, eq=False)
+class NonNegativeMean:
+    """Outputs only: the mean of the targets >= 0 (0 when there are none), with the bound
+    d/(n/4) of "at least a quarter of the targets are non-negative" (test double).
+
+    On the default data (13 of 20 targets non-negative) one target's move changes the
+    release by at most about d/12; with every *other* target at −d, the moved one alone
+    forms the group and carries its mean from 0 to d.
+    """
+
+    n_rows: int = 20
+    norm: object = L2()
+
+    @property
+    def claim(self):
+        return ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+    def sensitivity_bound(self):
+        return 1.0 / (self.n_rows / 4)
+
+    def query(self, data):
+        y = data.y[data.y >= 0]
+        return np.array([float(np.mean(y)) if y.size else 0.0])
+
+
+def test_A4_structural_bases_find_what_one_row_moves_miss(rng):
+    mech = NonNegativeMean()
+    data = default_dataset()
+    res = check_sensitivity(mech, data, rng)
+    assert res.verdict is Verdict.VIOLATION and res.guarantee is Guarantee.COUNTEREXAMPLE
+    assert res.details["per_strategy"]["structural bases"] == pytest.approx(1.0)
+    w = witness_pair(res)
+    # definitive: the witness is a real pair of neighbours, and its change exceeds the bound
+    from dpgp_audit.audit.neighbours import is_neighbour
+
+    assert is_neighbour(w.d0, w.d1, outputs_only(1.0))
+    assert abs(mech.query(w.d1)[0] - mech.query(w.d0)[0]) > mech.sensitivity_bound()
+    # every one-row move from the user's D (the search before issue 20 §4) stays inside
+    assert res.details["local_sensitivity"] <= mech.sensitivity_bound()
+
+
+@dataclass(frozen=True, eq=False)
+class ClippedSum:
+    """Whole rows: clip(Σy, −1, 1) with the half-swing bound b = 1 (test double)."""
+
+    norm: object = L2()
+
+    @property
+    def claim(self):
+        return ApproxDP(epsilon=1.0, delta=1e-5, relation=whole_rows(1.0))
+
+    def sensitivity_bound(self):
+        return 1.0
+
+    def query(self, data):
+        if data.n != 20:
+            raise ValueError("built for the public size n = 20")
+        return np.array([float(np.clip(np.sum(data.y), -1.0, 1.0))])
+
+
+def test_A4_full_swing_over_cancelling_rows_is_searched(rng):
+    """Σ sin(x) ≈ 3.1 saturates the clip on D; only the full swing over cancelling rows
+    moves the release by 2b."""
+    res = check_sensitivity(ClippedSum(), default_dataset(), rng)
+    assert res.verdict is Verdict.VIOLATION
+    assert res.estimate == pytest.approx(2.0)
+    assert res.details["local_sensitivity"] <= 1.0

@@ -59,6 +59,40 @@ def test_binder_python_matches_requires_python():
 def test_binder_scripts_are_executable_and_strict():
     post = (BINDER / "postBuild").read_text(encoding="utf-8")
     assert "set -euo pipefail" in post and "pip install --no-deps -e ." in post
-    assert os.access(BINDER / "postBuild", os.X_OK), "binder/postBuild is not executable"
+    for script in ("postBuild", "install-torch"):
+        assert os.access(BINDER / script, os.X_OK), f"binder/{script} is not executable"
+    assert "set -euo pipefail" in (BINDER / "install-torch").read_text(encoding="utf-8")
     # a start script that only exported an unused variable was removed (issue 11)
     assert not (BINDER / "start").exists()
+
+
+def _torch_default() -> str:
+    script = (BINDER / "install-torch").read_text(encoding="utf-8")
+    m = re.search(r"^TORCH_VERSION=\$\{TORCH_VERSION:-([0-9.]+)\}$", script, re.MULTILINE)
+    assert m, "binder/install-torch must set TORCH_VERSION=${TORCH_VERSION:-X.Y.Z}"
+    return m[1]
+
+
+def test_binder_installs_the_cpu_torch_the_makefile_installs():
+    """Issue 22 §4: notebook 04's DPConvCNP comparison runs on Binder (PyTorch, CPU-only)."""
+    post = (BINDER / "postBuild").read_text(encoding="utf-8")
+    assert "bash binder/install-torch" in post
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    pin = re.search(r"^TORCH_VERSION \?= ([0-9.]+)$", makefile, re.MULTILINE)
+    assert pin and pin[1] == _torch_default(), "Makefile and binder/install-torch pin torch apart"
+    assert "bash binder/install-torch" in makefile  # the neural step uses the same script
+    script = (BINDER / "install-torch").read_text(encoding="utf-8")
+    assert "download.pytorch.org/whl/cpu" in script and "--index-url" in script
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (torch_req,) = [Requirement(r) for r in project["optional-dependencies"]["neural"]
+                    if Requirement(r).name == "torch"]
+    assert torch_req.specifier.contains(_torch_default())
+    # torch is not in requirements.txt, where pip would take PyPI's CUDA build
+    assert "torch" not in _pins()
+
+
+def test_binder_check_runs_notebook_04_with_torch():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile[makefile.index("binder-check: $(BINDER_STAMP)"):]
+    recipe = recipe[:recipe.index("\n\n")]
+    assert "PyTorch available: True" in recipe and "04_raisa_dpconvcnp" in recipe

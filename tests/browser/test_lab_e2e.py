@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -42,31 +41,7 @@ REDRAW_TIMEOUT_MS = 180_000
 # JupyterLab keeps earlier notebooks open as hidden tabs: look only in the visible one
 VISIBLE = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
-NO_CHROMIUM = ("no Chromium found: install one with `python -m playwright install chromium` "
-               "or your package manager (`apt-get install chromium`), or point DPGP_CHROMIUM "
-               "at its executable")
-
-
-def _system_chromium() -> str | None:
-    env = os.environ.get("DPGP_CHROMIUM")
-    if env:
-        return env if Path(env).is_file() else None
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args, playwright):
-    """pytest-playwright's launch arguments, pointed at a Chromium that exists."""
-    system = _system_chromium()
-    if system is not None:
-        return {**browser_type_launch_args, "executable_path": system}
-    if Path(playwright.chromium.executable_path).is_file():
-        return browser_type_launch_args
-    pytest.skip(NO_CHROMIUM)
+from tests.browser.conftest import NO_CHROMIUM, system_chromium  # noqa: E402, F401
 
 
 def _free_port() -> int:

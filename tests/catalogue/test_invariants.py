@@ -172,6 +172,8 @@ SENSITIVITY_NOT_APPLICABLE = {
     "S21.3/laplace-classification-two-step": "two composed S21.3 releases, each checked here",
     "A.5/gaussian-sum-sample-only": "sample-only on purpose: the black-box twin of the atom "
                                     "and data-dependent-scale bugs (test_blindspots_cli)",
+    "A.5/laplace-sum-declared-bound": "sample-only on purpose: the black-box twin of "
+                                      "planted/laplace-max-scaled (test_pair_blindspots)",
     "A.5/svt": "all-answers relation: probed by the multi-coordinate pattern pairs, not by "
                "the one-record sensitivity search (test_blindspots, test_blindspots_cli)",
     "A.5/noisy-max": "all-answers relation: probed by the multi-coordinate pattern pairs "

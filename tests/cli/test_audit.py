@@ -49,7 +49,8 @@ def test_A6_planted_bug_exits_1_with_json_and_png(tmp_path, capsys):
                         "timings", "note"}
     assert rep["inputs"]["n_per_side"] == 2000 and rep["inputs"]["seed"] == 5
     auditors = {r["auditor"]: r for r in rep["results"]}
-    assert set(auditors) == {"sensitivity", "whitebox", "blackbox", "precision", "model-check"}
+    assert set(auditors) == {"greybox", "sensitivity", "whitebox", "blackbox", "precision",
+                             "model-check"}
     for r in rep["results"]:
         assert r["guarantee"] and r["verdict"] in ("VIOLATION", "NO_EVIDENCE", "INCONCLUSIVE")
         assert "estimate" in r and "claimed" in r

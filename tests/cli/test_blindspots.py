@@ -3,12 +3,12 @@
 Each blind-spot planted bug of :mod:`dpgp_audit.bugs.blindspots` must be
 flagged by the *black-box* auditor itself (not only by the model check, the white-box
 auditor or A.7) when run as ``python -m dpgp_audit audit --mechanism ID --seed S``,
-within the catalogue's draw cap (``audit_samples`` × the sequential headroom), and each
+within the catalogue's draw cap (:meth:`~dpgp_audit.catalogue.Entry.draw_cap`), and each
 correct twin must stay clean on the same path — no auditor flags it, and A.7 finds no
 rounding leak because every one of them declares ``claim.domain``.
 
-The seconds budget is lifted (``--budget-s 1e9``) so that only the draw cap ends a run
-that finds nothing: the verdicts then depend on the draws, never on the machine's load.
+The draw cap is the budget and the time guard is off (``--time-guard-s none``): the
+verdicts depend on the draws, never on the machine's load.
 The true ε of every bug exceeds its claim (``Entry.true_epsilon``, from closed forms), so
 a VIOLATION is the right answer; the twins are private, so a VIOLATION would be a false
 alarm of an anytime-valid test (probability ≤ α = 0.05 per run).
@@ -31,7 +31,7 @@ TWINS = sorted({get(b).twin for b in BUGS})
 def _cli(mech_id: str, seed: int, tmp_path) -> tuple[int, dict]:
     js = tmp_path / "report.json"
     code = main(["audit", "--mechanism", mech_id, "--seed", str(seed), "--json", str(js),
-                 "--no-progress", "--budget-s", "1e9"])
+                 "--no-progress", "--time-guard-s", "none"])
     report = json.loads(js.read_text())["reports"][0]
     return code, {r["auditor"]: r for r in report["results"]}
 

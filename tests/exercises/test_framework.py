@@ -43,3 +43,10 @@ def test_unknown_exercise_is_a_key_error():
 
 def test_exercises_are_listed_per_notebook():
     assert "00.1" in exercises("00")
+
+
+def test_plain_text_view_is_the_readable_feedback():
+    from IPython.lib.pretty import pretty
+
+    fb = check("00.1", lambda e, d, s: classical_sigma(e, d, s))
+    assert pretty(fb) == str(fb) and pretty(fb).startswith("Exercise 00.1")

@@ -37,7 +37,11 @@ How one notebook ``notebooks/NN_name.ipynb`` is tested (``tests/notebooks/test_n
 6. **Prose agrees with outputs.** The same run also keeps the executed notebook
    (plugin :mod:`dpgp_audit.devtools.nbval_capture`) and
    :func:`dpgp_audit.devtools.quoted_numbers.check_quoted_numbers` checks every
-   number the markdown marks as computed (``<!--out-->``) against the outputs above it.
+   number of the markdown: marked as computed (``<!--out-->``) it must match an output
+   above it; otherwise it must be cited (``<!--paper-->``), labelled as another run's
+   (``<!--run: LABEL-->``) or exempt by its form (math, code, a section number ...).
+7. **No live widgets.** Kernels run with ``DPGP_AUDIT_WIDGETS=static``: slider cells
+   print a note instead of opening widget comms (:func:`dpgp_audit.viz.widgets.batch_run`).
 
 Command line (``make refs``)::
 
@@ -236,6 +240,7 @@ def run_notebook(notebook: Path, out_dir: Path = BUILD) -> tuple[bool, str, str]
         target = out_dir / f"{notebook.stem}.ref.ipynb"
         shutil.copyfile(ref, target)
     env = kernel_env()
+    env["DPGP_AUDIT_WIDGETS"] = "static"  # nobody moves a slider here (viz.widgets.batch_run)
     record = outputs_path(notebook, out_dir)
     record.unlink(missing_ok=True)
     env["DPGP_NBVAL_OUTPUTS"] = str(record)
@@ -330,6 +335,7 @@ def write_reference(notebook: Path, out_dir: Path = BUILD) -> Path:
     prepared = prepare(notebook, params, out_dir)
     nb = nbformat.read(prepared, as_version=4)
     os.environ.update(kernel_env())
+    os.environ["DPGP_AUDIT_WIDGETS"] = "static"  # as in run_notebook
     client = nbclient.NotebookClient(
         nb, timeout=CELL_TIMEOUT, startup_timeout=STARTUP_TIMEOUT, kernel_name=KERNEL,
         resources={"metadata": {"path": str(out_dir)}})

@@ -214,6 +214,11 @@ def _cases():
     yield "s21_selection", lambda: s21.plot_selection(
         {"rmse": np.array([10.0, 20.0, 30.0]), "probabilities": np.array([0.5, 0.3, 0.2]),
          "expected_rmse": 15.0, "uniform_rmse": 20.0}), {"y": "(cm)"}
+    yield "release_violins", lambda: s21.plot_release_violins(
+        X1, rng.uniform(size=(5, 12)), rng.uniform(size=12), xlabel="feature (scaled)",
+        ylabel="P(malignant)"), {}
+    yield "selection_by_budget", lambda: s21.plot_selection_by_budget(
+        [[0.5, 0.5], [0.2, 0.8]], [1.0, 10.0], [5.0, 25.0]), {"y": "(years)"}
     yield "audit_report", lambda: ar.plot_report(_report()), {}
     rows = [{"id": "planted/a", "n": 0, "auditor": "sensitivity", "verdict": "VIOLATION"},
             {"id": "planted/b", "n": 2000, "auditor": "blackbox", "verdict": "VIOLATION"},

@@ -169,8 +169,8 @@ def test_s21_plots_colour_by_method():
         ax = s21.plot_digits_accuracy({"lengthscales": [1.0, 2.0], "m": [5, 10],
                                        "no_dp": np.ones((2, 2)), "dp": np.ones((2, 2)) / 2})
         got = _colours_of(ax.figure)
-        assert {got["l=1, no DP"], got["l=2, no DP"]} == {non_dp}
-        assert {got["l=1, DP"], got["l=2, DP"]} == {cloak}
+        assert {got["ℓ = 1, no DP"], got["ℓ = 2, no DP"]} == {non_dp}
+        assert {got["ℓ = 1, DP"], got["ℓ = 2, DP"]} == {cloak}
         ax = s21.plot_noise_map_2d(rng.uniform(size=(5, 2)), rng.uniform(size=(4, 2)),
                                    np.arange(4.0), np.ones(4))
         disks = ax.collections[0].get_facecolors()
@@ -223,3 +223,25 @@ def test_rounding_attack_plot_colours_by_verdict_on_a_log_axis_without_bars():
             plot_rounding_attack(rows, pilot=0)
     finally:
         plt.close("all")
+
+
+def test_size_and_alpha_legends_key_the_encodings_and_survive_a_second_legend():
+    from matplotlib.figure import Figure
+
+    from dpgp_audit.viz.style import alpha_legend, size_legend
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.scatter([0, 1], [0, 1], s=[10, 90], alpha=0.5, label="points")
+    sizes = size_legend(ax, [1.0, 3.0], lambda v: 10 * v**2, title="sd (cm)")
+    alphas = alpha_legend(ax, [0.0, 1.0], lambda v: 0.2 + 0.8 * v, title="weight")
+    ax.legend(loc="upper left")  # the colour legend: the two keys stay
+    assert [t.get_text() for t in sizes.get_texts()] == ["1", "3"]
+    assert sizes.get_title().get_text() == "sd (cm)"
+    assert [h.get_sizes()[0] for h in sizes.legend_handles] == [10.0, 90.0]
+    assert [round(h.get_alpha(), 2) for h in alphas.legend_handles] == [0.2, 1.0]
+    assert sizes in ax.artists and alphas in ax.artists
+    with pytest.raises(ValueError, match="not in"):
+        alpha_legend(ax, [2.0], lambda v: v, title="x")
+    with pytest.raises(ValueError, match="at least one"):
+        size_legend(ax, [], lambda v: v, title="x")

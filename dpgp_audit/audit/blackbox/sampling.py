@@ -127,6 +127,8 @@ class ChunkedSampler:
     seconds: float = 0.0
     chunks: int = 0
     fixed_chunk: bool = False  # True: ``chunk`` was given by the user and is used as is
+    min_chunk: int = _MIN_CHUNK  # fewest rows per chunk (the sequential auditor's rule differs)
+    chunks_per_call: int = _CHUNKS_PER_SIDE  # about this many chunks per side and call
 
     def __post_init__(self) -> None:
         if self.executor is not None and not hasattr(self.executor, "submit") and \
@@ -135,10 +137,14 @@ class ChunkedSampler:
         self.executor = as_batching(self.executor)
 
     def chunk_rows(self, n: int) -> int:
-        """Rows per chunk for a phase of ``n`` draws per side (a function of n only)."""
+        """Rows per chunk for a phase of ``n`` draws per side (a function of n only).
+
+        About ``chunks_per_call`` chunks of at least ``min_chunk`` rows, at most ``chunk``
+        (the memory cap); the attributes are fixed before sampling, never from timings.
+        """
         if self.fixed_chunk:
             return self.chunk
-        return int(min(self.chunk, max(_MIN_CHUNK, math.ceil(n / _CHUNKS_PER_SIDE))))
+        return int(min(self.chunk, max(self.min_chunk, math.ceil(n / self.chunks_per_call))))
 
     def jobs(self, rng: np.random.Generator, n: int) -> list[tuple]:
         """One ``(side, args)`` per chunk and side, each chunk with its own child generator."""

@@ -37,8 +37,16 @@ and the fixed-n auditor's extra candidates (atoms, quadratic, kde, classifier, a
 learned score beside ``lr-gaussian``; :data:`~dpgp_audit.audit.blackbox.scores.CANDIDATE_RULE`),
 fitted on one half of the earlier rounds' raw draws and judged on the other half
 by the expected log growth of their best bet at the claimed ε. The main score
-wins ties. Candidates are refitted each round until :data:`CANDIDATE_ROWS` raw
-draws per side are seen; then a winning candidate is frozen as the pair's score.
+wins ties. Candidates are refitted only when the raw draws seen have grown fourfold
+(issue 20 §2): at about 256, 1 024, 4 096, 16 384 and finally :data:`CANDIDATE_ROWS`
+draws per side; between refits the fitted ones are judged again every round on the
+draws held out from them; after the last refit the choice is frozen. The
+gradient-boosted classifier, the audit's most expensive step, is trained on a bounded
+subsample
+(:data:`CLASSIFIER_ROWS` per side, refitted only when that subsample grows, so twice)
+and judged on at most twice as many held-out draws. A learned main
+score is refitted each round on every raw draw kept, up to :data:`MAIN_FIT_ROWS`
+per side, then frozen; from then on only scores travel back from the workers.
 Choice, events and bets use earlier rounds only, so anytime validity is untouched.
 
 The certified ε bound (a confidence sequence)
@@ -54,35 +62,45 @@ VIOLATION is reported exactly when the bound reaches the claimed ε.
 Stopping inside a round
 -----------------------
 Ville's inequality holds at every draw, not only at round ends. Each round is
-drawn in eight pieces (of the scheduled round size, each with its own child
-generator) with the round's events and bets, and the mixture wealth is checked
-after every piece: a violation stops the audit within an eighth of a round of
-the draw at which the evidence sufficed, so the doubling schedule costs at most
-about 12 % of the draws instead of up to 2× (``benchmarks/bench_sequential.py``).
+drawn in pieces (eighths of the scheduled round size, but at least
+:data:`MIN_PIECE` draws unless the mechanism declares an expensive draw; each piece
+with its own child generator) with the round's events and bets, and the mixture
+wealth is checked after every piece: a violation stops the audit within an eighth
+of a round of the draw at which the evidence sufficed once rounds are large, so the
+doubling schedule costs at most about 12 % of the draws instead of up to 2×
+(``benchmarks/bench_sequential.py``). Small rounds are one piece: a ``sample``
+call has a fixed cost that, for cheap draws, is worth hundreds of draws.
 
-Reproducibility: round sizes follow a fixed doubling schedule truncated at
-``max_n``, and the pieces are cut from the scheduled size; a time budget only ends
-the run early (possibly truncating the last round), and the report records the
-samples drawn so that rerunning with ``max_n`` set to that number and no time
-budget repeats the run bit for bit.
+The time guard and reproducibility (issue 20 §1)
+------------------------------------------------
+The audit is budgeted in draws (``max_n``), never in seconds: round sizes follow a
+fixed doubling schedule truncated at ``max_n``, the pieces are cut from the
+scheduled size, and chunk boundaries depend on the piece size and the declared
+cost per draw only, so a seed gives the same result on any machine, quiet or busy.
+A wall-clock **time guard** (``time_guard_s``, or a shared ``guard``) may stop the
+run after a piece: the result is then ``INCONCLUSIVE`` (unless a violation was
+already certified) with ``details["time_guard"]`` saying where it fired and how many
+draws it had, never a silently weaker "no evidence". The report records the draws
+spent, so rerunning with ``max_n`` set to that number repeats the run bit for bit.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
-from dpgp_audit.audit.blackbox.executors import as_batching
+from dpgp_audit.audit.blackbox.executors import MIN_DRAW_S, as_batching
 from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs, split_sizes
 from dpgp_audit.audit.blackbox.scores import (
     CANDIDATE_RULE,
     EXTRA_RAW_ROWS,
+    ClassifierScore,
     fit_candidates,
     fixed_score,
     learn_score,
@@ -90,15 +108,19 @@ from dpgp_audit.audit.blackbox.scores import (
 from dpgp_audit.audit.blackbox.twosample import (
     NO_PROOF_NOTE,
     tail_counts,
-    threshold_grid,
     witness_dict,
 )
+from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import cp_lower, cp_upper
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
     "BET_FRACTIONS",
+    "CANDIDATE_ROWS",
+    "CLASSIFIER_ROWS",
+    "MAIN_FIT_ROWS",
+    "MIN_PIECE",
     "SequentialPlan",
     "audit_sequential",
     "epsilon_grid",
@@ -109,11 +131,28 @@ __all__ = [
 
 #: Bet fractions u tried by the plug-in Kelly rule; the bet is λ = u / (e^ε′ + δ).
 BET_FRACTIONS = np.concatenate([np.geomspace(1e-4, 0.5, 40), 1.0 - np.geomspace(0.45, 1e-3, 25)])
+_COARSE_FRACTIONS = BET_FRACTIONS[::4]  # the short-listing of thresholds uses every fourth
 _FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose events and bets
 _TAILS = ("upper", "lower")
-#: Raw draws per side up to which the extra candidate scores are (re)fitted each round;
-#: the fixed-n auditor's :data:`~dpgp_audit.audit.blackbox.scores.EXTRA_RAW_ROWS` per half.
+#: Raw draws per side on which the extra candidate scores are fitted and chosen, at most
+#: (the fixed-n auditor's :data:`~dpgp_audit.audit.blackbox.scores.EXTRA_RAW_ROWS` per
+#: half); they are refitted whenever the draws seen have grown fourfold, then frozen.
 CANDIDATE_ROWS = 2 * EXTRA_RAW_ROWS
+#: The classifier candidate (gradient-boosted trees, the one expensive fit) is trained on
+#: at most this many rows per side, and judged on at most twice this many held-out rows.
+CLASSIFIER_ROWS = 1_024
+_CANDIDATE_GROWTH = 4  # refit the candidates when the raw draws have grown this much
+_MIN_CANDIDATE_ROWS = 200  # ... and never on fewer (scores._MIN_EXTRA_ROWS)
+#: Raw draws per side on which a learned main score (LDA, categorical) is refitted each
+#: round, at most; then it is frozen and only scores travel back from the workers.
+MAIN_FIT_ROWS = 32_768
+#: Fewest draws in a piece of a round (a round smaller than eight of them is drawn in fewer
+#: pieces), unless the mechanism declares a draw cost of at least
+#: :data:`~dpgp_audit.audit.blackbox.executors.MIN_DRAW_S` (then every round has eight).
+MIN_PIECE = 1_024
+_THRESHOLDS = 120  # tail masses per tail and sample in the threshold grid
+_PREFILTER = 24  # thresholds per tail and order whose exact pessimistic growth is computed
+_Z_FIT = 0.8416212335729143  # standard normal quantile at 1 - _FIT_LEVEL (the proxy's z)
 _DIRECTIONS = ("D'>D", "D>D'")
 
 
@@ -124,14 +163,16 @@ class SequentialPlan:
     ``first`` draws per side in the fitting round 0, then rounds of
     ``first, 2·first, 4·first, …`` per side, the last one truncated at ``max_n``.
     Score, events and bets are refitted between rounds only; within a round the
-    wealth is checked after each of ``pieces`` equal pieces (of the untruncated
-    round size), so the audit stops within an eighth of a round of the first
-    certified violation instead of at the round's end.
+    wealth is checked after each piece: ``pieces`` equal pieces of the untruncated
+    round size, but none smaller than ``min_piece`` draws, so the audit stops within
+    an eighth of a large round of the first certified violation instead of at the
+    round's end.
     """
 
     max_n: int
     first: int
     pieces: int = 8
+    min_piece: int = 1
 
     def rounds(self) -> list[tuple[int, int]]:
         """``(scheduled, drawn)`` draws per side of every round (round 0 fits only)."""
@@ -149,12 +190,12 @@ class SequentialPlan:
         return [drawn for _, drawn in self.rounds()]
 
     def piece_sizes(self, scheduled: int, drawn: int) -> list[int]:
-        """Pieces of a round: ``ceil(scheduled / pieces)`` draws each, cut at ``drawn``.
+        """Pieces of a round: ``max(ceil(scheduled / pieces), min_piece)`` draws, cut at ``drawn``.
 
         A function of the schedule only, so a run truncated by ``max_n`` at a piece
         boundary draws exactly what the longer run drew up to there.
         """
-        return split_sizes(drawn, -(-scheduled // self.pieces))
+        return split_sizes(drawn, max(-(-scheduled // self.pieces), self.min_piece))
 
 
 def default_first_round(max_n: int) -> int:
@@ -223,14 +264,85 @@ def sequential_ceiling(n_bet: int, alpha: float, delta: float, components: int) 
     return math.log(x) if x > 1.0 else 0.0
 
 
+def _merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted union (with repeats) of two sorted arrays (timsort merges the two runs)."""
+    if a.size == 0:
+        return b
+    if b.size == 0:
+        return a
+    return np.sort(np.concatenate([a, b]), kind="stable")
+
+
+def _distinct(s: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted array."""
+    if s.size == 0:
+        return s
+    keep = np.empty(s.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+def _candidate_thresholds(s0: np.ndarray, s1: np.ndarray, c_min: float,
+                          size: int = _THRESHOLDS) -> np.ndarray:
+    """Candidate thresholds from two *sorted* score samples, without merging them.
+
+    Few distinct values (at most ``2 * size`` in all): every gap between them, plus the
+    ends. Otherwise the pooled inverted-CDF quantiles at tail masses from ``c_min`` to ½
+    in both tails — the rule of
+    :func:`~dpgp_audit.audit.blackbox.twosample.threshold_grid` — found by a binary search
+    in the two sorted arrays (:func:`_kth_of_two`) instead of a merge or a partition.
+    """
+    # a sorted subsample with more distinct values than the limit settles it without a scan
+    few = _distinct(s0[:: max(1, s0.size // (8 * size))]).size <= 2 * size
+    u0 = _distinct(s0) if few else s0
+    if few and u0.size <= 2 * size:
+        uniq = np.union1d(u0, _distinct(s1))
+        if uniq.size <= 2 * size:
+            mids = (uniq[:-1] + uniq[1:]) / 2 if uniq.size > 1 else uniq
+            return np.unique(np.concatenate([[uniq[0] - 1.0], mids, [uniq[-1] + 1.0]]))
+    m = s0.size + s1.size
+    masses = np.geomspace(max(c_min, 1.0 / m), 0.5, size)
+    q = np.concatenate([masses, 1.0 - masses])
+    ranks = np.clip(np.ceil(q * m).astype(np.int64) - 1, 0, m - 1)  # inverted CDF
+    return np.unique(_kth_of_two(s0, s1, ranks))
+
+
+def _kth_of_two(a: np.ndarray, b: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The ``ranks``-th smallest values (0-based) of the union of two sorted arrays.
+
+    A vectorised binary search for how many of the first ``rank + 1`` values come from
+    ``a`` (O(log n) per rank, no merge): the pooled quantiles of the two samples.
+    """
+    na, nb = a.size, b.size
+    take = ranks + 1  # values taken from the union
+    lo = np.maximum(0, take - nb)
+    hi = np.minimum(take, na)
+    while np.any(lo < hi):
+        i = (lo + hi) // 2
+        j = take - i
+        # too few from a if a[i] < b[j - 1] (more of a belongs to the first take values)
+        more = (lo < hi) & (i < na) & (j > 0)
+        more &= a[np.minimum(i, na - 1)] < b[np.clip(j - 1, 0, nb - 1)]
+        lo = np.where(more, i + 1, lo)
+        hi = np.where(more | (lo >= hi), hi, i)
+    i, j = lo, take - lo
+    from_a = np.where(i > 0, a[np.clip(i - 1, 0, na - 1)], -np.inf)
+    from_b = np.where(j > 0, b[np.clip(j - 1, 0, nb - 1)], -np.inf)
+    return np.maximum(from_a, from_b)
+
+
 @dataclass
 class _Stream:
     """One neighbour pair: its score, sampler and every scored draw seen so far.
 
-    A learned score is refitted after every round on all raw draws kept so far
-    (at most ``raw_cap`` output values per side), so it is predictable: the draws
-    of a round are scored with a score fitted on earlier rounds only. Once the
-    cap is reached the score is frozen and only scores travel back from workers.
+    While not frozen, the raw draws are kept: a learned main score is refitted after
+    every round on all of them (at most :data:`MAIN_FIT_ROWS` rows or ``raw_cap``
+    values per side), so it is predictable: the draws of a round are scored with a
+    score fitted on earlier rounds only. The extra candidates are refitted whenever
+    the rows have grown :data:`_CANDIDATE_GROWTH`-fold, up to :data:`CANDIDATE_ROWS`.
+    Once neither refits any more the score is frozen, the raw draws are dropped and
+    only scores travel back from workers.
     """
 
     label: str
@@ -243,14 +355,19 @@ class _Stream:
     score_name: str = ""
     frozen: bool = False
     fixed: object = None  # the exact model-based score, kept as the main score
-    cand_rng: np.random.Generator | None = None  # None: no extra candidates
+    cand_rng: np.random.Generator | None = None  # None: no (more) extra candidates
     eps_c: float = 0.0
     delta: float = 0.0
     candidate_names: list = field(default_factory=list)
+    next_choice: int = _MIN_CANDIDATE_ROWS  # rows per side at which candidates are refitted
+    candidate_won: bool = False  # the current score is an extra candidate
+    cands: list = field(default_factory=list)  # the candidates of the latest refit
+    cand_half: int = 0  # their fitting half: draws [0, cand_half) per side
+    cache: dict = field(default_factory=dict)  # the classifier, reused while its rows stay
     X0: np.ndarray | None = None
     X1: np.ndarray | None = None
     pending: list = field(default_factory=list)  # raw pieces of the current round
-    pending_scores: list = field(default_factory=list)  # its scored pieces, once frozen
+    pending_scores: list = field(default_factory=list)  # its scored pieces
     s0: np.ndarray = field(default_factory=lambda: np.empty(0))  # sorted past scores, M(D)
     s1: np.ndarray = field(default_factory=lambda: np.empty(0))
 
@@ -271,15 +388,30 @@ class _Stream:
         self.pending.append((X0, X1))  # joined to X0, X1 by update() at the round's end
         if self.score is None:
             return np.empty(0), np.empty(0)
-        return (np.asarray(self.score(X0), dtype=float),  # type: ignore[operator]
-                np.asarray(self.score(X1), dtype=float))  # type: ignore[operator]
+        s0 = np.asarray(self.score(X0), dtype=float)  # type: ignore[operator]
+        s1 = np.asarray(self.score(X1), dtype=float)  # type: ignore[operator]
+        self.pending_scores.append((s0, s1))
+        return s0, s1
+
+    def _merge_pending_scores(self) -> None:
+        if self.pending_scores:
+            new0 = np.sort(np.concatenate([a for a, _ in self.pending_scores]))
+            new1 = np.sort(np.concatenate([b for _, b in self.pending_scores]))
+            self.s0, self.s1 = _merge_sorted(self.s0, new0), _merge_sorted(self.s1, new1)
+        self.pending_scores = []
+
+    def _freeze(self) -> None:
+        self.frozen, self.X0, self.X1, self.pending = True, None, None, []
 
     def update(self) -> None:
-        """Add the round's draws; refit a learned score (and candidates) on the raw draws."""
+        """Add the round's draws; refit a learned main score and, on schedule, the candidates.
+
+        While candidates are open, every round re-judges the fitted ones against the main
+        score on every draw held out from them (their fitting half grows only at a refit),
+        so a candidate that wins by chance at one refit does not bet until the next.
+        """
         if self.frozen:
-            self.s0 = np.sort(np.concatenate([self.s0, *(a for a, _ in self.pending_scores)]))
-            self.s1 = np.sort(np.concatenate([self.s1, *(b for _, b in self.pending_scores)]))
-            self.pending_scores = []
+            self._merge_pending_scores()
             return
         if self.pending:
             P0 = [X for X, _ in self.pending]
@@ -288,50 +420,65 @@ class _Stream:
             self.X1 = np.concatenate(P1 if self.X1 is None else [self.X1, *P1])
             self.pending = []
         assert self.X0 is not None and self.X1 is not None
+        rows = self.X0.shape[0]
+        self.pending_scores = []
         if self.fixed is not None:
             fn, name = self.fixed, self.fixed.name  # type: ignore[attr-defined]
         else:
             fn, name = learn_score(self.X0, self.X1, self.score_kind)
-        self.score, self.score_name = fn, name
+        self.score, self.score_name, self.candidate_won = fn, name, False
         self.s0 = np.sort(np.asarray(fn(self.X0), dtype=float))
         self.s1 = np.sort(np.asarray(fn(self.X1), dtype=float))
-        rows = self.X0.shape[0]
         if self.cand_rng is not None and self.fixed is None and name == "categorical":
             self.cand_rng = None  # discrete outputs: categorical is already the full LR
         if self.cand_rng is not None:
-            self._choose_candidate(rows)
-            if rows >= CANDIDATE_ROWS:  # candidates are fitted no more
-                self.cand_rng = None
-                if self.score is not fn:
-                    self.frozen, self.X0, self.X1 = True, None, None
-                    return
-        if self.fixed is not None and self.cand_rng is None:
-            self.frozen, self.X0, self.X1 = True, None, None
-        elif self.X0 is not None and self.X0.size >= self.raw_cap:  # memory stays bounded
-            self.frozen, self.X0, self.X1 = True, None, None
+            if rows >= self.next_choice:
+                self._fit_candidates(rows)
+                if rows >= CANDIDATE_ROWS:
+                    self.cand_rng = None  # the last refit: the choice below is final
+                else:
+                    self.next_choice = min(_CANDIDATE_GROWTH * rows, CANDIDATE_ROWS)
+            self._judge_candidates(rows)
+        if self.cand_rng is None and (self.candidate_won or self.fixed is not None
+                                      or rows >= MAIN_FIT_ROWS or self.score_name == "identity"):
+            self._freeze()  # nothing will be refitted any more
+        elif self.X0.size >= self.raw_cap:  # memory stays bounded
+            self.cand_rng = None
+            self._freeze()
 
-    def _choose_candidate(self, rows: int) -> None:
-        """Keep the main score or switch to the extra candidate whose best bet grows most.
-
-        Candidates are fitted on the first half of the raw draws (at most
-        :data:`CANDIDATE_ROWS` per side) and judged, like the main score, by the
-        expected log growth at the claimed ε of their best event; a candidate is
-        judged and bet on with its scores on the held-out half only.
-        """
+    def _fit_candidates(self, rows: int) -> None:
+        """Refit the extra candidates on the first half of the first ``CANDIDATE_ROWS`` draws."""
         assert self.X0 is not None and self.X1 is not None and self.cand_rng is not None
         k = min(rows, CANDIDATE_ROWS)
-        cands, B0, B1 = fit_candidates(self.X0[:k], self.X1[:k], self.score_name,
-                                       child_rngs(self.cand_rng, 1)[0])
+        cands, _, _ = fit_candidates(self.X0[:k], self.X1[:k], self.score_name,
+                                     child_rngs(self.cand_rng, 1)[0],
+                                     classifier_rows=CLASSIFIER_ROWS, cache=self.cache)
         self.cand_rng = child_rngs(self.cand_rng, 2)[1]
+        self.cands, self.cand_half = cands, k // 2
         self.candidate_names = [getattr(c, "name", "candidate") for c in cands]
+
+    def _judge_candidates(self, rows: int) -> None:
+        """Keep the main score or switch to the fitted candidate whose best bet grows most.
+
+        Each candidate is judged, like the main score, by the expected log growth at the
+        claimed ε of its best event, on its scores of every draw after its fitting half
+        (the classifier on at most ``2 * CLASSIFIER_ROWS`` of them: its scoring is the
+        costly part); a winning candidate bets with those scores as its past.
+        """
+        if not self.cands:
+            return
+        assert self.X0 is not None and self.X1 is not None
+        h = self.cand_half
         best = _best_growth(self.s0, self.s1, self.eps_c, self.delta)
-        for c in cands:
-            c0 = np.sort(np.asarray(c(B0), dtype=float))
-            c1 = np.sort(np.asarray(c(B1), dtype=float))
+        for c in self.cands:
+            m = h + 2 * CLASSIFIER_ROWS if isinstance(c, ClassifierScore) else rows
+            c0 = np.sort(np.asarray(c(self.X0[h:m]), dtype=float))
+            c1 = np.sort(np.asarray(c(self.X1[h:m]), dtype=float))
             g = _best_growth(c0, c1, self.eps_c, self.delta)
             if g > best:  # strictly: the main score wins ties
                 best, self.score, self.s0, self.s1 = g, c, c0, c1
                 self.score_name = str(getattr(c, "name", "candidate"))
+                self.candidate_won = True
 
 
 def _best_growth(s0: np.ndarray, s1: np.ndarray, eps_c: float, delta: float) -> float:
@@ -348,37 +495,72 @@ def _choose_bets(st: _Stream, eps_c: float, grid: np.ndarray, delta: float,
     return _bets_from_scores(st.s0, st.s1, eps_c, grid, delta, tests)
 
 
+def _approx_bounds(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson-score one-sided bounds at level :data:`_FIT_LEVEL` (a cheap stand-in for CP)."""
+    z2 = _Z_FIT * _Z_FIT
+    p = np.asarray(k, dtype=float) / n
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = _Z_FIT * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
 def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.ndarray,
                       delta: float, tests: int) -> list[dict]:
     """Predictable choice of events and bets from earlier draws only (plug-in Kelly).
 
-    For each tail × order, the threshold maximising the expected log growth at the
-    claimed ε under pessimistic (one-sided 20 % Clopper–Pearson) rates; then, for
-    that event, the growth-optimal bet fraction at every ε′ of the grid (0 where no
-    bet is expected to grow).
+    ``s0`` and ``s1`` are sorted. For each tail × order, the threshold maximising the
+    expected log growth at the claimed ε under pessimistic (one-sided 20 %
+    Clopper–Pearson) rates; then, for the ``tests`` best events, the growth-optimal bet
+    fraction at every ε′ of the grid (0 where no bet is expected to grow). The exact
+    Clopper–Pearson growth is evaluated on the :data:`_PREFILTER` thresholds whose growth
+    under cheap Wilson-score bounds (on every fourth bet fraction) is largest (issue 20 §2:
+    the inverse beta function at every threshold was most of a round's bookkeeping); ties
+    go to the larger raw separation, as before. Everything here depends on earlier draws
+    only.
     """
     nf = s0.size
-    cand = threshold_grid(s0, s1, max(1.0 / nf, 1e-7))
+    cand = _candidate_thresholds(s0, s1, max(1.0 / nf, 1e-7))
     a0, b0 = tail_counts(s0, cand)
     a1, b1 = tail_counts(s1, cand)
-    out = []
+    combos, tops, nums, dens = [], [], [], []
     for tail, (k0, k1) in zip(_TAILS, ((a0, a1), (b0, b1)), strict=True):
+        lo0, hi0 = _approx_bounds(k0, nf)
+        lo1, hi1 = _approx_bounds(k1, nf)
         for direction in _DIRECTIONS:
-            kn, kd = (k1, k0) if direction == "D'>D" else (k0, k1)
-            p_num = np.asarray(cp_lower(kn, nf, _FIT_LEVEL))
-            p_den = np.asarray(cp_upper(kd, nf, _FIT_LEVEL))
-            g = expected_log_growth(p_num[:, None], p_den[:, None], BET_FRACTIONS[None, :],
-                                    eps_c, delta).max(axis=1)
+            kn, kd, pn, pd = (k1, k0, lo1, hi0) if direction == "D'>D" else (k0, k1, lo0, hi1)
             sep = (kn - kd) / nf
-            j = int(np.lexsort((-sep, -g))[0])
-            gu = expected_log_growth(p_num[j], p_den[j], BET_FRACTIONS[None, :],
-                                     grid[:, None], delta)
-            best = gu.argmax(axis=1)
-            u = np.where(gu[np.arange(grid.size), best] > 0, BET_FRACTIONS[best], 0.0)
-            out.append({"tail": tail, "direction": direction, "threshold": float(cand[j]),
-                        "growth": float(g[j]), "separation": float(sep[j]), "u": u})
+            # the growth itself under the cheap bounds, on a coarse grid of bet fractions
+            proxy = expected_log_growth(pn[:, None], pd[:, None], _COARSE_FRACTIONS[None, :],
+                                        eps_c, delta).max(axis=1)
+            top = np.lexsort((-sep, -proxy))[:_PREFILTER]
+            combos.append((tail, direction, sep))
+            tops.append(top)
+            nums.append(kn[top])
+            dens.append(kd[top])
+    # the exact pessimistic rates and growth of every short-listed event, in one call each
+    sizes = [t.size for t in tops]
+    p_num = np.atleast_1d(cp_lower(np.concatenate(nums), nf, _FIT_LEVEL))
+    p_den = np.atleast_1d(cp_upper(np.concatenate(dens), nf, _FIT_LEVEL))
+    g_all = expected_log_growth(p_num[:, None], p_den[:, None], BET_FRACTIONS[None, :],
+                                eps_c, delta).max(axis=1)
+    out = []
+    start = 0
+    for (tail, direction, sep), top, m in zip(combos, tops, sizes, strict=True):
+        g = g_all[start:start + m]
+        i = int(np.lexsort((-sep[top], -g))[0])
+        j = int(top[i])
+        out.append({"tail": tail, "direction": direction, "threshold": float(cand[j]),
+                    "growth": float(g[i]), "separation": float(sep[j]),
+                    "_p": (float(p_num[start + i]), float(p_den[start + i]))})
+        start += m
     out.sort(key=lambda c: (-c["growth"], -c["separation"]))
-    return out[:tests]
+    out = out[:tests]
+    for c in out:
+        pn_c, pd_c = c.pop("_p")
+        gu = expected_log_growth(pn_c, pd_c, BET_FRACTIONS[None, :], grid[:, None], delta)
+        best = gu.argmax(axis=1)
+        c["u"] = np.where(gu[np.arange(grid.size), best] > 0, BET_FRACTIONS[best], 0.0)
+    return out
 
 
 def _joint_counts(s0: np.ndarray, s1: np.ndarray, bet: dict) -> tuple[int, int, int, int]:
@@ -405,14 +587,22 @@ def _pairs(pairs: Sequence[object]) -> list[tuple[Dataset, Dataset, str]]:
     return out
 
 
+def _declared_expensive(cost_per_draw_s: float | None) -> bool:
+    """A declared draw cost at which chunks are spread and every round has eight pieces."""
+    return cost_per_draw_s is not None and cost_per_draw_s >= MIN_DRAW_S
+
+
 def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
                      rng: np.random.Generator, alpha: float = 0.05,
-                     claim: object | None = None, budget_s: float | None = None,
-                     score: str = "auto", executor: object | None = None,
+                     claim: object | None = None, time_guard_s: float | None = None,
+                     guard: Callable[[], bool] | None = None,
+                     score: str | Sequence[str] = "auto", executor: object | None = None,
                      first_round: int | None = None, tests: int = 2,
                      delta: float | None = None, chunk_size: int | None = None,
                      max_fit_values: int = 2**22, extra_scores: bool = True,
-                     clock: object = time.perf_counter) -> AuditResult:
+                     cost_per_draw_s: float | None = None,
+                     clock: Callable[[], float] = time.perf_counter,
+                     budget_s: float | None = None) -> AuditResult:
     """A.8: sequential black-box audit with an anytime-valid certified ε lower bound.
 
     Parameters
@@ -424,21 +614,29 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         or ``(d0, d1[, label])`` tuples. All are sampled every round; their wealth
         processes are averaged, so α is not split over them.
     max_n
-        Largest number of draws per side *and pair* (fitting round included).
+        Largest number of draws per side *and pair* (fitting round included): the
+        audit's budget, in draws.
     rng
         Generator; every round and pair gets a spawned child.
     alpha
         Type-I error, valid at any stopping time (Ville's inequality).
     claim
         Defaults to ``mechanism.claim``; GDP / zCDP claims are compared at ``delta``.
-    budget_s
-        Optional wall-clock budget in seconds for the sampling rounds: a round is
-        shortened to what the measured cost per draw says fits, and the run stops
-        when less than one tenth of a scheduled round would fit.
+    time_guard_s
+        Optional wall-clock guard in seconds (module docstring): checked after every
+        piece; when it fires the run stops, ``INCONCLUSIVE`` unless a violation was
+        certified, with ``details["time_guard"]``. ``None``: no guard.
+    guard
+        A shared guard instead (a zero-argument callable, true once it has fired, e.g.
+        the runner's :class:`~dpgp_audit.audit.guard.TimeGuard`).
     score
-        As for the fixed-n auditor (``"auto"``, ``"lr-gaussian"``, ``"lda"``, …).
+        As for the fixed-n auditor (``"auto"``, ``"lr-gaussian"``, ``"lda"``, …), or one
+        name per pair.
     executor, chunk_size
-        Sampling executor and chunk size, as for the fixed-n auditor.
+        Sampling executor and chunk size, as for the fixed-n auditor. Without
+        ``chunk_size`` a piece is one chunk per side (up to a memory cap), or four when
+        the mechanism declares an expensive draw (``cost_per_draw_s``), so that they can
+        be spread.
     first_round
         Draws per side in the fitting round 0 (default :func:`default_first_round`).
     tests
@@ -452,8 +650,17 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         With ``score="auto"``: choose each pair's score between rounds among the
         main score and the extra candidates (module docstring, "Candidate scores");
         ``False``: the main score only.
+    cost_per_draw_s
+        The mechanism's declared seconds per draw (default: its ``declared_cost_per_draw_s``
+        attribute, if any). A declared cost of at least
+        :data:`~dpgp_audit.audit.blackbox.executors.MIN_DRAW_S` cuts every round into
+        eight pieces of four chunks; otherwise small rounds are one piece of one chunk.
+        Declared, never measured: the draws are a function of the inputs only.
     clock
-        Zero-argument function returning seconds (injectable for tests).
+        Zero-argument function returning seconds, for the time guard (injectable for
+        tests).
+    budget_s
+        Former name of ``time_guard_s`` (a guard now, not a budget); kept for callers.
 
     Returns
     -------
@@ -463,7 +670,6 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         details record the rounds, the draws spent, why the run stopped and the
         witness pair (the pair whose wealth grew most).
     """
-    t_start = clock()
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     eps_c, del_c, conversion = _claim_epsilon_delta(claim, delta)
     rng = check_rng(rng)
@@ -474,15 +680,24 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     if tests not in (1, 2, 3, 4):
         raise ValueError(f"tests must be 1..4, got {tests!r}")
-    if budget_s is not None and not (budget_s > 0):
-        raise ValueError(f"budget_s must be > 0 seconds, got {budget_s!r}")
+    if budget_s is not None:
+        time_guard_s = check_guard_s("budget_s", budget_s)
+    own_guard = TimeGuard(check_guard_s("time_guard_s", time_guard_s), clock=clock)
     if not hasattr(mechanism, "sample"):
         raise TypeError("mechanism must implement sample(data, n, rng)")
+    if cost_per_draw_s is None:  # a declaration only (never a measured cost: issue 20 §1)
+        cost_per_draw_s = getattr(mechanism, "declared_cost_per_draw_s", None)
+    expensive = _declared_expensive(cost_per_draw_s)
     first = default_first_round(max_n) if first_round is None else \
         check_positive_int("first_round", first_round)
-    plan = SequentialPlan(max_n=max_n, first=min(first, max_n - 1))
+    plan = SequentialPlan(max_n=max_n, first=min(first, max_n - 1),
+                          min_piece=1 if expensive else MIN_PIECE)
     sizes = plan.sizes()
     triples = _pairs(pairs)
+    kinds = [score] * len(triples) if isinstance(score, str) else [str(k) for k in score]
+    if len(kinds) != len(triples):
+        raise ValueError(f"score must be one name or one per pair ({len(triples)}), "
+                         f"got {len(kinds)}")
     executor = as_batching(executor)  # shared by every pair: one timed chunk in all
     grid = epsilon_grid(eps_c)
     i_claim = int(np.searchsorted(grid, eps_c))
@@ -491,15 +706,22 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     # a new child: the sampling streams above are those of the main score alone
     cand_rngs = child_rngs(child_rngs(rng, len(sizes) + 1)[-1], len(triples))
 
+    def fired() -> bool:
+        return own_guard.expired() or (guard is not None and bool(guard()))
+
+    # chunks: a function of the piece size and the declared cost only (never of timings)
+    min_chunk, per_call = (1, 4) if expensive else (2**62, 1)
+
     # Round 0: fit the score of every pair (these draws are never bet on).
     streams: list[_Stream] = []
     chunk0 = 50_000 if chunk_size is None else check_positive_int("chunk_size", chunk_size)
-    for (d0, d1, label), r, rc in zip(triples, fit_rngs, cand_rngs, strict=True):
-        fixed = fixed_score(mechanism, d0, d1, score)
+    for (d0, d1, label), r, rc, kind in zip(triples, fit_rngs, cand_rngs, kinds, strict=True):
+        fixed = fixed_score(mechanism, d0, d1, kind)
         st = _Stream(label, d0, d1, ChunkedSampler(mechanism, d0, d1, chunk0, executor,
-                                                   fixed_chunk=chunk_size is not None),
-                     score_kind=score, raw_cap=max_fit_values, fixed=fixed,
-                     cand_rng=rc if score == "auto" and extra_scores else None,
+                                                   fixed_chunk=chunk_size is not None,
+                                                   min_chunk=min_chunk, chunks_per_call=per_call),
+                     score_kind=kind, raw_cap=max_fit_values, fixed=fixed,
+                     cand_rng=rc if kind == "auto" and extra_scores else None,
                      eps_c=eps_c, delta=del_c)
         if fixed is not None:
             st.score, st.score_name = fixed, fixed.name
@@ -512,33 +734,28 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
             st.sampler.chunk = int(min(200_000, max(10_000, 2**21 // max(dim, 1))))
         streams.append(st)
     n_drawn = sizes[0]
-    t_sampling = clock() - t_start
-    per_draw = t_sampling / max(1, sizes[0] * len(streams))
 
     comps = len(streams) * tests * 2  # pairs × events × {Kelly, half Kelly}
     log_w = np.zeros((comps, grid.size))
+    mix = np.full(grid.size, -math.inf)
     rejected = np.zeros(grid.size, dtype=bool)
     rounds: list[dict] = []
     stopped = "max_n"
     log_thr = math.log(1.0 / alpha)
     last_bets: list[list[dict]] = [[] for _ in streams]
-    for (scheduled, size), r_round in zip(plan.rounds()[1:], rng_rounds, strict=True):
-        if budget_s is not None:  # shorten the round to what the measured cost says fits
-            left = budget_s - (clock() - t_start)
-            fits = int(left / max(per_draw * len(streams), 1e-12))
-            if fits < max(1, size // 10):
-                stopped = "budget_s"
-                break
-            if fits < size:  # a round cut short by the budget: it ends the run
-                size, stopped = fits, "budget_s"
+    for k_round, ((scheduled, size), r_round) in enumerate(
+            zip(plan.rounds()[1:], rng_rounds, strict=True), start=1):
+        if fired():
+            stopped = "time_guard"
+            break
         t_round = clock()
         # events and bets are fixed for the whole round, from earlier rounds' draws only
         bets = [_choose_bets(st, eps_c, grid, del_c, tests) for st in streams]
         last_bets = bets
-        piece_rngs = [child_rngs(r, plan.pieces)
-                      for r in child_rngs(r_round, len(streams))]
+        pieces = plan.piece_sizes(scheduled, size)
+        piece_rngs = [child_rngs(r, plan.pieces) for r in child_rngs(r_round, len(streams))]
         drawn = 0
-        for j, m in enumerate(plan.piece_sizes(scheduled, size)):
+        for j, m in enumerate(pieces):
             c = 0
             for k, st in enumerate(streams):
                 s0, s1 = st.draw(piece_rngs[k][j], m)
@@ -553,22 +770,31 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
             if rejected[: i_claim + 1].all():
                 stopped = "violation"
                 break
+            if j + 1 < len(pieces) and fired():
+                stopped = "time_guard"
+                break
         n_drawn += drawn
-        dt = clock() - t_round
-        per_draw = dt / max(1, drawn * len(streams))
         rounds.append({"n_per_side": n_drawn, "draws": drawn,
-                       "log_wealth_at_claim": float(mix[i_claim]), "seconds": dt})
-        if stopped in ("violation", "budget_s"):
+                       "log_wealth_at_claim": float(mix[i_claim]), "seconds": clock() - t_round})
+        if stopped in ("violation", "time_guard"):
             break
-        for st in streams:
-            st.update()
+        if k_round < len(sizes) - 1:  # nothing is refitted after the last round
+            for st in streams:
+                st.update()
 
     closed = np.cumprod(rejected).astype(bool)
     bound = float(grid[np.flatnonzero(closed)[-1]]) if closed[0] else 0.0
     n_bet = n_drawn - sizes[0]
     ceiling = sequential_ceiling(n_bet, alpha, del_c, comps)
+    guard_note = None
     if closed[i_claim]:
         verdict = Verdict.VIOLATION
+    elif stopped == "time_guard":
+        verdict = Verdict.INCONCLUSIVE  # the guard is not evidence: never "no evidence"
+        shared = isinstance(guard, TimeGuard) and guard.expired()
+        guard_note = (guard if shared else own_guard).record(  # type: ignore[union-attr]
+            "blackbox", f"the sequential rounds (round {len(rounds)})", draws=n_drawn,
+            rerun=f"max_n={n_drawn} (--samples {n_drawn}) to repeat exactly these draws")
     elif ceiling <= eps_c:
         verdict = Verdict.INCONCLUSIVE
     else:
@@ -577,13 +803,15 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     w = int(np.argmax(per_stream))
     wit = streams[w]
     bets_out = [{k: v for k, v in b.items() if k != "u"} for b in last_bets[w]]
+    extra = kinds[0] == "auto" and extra_scores if len(set(kinds)) == 1 else False
     details = {
         "mode": "sequential", "score": wit.score_name,
         "scores": {s.label: s.score_name for s in streams},
         "candidate_names": list(wit.candidate_names),
-        "candidate_rule": CANDIDATE_RULE if score == "auto" and extra_scores else None,
+        "candidate_rule": CANDIDATE_RULE if extra else None,
         "n_per_side": n_drawn,
-        "n_fit": sizes[0], "n_bet": n_bet, "max_n": max_n, "budget_s": budget_s,
+        "n_fit": sizes[0], "n_bet": n_bet, "max_n": max_n,
+        "time_guard_s": own_guard.limit_s,
         "stopped": stopped, "rounds": rounds, "pairs": len(streams),
         "pair_labels": [s.label for s in streams], "witness_label": wit.label,
         "witness": {**witness_dict(wit.d0, wit.d1), "label": wit.label},
@@ -591,13 +819,15 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         "claim_conversion": conversion, "tests": bets_out, "components": comps,
         "log_wealth_at_claim": float(rounds[-1]["log_wealth_at_claim"]) if rounds else 0.0,
         "log_threshold": log_thr, "epsilon_ceiling": ceiling, "alpha_spent": alpha,
-        "n_cert": n_bet,
+        "n_cert": n_bet, "cost_per_draw_s": cost_per_draw_s,
         "guarantee_note": ("anytime-valid: the bound and the verdict hold with confidence "
                            "1 - alpha at whatever round the audit stopped (Ville's inequality)"),
         "reproduce": {"max_n": n_drawn, "first_round": plan.first},
-        "seconds": {"total": clock() - t_start},
+        "seconds": {"total": own_guard.elapsed()},
         "note": NO_PROOF_NOTE,
     }
+    if guard_note is not None:
+        details["time_guard"] = guard_note
     return AuditResult(auditor="blackbox", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,
                        estimate=bound, claimed=eps_c, quantity="epsilon", alpha=alpha,
                        details=details)

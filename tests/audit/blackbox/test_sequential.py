@@ -223,18 +223,54 @@ def test_reproducible_from_the_recorded_draws_and_executor_independent():
     assert c.estimate == a.estimate
 
 
-def test_time_budget_stops_and_reports_what_it_bought(rng):
+def test_the_time_guard_stops_with_an_explicit_inconclusive(rng):
+    # issue 20 §1: a wall-clock limit is a guard, never a budget. A fake clock that
+    # advances one "second" per reading makes it fire deterministically; the result must
+    # say so and must not read as "no evidence".
     ticks = itertools.count()
 
-    def clock():  # every call advances one "second": the budget runs out deterministically
+    def clock():
         return float(next(ticks))
 
     r = audit_sequential(ScalarGaussianWB(SIGMA, CLAIM), [(D0, D1)], max_n=10**7, rng=rng,
-                         budget_s=6.0, clock=clock)
-    assert r.details["stopped"] == "budget_s"
-    assert r.details["n_per_side"] < 10**7
+                         time_guard_s=6.0, clock=clock)
+    assert r.details["stopped"] == "time_guard"
+    assert r.verdict is Verdict.INCONCLUSIVE
+    note = r.details["time_guard"]
+    assert note["limit_s"] == 6.0 and note["draws"] == r.details["n_per_side"] < 10**7
+    assert "stopped by the time guard" in note["message"] and "INCONCLUSIVE" in note["message"]
     assert r.details["n_per_side"] == sum(x["draws"] for x in r.details["rounds"]) \
         + r.details["n_fit"]
+    # the former keyword is the same guard
+    ticks = itertools.count()
+    old = audit_sequential(ScalarGaussianWB(SIGMA, CLAIM), [(D0, D1)], max_n=10**7,
+                           rng=np.random.default_rng(4), budget_s=6.0, clock=clock)
+    assert old.details["stopped"] == "time_guard" and old.verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_certified_violation_stands_when_the_guard_fires_later(rng):
+    # the certificate is anytime-valid: a guard firing after it changes nothing
+    r = audit_sequential(Deterministic(CLAIM), [(D0, D1)], max_n=10_000, rng=rng,
+                         guard=lambda: False)
+    assert r.violation and "time_guard" not in r.details
+
+
+def test_draws_are_a_function_of_the_inputs_not_of_the_clock():
+    # issue 20 §1: the same seed under a fast and a slow (fake) clock, with a guard that
+    # does not fire, gives the same draws, bound and verdict; only the timings differ.
+    mech = ScalarGaussianWB(SIGMA, CLAIM)
+    fast = itertools.count()
+    slow = itertools.count(step=1000)
+    a = audit_sequential(mech, [(D0, D1)], max_n=30_000, rng=np.random.default_rng(6),
+                         time_guard_s=1e12, clock=lambda: float(next(fast)))
+    b = audit_sequential(mech, [(D0, D1)], max_n=30_000, rng=np.random.default_rng(6),
+                         time_guard_s=1e12, clock=lambda: float(next(slow)))
+    assert (a.verdict, a.estimate, a.details["n_per_side"]) == \
+        (b.verdict, b.estimate, b.details["n_per_side"])
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in a.details["rounds"]]
+    assert strip == [{k: v for k, v in r.items() if k != "seconds"}
+                     for r in b.details["rounds"]]
+    assert a.details["stopped"] == "max_n"
 
 
 def test_input_validation(rng):
@@ -245,6 +281,10 @@ def test_input_validation(rng):
         audit_sequential(mech, [(D0, D1)], max_n=100, rng=rng, alpha=1.5)
     with pytest.raises(ValueError, match="budget_s"):
         audit_sequential(mech, [(D0, D1)], max_n=100, rng=rng, budget_s=0)
+    with pytest.raises(ValueError, match="time_guard_s"):
+        audit_sequential(mech, [(D0, D1)], max_n=100, rng=rng, time_guard_s=-1.0)
+    with pytest.raises(ValueError, match="score"):
+        audit_sequential(mech, [(D0, D1)], max_n=100, rng=rng, score=["auto", "lda"])
     with pytest.raises(ValueError, match="pairs"):
         audit_sequential(mech, [], max_n=100, rng=rng)
     with pytest.raises(ValueError, match="tests"):
@@ -302,23 +342,37 @@ def test_a_violation_stops_inside_a_round_at_a_piece_boundary():
 
 
 def test_stopped_says_max_n_only_when_the_cap_was_reached():
-    # A round cut short by the time budget ends the run, and the report says so, also
-    # when it was the last scheduled round (it used to read "max_n" there). Fake time
-    # advances by 1 ms per draw, so the budget buys a known number of draws.
+    # A round cut short by the time guard ends the run, and the report says so, also
+    # when it was the last scheduled round. Fake time advances by 1 ms per draw; the
+    # mechanism declares an expensive draw, so every round has eight pieces to stop after.
     class Timed(ScalarGaussianWB):
         now = 0.0
+        cost_per_draw_s = 1e-3
 
         def sample(self, data, n, rng):
             Timed.now += 1e-3 * n
             return super().sample(data, n, rng)
 
     last_round_cut = False
-    for budget in np.arange(6.0, 13.0, 0.5):  # 6 000 draws in all need 12 s (two sides)
+    for limit in np.arange(6.0, 13.0, 0.5):  # 6 000 draws in all need 12 s (two sides)
         Timed.now = 0.0
         r = audit_sequential(Timed(SIGMA, CLAIM), [(D0, D1)], max_n=6_000,
-                             rng=np.random.default_rng(1), budget_s=float(budget),
+                             rng=np.random.default_rng(1), time_guard_s=float(limit),
                              clock=lambda: Timed.now)
         reached = r.details["n_per_side"] == 6_000
-        assert (r.details["stopped"] == "max_n") == reached, (budget, r.details["stopped"])
-        last_round_cut |= not reached and len(r.details["rounds"]) == 9  # 1 904 of 4 096
+        assert (r.details["stopped"] == "max_n") == reached, (limit, r.details["stopped"])
+        assert (r.verdict is Verdict.INCONCLUSIVE) or reached
+        last_round_cut |= not reached and len(r.details["rounds"]) == 9  # inside the last
     assert last_round_cut
+
+
+def test_pieces_of_small_rounds_are_one_call_unless_the_draw_is_declared_expensive():
+    # issue 20 §2: a sample() call costs hundreds of cheap draws, so small rounds are drawn
+    # in one piece of at least MIN_PIECE draws; a declared expensive draw keeps eight pieces.
+    from dpgp_audit.audit.blackbox.sequential import MIN_PIECE
+
+    cheap = SequentialPlan(max_n=10**6, first=16, min_piece=MIN_PIECE)
+    assert cheap.piece_sizes(512, 512) == [512]
+    assert cheap.piece_sizes(2 * MIN_PIECE, 2 * MIN_PIECE) == [MIN_PIECE] * 2
+    assert cheap.piece_sizes(64 * MIN_PIECE, 64 * MIN_PIECE) == [8 * MIN_PIECE] * 8
+    assert SequentialPlan(max_n=10**6, first=16).piece_sizes(512, 512) == [64] * 8

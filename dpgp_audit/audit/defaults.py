@@ -1,0 +1,116 @@
+"""The default path's settings (catalogue A.6, A.8): one place for every edge.
+
+:func:`~dpgp_audit.audit.runner.audit_mechanism`, ``python -m dpgp_audit audit``
+(cli.py), the catalogue's draw-cap rule (catalogue.py) and
+:func:`dpgp_audit.testing.assert_private` share these constants, so that the library,
+the command line and a user's privacy test run one default path. The edges import them
+(through :mod:`dpgp_audit.audit.runner`, which re-exports them), never repeat them. The
+auditors of the default path are listed beside the parts themselves
+(:data:`dpgp_audit.audit.parts.DEFAULT_AUDITORS`).
+
+Budgets are draws, never seconds (issue 20 §1): a verdict is a function of
+``(mechanism, data, seed, settings)``. Seconds appear here only as (a) the time
+*guard*, a limit that stops an audit and says so (:mod:`~dpgp_audit.audit.guard`), and
+(b) the nominal seconds the catalogue's draw-cap rule turns into draw caps, from each
+entry's *declared* cost class (:func:`planned_cap`) — constants in code, never a timing.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["ALL_AUDIT_S", "ANSWERS_PAIRS", "COST_CLASSES", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
+           "DEFAULT_PAIRS", "DEFAULT_TIME_GUARD_S", "FIXED_DEFAULT_N", "MIN_CAP", "MODES",
+           "PILOT_MOST", "PLANNED_AUDIT_S", "SEQUENTIAL_DEFAULT_N", "SEQUENTIAL_HEADROOM",
+           "default_n", "pilot_draws", "planned_cap"]
+
+#: Black-box modes: ``"fixed"`` draws exactly ``n`` per side (A.3); ``"sequential"`` draws at
+#: most ``n`` per side and pair and stops at the first certified violation (A.8).
+MODES: tuple[str, ...] = ("sequential", "fixed")
+#: The default path's mode, for the library, the CLI and ``assert_private`` alike.
+DEFAULT_MODE = "sequential"
+#: Fixed mode: samples per side (quick mode: catches 2x errors; AUDITING.md §4).
+FIXED_DEFAULT_N = 20_000
+#: In sequential mode the default draw cap is this many times the fixed-n default.
+SEQUENTIAL_HEADROOM = 10
+#: Sequential mode: the most draws per side and pair (200 000), the audit's budget.
+SEQUENTIAL_DEFAULT_N = SEQUENTIAL_HEADROOM * FIXED_DEFAULT_N
+#: The time guard of one audit, in seconds, for the library, ``assert_private`` and the
+#: CLI (``--time-guard-s``): far above what a default audit of a vectorised mechanism
+#: takes (seconds), so that it fires only for mechanisms whose draw allowance would run
+#: for many minutes. When it fires the audit says so and is INCONCLUSIVE.
+DEFAULT_TIME_GUARD_S = 600.0
+#: Former name of :data:`DEFAULT_TIME_GUARD_S` (``budget_s`` is the time guard now).
+DEFAULT_BUDGET_S = DEFAULT_TIME_GUARD_S
+#: Top-ranked pairs the black-box auditor confirms by default.
+DEFAULT_PAIRS = 2
+#: ... but under the all-answers relation every generated pattern pair, at most this many:
+#: a pilot cannot rank the StatDP/DP-Sniper patterns (an SVT's outputs move as much on a
+#: pattern that exposes its bug as on one that does not), and there are few of them.
+ANSWERS_PAIRS = 20
+#: Most pilot releases per side and pair (ranking pairs, A.7's screen).
+PILOT_MOST = 200
+#: Fewest draws per side and pair a planned cap gives (one fitting and two betting rounds).
+MIN_CAP = 64
+
+#: Cost classes of the catalogue's draw-cap rule: nominal seconds per draw, the upper end
+#: of what each class measured (``benchmarks/bench_make_audit.py --costs`` re-measures):
+#: ``"vectorised"`` (numpy draws many releases at once: 0.01–12 µs per draw measured),
+#: ``"loop"`` (a Python loop per draw: 0.2 ms measured), ``"solve"`` (an optimisation, a
+#: training run or an exact sampler per draw: 1.7–3.7 ms measured).
+COST_CLASSES: dict[str, float] = {"vectorised": 2e-5, "loop": 5e-4, "solve": 5e-3}
+#: Nominal seconds of black-box certification a single audit (``make audit MECH=ID``) plans
+#: at its declared cost; with a declared cost and no ``n``, the library plans the same.
+PLANNED_AUDIT_S = 60.0
+#: ... and each entry of ``make audit`` (``--all``), so that the whole run stays under a
+#: minute on 2 cores (``benchmarks/bench_make_audit.py``).
+ALL_AUDIT_S = 1.0
+
+
+def default_n(mode: str) -> int:
+    """Samples per side that ``n=None`` means in ``mode``.
+
+    :data:`FIXED_DEFAULT_N` in fixed mode (exactly that many per side) and
+    :data:`SEQUENTIAL_DEFAULT_N` in sequential mode (at most that many per side and pair).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return SEQUENTIAL_DEFAULT_N if mode == "sequential" else FIXED_DEFAULT_N
+
+
+def planned_cap(cost_per_draw_s: float, seconds: float, *,
+                cap: int = SEQUENTIAL_DEFAULT_N, pairs: int = 2) -> int:
+    """Draws per side and pair that ``seconds`` of certification buy at a declared cost.
+
+    The black-box part's certification draws ``2 * pairs * n`` releases at most (both
+    sides of ``pairs`` pairs); the planned ``n`` is what makes that ``seconds`` at
+    ``cost_per_draw_s`` seconds per release, rounded down to two significant digits,
+    clipped to ``[MIN_CAP, cap]``. A function of declared numbers only: never a timing.
+
+    Examples
+    --------
+    >>> planned_cap(2e-5, 60.0), planned_cap(5e-3, 60.0), planned_cap(2e-5, 0.5)
+    (200000, 3000, 6200)
+    """
+    if not (cost_per_draw_s > 0 and math.isfinite(cost_per_draw_s)):
+        raise ValueError(f"cost_per_draw_s must be a positive number of seconds, "
+                         f"got {cost_per_draw_s!r}")
+    raw = seconds / (2 * pairs * cost_per_draw_s)
+    if raw >= cap:
+        return int(cap)
+    digits = max(0, int(math.floor(math.log10(max(raw, 1.0)))) - 1)
+    rounded = int(raw // 10**digits) * 10**digits
+    return int(min(cap, max(MIN_CAP, rounded)))
+
+
+def pilot_draws(n: int, sequential: bool) -> int:
+    """Pilot releases per side and pair for ranking pairs (and A.7's screen), from ``n``.
+
+    A tenth of a fixed ``n`` in [20, :data:`PILOT_MOST`]; a sequential ``n`` is a cap (by
+    default :data:`SEQUENTIAL_HEADROOM` times the fixed default), so there a thousandth,
+    in [8, :data:`PILOT_MOST`] — 200 at the default cap, 8 for a slow mechanism's small
+    cap, so that piloting every pair never costs more than a few rounds of betting.
+    """
+    if sequential:
+        return min(PILOT_MOST, max(8, n // (100 * SEQUENTIAL_HEADROOM)))
+    return min(PILOT_MOST, max(20, n // 10))

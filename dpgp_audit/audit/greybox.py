@@ -1,0 +1,1022 @@
+"""Grey-box coupled auditor: M(D) and M(D′) on the same seed, draw by draw (catalogue A.9).
+
+Every mechanism of the kit draws its noise from the generator the auditor hands it.
+Handing it a :class:`~dpgp_audit.audit.recording.RecordingGenerator` for D and another
+built from the *same* seed for D′ couples the two runs: as long as the mechanism asks
+for the same noise, it gets the same noise, so whatever differs between the two outputs
+was caused by the data. This is the principle of Re:cord-play (Cebere et al., PETS
+2026), applied here with the kit's claims and exact profiles. Per neighbour pair the
+auditor runs a handful of coupled calls (one vectorised ``sample`` call per side and
+run) and reports:
+
+(a) **diverging draws** — the two logs differ in which samplers are called or in the
+    shape of a draw: the data decides which or how much noise is drawn (control flow);
+(b) **data-dependent noise** — a noise scale (``scale``, ``cov``, a uniform's width)
+    differs between D and D′, or the release's linear map from the noise differs;
+(c) **additive releases** — when every draw is Gaussian or Laplace noise and each
+    release is exactly affine in the noise it drew (verified by least squares on the
+    recorded values with spare rows, and on both datasets), the release is
+    ``c(D) + A·e`` with a known noise law, so the coupled difference ``c(D′) − c(D)``
+    is the query change itself. Against the recorded noise it gives the exact μ =
+    ‖Σ^{−1/2}Δ‖ of the pair (Σ = A Σ_e Aᵀ, with the white-box range check) or its
+    Laplace ε = Σ_j |Δ_j|/b_j, and hence the exact ε(δ) to compare with the claim;
+(d) **no noise at all** — a release that draws nothing from the generator and returns
+    the same value on every run with different seeds, yet differs between D and D′,
+    is a pair of point masses (ε = ∞); likewise a release that draws nothing for one
+    dataset while its neighbour's release is continuous.
+
+Soundness
+---------
+Only (c) beyond the claim and (d) are *definitive*, and only after a second coupled run
+on a fresh seed reproduces them: they set ``VIOLATION`` with the guarantee
+:attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_EXACT` — exact for the witness pair
+*given the recorded structure* (the release was affine in the recorded noise on every
+row seen; (d) rests on the ``Mechanism`` contract that all randomness comes from the
+handed generator). (a), (b), a noise-free output coordinate that moves, and every
+score of a release that is not verified additive are **leads**: they never set a
+violation; they rank the pairs, and the white-box and black-box auditors certify.
+No statistics are involved, so no α is spent: the runs only choose and describe pairs
+(the certifying auditors draw fresh samples).
+
+The survey is cheap — a few releases per pair and side — so for slow mechanisms its
+ranking (:func:`rank_pairs_by_coupling`) replaces pilot sampling of every pair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.audit.neighbours import NeighbourPair
+from dpgp_audit.audit.recording import Draw, DrawLog, recording_pair, verify_log
+from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.contract import Mechanism
+from dpgp_audit.dataset import Dataset
+
+__all__ = [
+    "MAX_RELEASES",
+    "AffineFit",
+    "CoupledRun",
+    "CouplingSurvey",
+    "NoiseDesign",
+    "PairCoupling",
+    "audit_greybox",
+    "couple",
+    "couple_pairs",
+    "fit_affine",
+    "noise_design",
+    "rank_pairs_by_coupling",
+]
+
+#: Samplers whose draws can enter a release additively with a known law.
+ADDITIVE_FAMILIES: dict[str, str] = {"standard_normal": "gaussian", "normal": "gaussian",
+                                     "multivariate_normal": "gaussian", "laplace": "laplace"}
+#: Tolerance of the affine fit, relative to the size of the noise each output receives.
+#: Round-off of ``q + noise`` at the kit's float-safety margin (spacing <= 1e-6 of the
+#: noise sd, privacy/domain.py) stays below it; a release that rounds on a coarser grid
+#: than that, clips, selects or iterates misses by far more and is not called affine.
+FIT_RTOL = 1e-6
+#: Two recorded parameters or noise maps "differ" above this relative difference.
+PARAM_RTOL = 1e-12
+#: Spare rows beyond the unknowns of the affine fit (its residual degrees of freedom).
+EXTRA_ROWS = 3
+#: Releases per side of the first coupled call (it reveals the noise per release).
+PROBE_ROWS = 4
+#: Most releases per side in one coupled call.
+MAX_ROWS = 128
+#: Releases per side the survey may draw over all pairs on the default path (the
+#: ``GreyBoxPart``'s allowance): a deterministic budget; 37-57 generated pairs at four
+#: releases each, plus confirmations and wider calls for vector releases, fit inside it.
+MAX_RELEASES = 1024
+_REL_SLACK = 1e-9  # as the white-box auditor: floating-point slack against a claim
+
+# tiers of the ranking (higher first)
+_VIOLATION, _LEAD, _MEASURED, _NOTHING = 3, 2, 1, 0
+
+
+# --------------------------------------------------------------------------- one coupled call
+@dataclass(frozen=True, eq=False)
+class CoupledRun:
+    """One call of ``sample`` per side, both on generators built from one seed.
+
+    ``out0``/``out1`` are the releases flattened to ``(n, d)``; ``log0``/``log1`` what the
+    generators recorded; ``complete0``/``complete1`` whether a replay proved that no draw
+    escaped the log (:func:`~dpgp_audit.audit.recording.verify_log`).
+    """
+
+    n: int
+    out0: np.ndarray
+    out1: np.ndarray
+    log0: DrawLog
+    log1: DrawLog
+    complete: bool
+    why_incomplete: str = ""
+
+
+def couple(mechanism: Mechanism, d0: Dataset, d1: Dataset, n: int,
+           seed: np.random.SeedSequence) -> CoupledRun:
+    """Run ``sample(d0, n, ·)`` and ``sample(d1, n, ·)`` on recording generators from ``seed``.
+
+    Raises whatever ``sample`` raises (``ValueError`` for a dataset it refuses).
+    """
+    n = check_positive_int("n", n)
+    g0, g1 = recording_pair(seed)
+    outs = []
+    for d, g in ((d0, g0), (d1, g1)):
+        raw = np.asarray(mechanism.sample(d, n, g))
+        if raw.dtype.kind not in "biuf":
+            raise TypeError(f"sample() returned {raw.dtype} values; the grey-box auditor "
+                            "compares numeric releases")
+        if raw.ndim == 0 or raw.shape[0] != n:
+            raise TypeError(f"sample(data, {n}, rng) returned shape {raw.shape}, not "
+                            f"({n}, ...)")
+        outs.append(raw.astype(float).reshape(n, -1))
+    why = ""
+    for tag, log in (("D", g0.log), ("D'", g1.log)):
+        chk = verify_log(log)
+        if not chk.complete:
+            why = f"{tag}: {chk.reason}"
+        elif any("pickled" in note for note in log.notes):
+            why = f"{tag}: the generator was pickled, so a copy may have drawn unrecorded"
+    return CoupledRun(n, outs[0], outs[1], g0.log, g1.log, not why, why)
+
+
+# --------------------------------------------------------------------------- noise design
+@dataclass(frozen=True, eq=False)
+class NoiseDesign:
+    """The recorded noise of one call, one row per release.
+
+    Attributes
+    ----------
+    E
+        ``(n, m)``: the centred noise values (draw − location) of each release.
+    family
+        ``"gaussian"``, ``"laplace"`` or ``"mixed"``.
+    cov
+        ``(m, m)`` covariance of a row of ``E`` (Gaussian and mixed; Laplace columns
+        carry their variance 2b²).
+    laplace_scale
+        ``(m,)`` Laplace scale b per column (0 for Gaussian columns).
+    """
+
+    E: np.ndarray
+    family: str
+    cov: np.ndarray
+    laplace_scale: np.ndarray
+
+
+def _centred(d: Draw) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """(values − location, per-element variance, MVN covariance or None, Laplace scale)."""
+    v = np.asarray(d.value, dtype=float)
+    loc = d.location()
+    centred = v - np.broadcast_to(next(iter(loc.values())), v.shape) if loc else v
+    if d.method == "multivariate_normal":
+        cov = np.atleast_2d(np.asarray(d.params["cov"], dtype=float))
+        var = np.broadcast_to(np.diag(cov), v.shape)
+        return centred, var, cov, np.zeros(v.shape)
+    scale = np.broadcast_to(np.asarray(d.params.get("scale", 1.0), dtype=float), v.shape)
+    if d.method == "laplace":
+        return centred, 2.0 * scale**2, None, scale
+    return centred, scale**2, None, np.zeros(v.shape)
+
+
+def _block_cov(var: np.ndarray, mvn: np.ndarray | None) -> np.ndarray:
+    """Covariance of a flattened piece of one draw (diagonal, or MVN blocks)."""
+    if mvn is None:
+        return np.diag(np.ravel(var))
+    k = mvn.shape[0]
+    return np.kron(np.eye(np.size(var) // k), mvn)
+
+
+def noise_design(draws: Sequence[Draw], n: int) -> NoiseDesign | str:
+    """Split a call's recorded draws into one row of centred noise per release.
+
+    A draw whose leading axis is a multiple of ``n`` is split along it (release i gets
+    the i-th slice); the remaining draws must come in ``n`` equal groups in call order
+    (a loop over releases). Returns a reason string when a draw is not Gaussian or
+    Laplace noise or the draws do not split into ``n`` releases.
+    """
+    pieces: list[list[tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, str]]] = [
+        [] for _ in range(n)]
+    loose: list[tuple[Draw, tuple]] = []
+    for d in draws:
+        fam = ADDITIVE_FAMILIES.get(d.method)
+        if fam is None:
+            return f"draws other than Gaussian or Laplace noise ({d.method})"
+        c, var, mvn, lap = _centred(d)
+        if c.ndim >= 1 and c.shape[0] >= n and c.shape[0] % n == 0 and (
+                mvn is None or c.ndim >= 2):
+            q = c.shape[0] // n
+            for i in range(n):
+                sl = slice(i * q, (i + 1) * q)
+                pieces[i].append((c[sl].ravel(), var[sl], mvn, lap[sl].ravel(), fam))
+        else:
+            loose.append((d, (c, var, mvn, lap, fam)))
+    if loose:
+        if len(loose) % n:
+            return f"{len(loose)} draws do not split into {n} releases"
+        per = len(loose) // n
+        sigs = [tuple(x[0].signature() for x in loose[i * per:(i + 1) * per]) for i in range(n)]
+        if any(s != sigs[0] for s in sigs):
+            return "the releases' draws differ in shape"
+        for i in range(n):
+            for _, (c, var, mvn, lap, fam) in loose[i * per:(i + 1) * per]:
+                pieces[i].append((np.ravel(c), var, mvn, np.ravel(lap), fam))
+    if not pieces[0]:
+        return "no noise drawn"
+    E = np.stack([np.concatenate([p[0] for p in row]) for row in pieces])
+    blocks = [_block_cov(p[1], p[2]) for p in pieces[0]]
+    m = E.shape[1]
+    cov = np.zeros((m, m))
+    at = 0
+    for b in blocks:
+        k = b.shape[0]
+        cov[at:at + k, at:at + k] = b
+        at += k
+    lap = np.concatenate([p[3] for p in pieces[0]])
+    fams = {p[4] for p in pieces[0]}
+    family = fams.pop() if len(fams) == 1 else "mixed"
+    return NoiseDesign(E, family, cov, lap)
+
+
+# --------------------------------------------------------------------------- affine fit
+@dataclass(frozen=True, eq=False)
+class AffineFit:
+    """``out = intercept + A · e`` on every release of a call (least squares, verified).
+
+    ``noise_free`` marks output coordinates that took one value on every release (their
+    row of ``A`` is set to zero).
+    """
+
+    intercept: np.ndarray
+    A: np.ndarray
+    noise_free: np.ndarray
+    max_residual: float
+
+
+def fit_affine(out: np.ndarray, E: np.ndarray, rtol: float = FIT_RTOL, *,
+               A: np.ndarray | None = None) -> AffineFit | str:
+    """Fit ``out ≈ c + E Aᵀ`` and verify it is exact up to round-off.
+
+    Needs more releases than unknowns (``n > m + 1``): the spare rows are the check.
+    With a known map ``A`` (fitted on earlier releases of the same mechanism) only the
+    intercept is unknown: every release must then give the same ``out − E Aᵀ``, which
+    two releases already check. Returns a reason string when the fit is not exact (the
+    release is not affine in the recorded noise, or not with this ``A``) or cannot be
+    checked.
+    """
+    out = np.asarray(out, dtype=float)
+    n, m = E.shape
+    const = np.all(out == out[:1], axis=0)
+    if A is not None:
+        if n < 2 or A.shape != (out.shape[1], m):
+            return "the known noise map does not apply to this call"
+        noise = E @ A.T
+        c = (out - noise).mean(axis=0)
+        resid = np.abs(out - noise - c).max(axis=0)
+        size = np.abs(noise).max(axis=0)
+        bad = resid > rtol * size
+        if np.any(bad):
+            return "the noise map fitted on earlier releases does not hold here"
+        A = A.copy()
+        A[const] = 0.0
+        c[const] = out[0, const]
+        return AffineFit(c, A, const, float(resid.max(initial=0.0)))
+    X = np.hstack([np.ones((n, 1)), E])
+    rank = int(np.linalg.matrix_rank(X))
+    if n <= rank:
+        return f"{n} releases cannot check an affine fit with {rank} unknowns"
+    coef, *_ = np.linalg.lstsq(X, out, rcond=None)
+    noise = E @ coef[1:]
+    resid = np.abs(out - coef[0] - noise).max(axis=0)
+    size = np.abs(noise).max(axis=0)  # the noise each output receives, not its magnitude
+    bad = ~const & (resid > rtol * size)
+    if np.any(bad):
+        j = int(np.flatnonzero(bad)[np.argmax((resid / np.maximum(size, 1e-300))[bad])])
+        return (f"not affine in the recorded noise (output {j}: residual {resid[j]:.3g} "
+                f"against noise of size {size[j]:.3g})")
+    A = coef[1:].T.copy()
+    c = coef[0].copy()
+    A[const] = 0.0
+    c[const] = out[0, const]
+    return AffineFit(c, A, const, float(resid.max(initial=0.0)))
+
+
+# --------------------------------------------------------------------------- one pair
+@dataclass(frozen=True, eq=False)
+class PairCoupling:
+    """What the coupled runs showed for one neighbour pair.
+
+    Attributes
+    ----------
+    index, label
+        The pair's position in the list audited, and its label.
+    status
+        ``"additive"`` (verified affine in Gaussian or Laplace noise), ``"additive-mixed"``,
+        ``"diverges"`` (a), ``"noise-depends-on-data"`` (b), ``"noise-free-output"``,
+        ``"no-noise"``, ``"one-side-no-noise"``, ``"not-additive"``,
+        ``"not-recordable"``, ``"unchanged"``, ``"rejected"`` or ``"not-run"``.
+    finding
+        ``"violation"`` (definitive), ``"lead"`` (exploratory) or ``""``.
+    score
+        How distinguishable the pair looked: the exact μ (Gaussian) or pure ε (Laplace)
+        of a verified-additive pair, else a point estimate (coupled difference over the
+        spread of the releases); ``inf`` for an unbounded lead.
+    estimate
+        The exact value compared with the claim (ε at the claimed δ, μ or ρ, as the
+        white-box auditor), ``nan`` when none was computed.
+    runs, releases
+        Coupled calls made, and releases drawn per side in total.
+    detail
+        One line: what was seen.
+    delta_out
+        The coupled output difference Δ (flattened; verified constant for additive pairs).
+    direction
+        For Gaussian additive pairs the likelihood-ratio direction Σ⁺Δ (or the direction
+        the noise omits); else Δ.
+    extra
+        The claim comparison's numbers (δ at the claimed ε, …) and the noise summary.
+    spread
+        For a release whose coupled difference is constant but whose noise law was not
+        recorded: the within-side sum of squares per output and its degrees of freedom
+        (pooled over pairs by the survey).
+    """
+
+    index: int
+    label: str
+    status: str
+    finding: str = ""
+    score: float = 0.0
+    estimate: float = math.nan
+    runs: int = 0
+    releases: int = 0
+    detail: str = ""
+    delta_out: np.ndarray | None = field(default=None, repr=False)
+    direction: np.ndarray | None = field(default=None, repr=False)
+    extra: dict = field(default_factory=dict)
+    spread: tuple[np.ndarray, int] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def tier(self) -> int:
+        """Ranking tier: definitive findings, then leads, then measured pairs."""
+        if self.finding == "violation":
+            return _VIOLATION
+        if self.finding == "lead":
+            return _LEAD
+        if self.status in ("rejected", "not-run", "unchanged"):
+            return _NOTHING
+        return _MEASURED
+
+    @property
+    def weak(self) -> bool:
+        """True when the score is only a standardised difference of a few releases.
+
+        That is, no exact value, no lead, and no noise that cancels in the coupled
+        difference (whose spread the survey pools over pairs): a selection, a threshold
+        pattern or an iteration seen on four releases per side, or identical releases.
+        """
+        return (not self.finding and self.spread is None
+                and self.status in ("not-additive", "not-recordable", "unchanged"))
+
+    def rank_key(self) -> tuple[int, float, float]:
+        """Sort key, larger first: tier, then score, then the exact estimate."""
+        est = self.estimate if not math.isnan(self.estimate) else -math.inf
+        return (self.tier, self.score, est)
+
+    def as_dict(self) -> dict:
+        """JSON-ready summary (arrays as lists)."""
+        out = {"index": self.index, "label": self.label, "status": self.status,
+               "finding": self.finding, "score": self.score, "estimate": self.estimate,
+               "runs": self.runs, "releases_per_side": self.releases, "detail": self.detail}
+        if self.delta_out is not None:
+            out["delta"] = self.delta_out.tolist()
+        if self.direction is not None:
+            out["direction"] = self.direction.tolist()
+        out.update(self.extra)
+        return out
+
+
+def _claim_numbers(claim: object) -> tuple[str, float, float | None]:
+    from dpgp_audit.audit.whitebox import claim_target
+
+    return claim_target(claim, None)  # type: ignore[arg-type]
+
+
+def _differs(a: object, b: object) -> bool:
+    a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a_arr.shape != b_arr.shape:
+        return True
+    scale = max(float(np.abs(a_arr).max(initial=0.0)), float(np.abs(b_arr).max(initial=0.0)))
+    return bool(np.abs(a_arr - b_arr).max(initial=0.0) > PARAM_RTOL * max(scale, 1e-300))
+
+
+def _compare_logs(log0: DrawLog, log1: DrawLog) -> tuple[str, str, float]:
+    """('diverges' | 'noise' | '', one line, size) for two coupled logs.
+
+    For a noise parameter that differs, ``size`` is √2 times the largest |log ratio| of
+    the two values (the Fisher distance of two centred Gaussians that differ in scale).
+    """
+    a, b = log0.draws, log1.draws
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x.signature() != y.signature():
+            return "diverges", (f"draw {i} differs: {x.method}{list(x.shape)} under D, "
+                                f"{y.method}{list(y.shape)} under D'"), math.inf
+    if len(a) != len(b):
+        return "diverges", (f"{len(a)} draws under D, {len(b)} under D' (the data decides "
+                            "how much noise is drawn)"), math.inf
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        sx, sy = x.scales(), y.scales()
+        for k in sx:
+            if _differs(sx[k], sy[k]):
+                u, v = np.abs(np.ravel(sx[k])), np.abs(np.ravel(sy[k]))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    logs = np.abs(np.log(v) - np.log(u))
+                size = float(np.nanmax(np.where((u == 0) != (v == 0), np.inf, logs),
+                                       initial=0.0))
+                return "noise", (f"draw {i} ({x.method}): noise parameter {k!r} depends on "
+                                 f"the data ({float(u.min()):.4g} under D, "
+                                 f"{float(v.min()):.4g} under D')"), math.sqrt(2.0) * size
+    return "", "", 0.0
+
+
+def _gaussian_distance(delta: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> float:
+    """How far apart N(c, s0²) and N(c + Δ, s1²) are, output by output (a ranking score).
+
+    √(Σ_j Δ_j²/((s0_j² + s1_j²)/2) + 2 log²(s1_j/s0_j)): the Fisher distance for small
+    changes; μ when the scales agree; ``inf`` when an output has noise on one side only,
+    or none on either side yet moves.
+    """
+    zero0, zero1 = s0 == 0, s1 == 0
+    if np.any(zero0 != zero1) or np.any(zero0 & zero1 & (delta != 0)):
+        return math.inf
+    ok = ~zero0
+    pooled = 0.5 * (s0[ok] ** 2 + s1[ok] ** 2)
+    d2 = delta[ok] ** 2 / pooled + 2.0 * np.log(s1[ok] / s0[ok]) ** 2
+    return float(math.sqrt(float(np.sum(d2))))
+
+
+def _heuristic(out0: np.ndarray, out1: np.ndarray
+               ) -> tuple[float, str, np.ndarray, tuple[np.ndarray, int] | None]:
+    """A point-estimate score from coupled outputs alone (no noise model).
+
+    If the coupled difference is the same on every release (the noise cancels) it is
+    ‖Δ/sd‖ over the coordinates (sd: the spread of the releases; a μ estimate for
+    independent Gaussian noise), and the spread is returned too — ``(sum of squares per
+    output, degrees of freedom)`` — so that the survey can pool it over pairs
+    (:func:`_pool_spreads`); otherwise the largest standardised mean difference.
+    A coordinate constant on both sides that moves scores ``inf``.
+    """
+    diff = out1 - out0
+    mean = diff.mean(axis=0)
+    if not np.any(diff):
+        return 0.0, "identical releases on D and D'", mean, None
+    n = out0.shape[0]
+    ss = np.sum((out0 - out0.mean(0)) ** 2, axis=0) + np.sum((out1 - out1.mean(0)) ** 2, axis=0)
+    sd = np.sqrt(ss / (2 * (n - 1))) if n > 1 else np.zeros(out0.shape[1])
+    moved = np.abs(mean) > 0
+    if np.any(moved & (sd == 0)):
+        return (math.inf, "an output constant on every release differs between D and D'",
+                mean, None)
+    spread = np.abs(diff - mean).max(axis=0)
+    z = np.where(sd > 0, np.abs(mean) / np.where(sd > 0, sd, 1.0), 0.0)
+    if np.all(spread <= FIT_RTOL * sd):
+        return (float(np.sqrt(np.sum(z * z))),
+                "coupled difference constant over releases (noise cancels), noise law "
+                "not recorded: |delta/sd| is a point estimate", mean, (ss, 2 * (n - 1)))
+    return (float(z.max(initial=0.0)), "not additive: standardised coupled difference", mean,
+            None)
+
+
+def _pool_spreads(results: list[PairCoupling]) -> list[PairCoupling]:
+    """Rescore the pairs whose noise cancels with an sd pooled over all of them.
+
+    Four releases per side give a poor sd (3 degrees of freedom); when the noise is the
+    same for every dataset, as the coupling suggests, pooling over the pairs makes
+    ``‖Δ/sd‖`` rank them by their query change. Still a point estimate.
+    """
+    with_spread = [c for c in results if c.spread is not None]
+    if len(with_spread) < 2:
+        return results
+    dims = {c.spread[0].shape for c in with_spread}  # type: ignore[index]
+    if len(dims) != 1:
+        return results
+    ss = sum(c.spread[0] for c in with_spread)  # type: ignore[index]
+    dof = sum(c.spread[1] for c in with_spread)  # type: ignore[index]
+    var = ss / dof
+    out = []
+    for c in results:
+        if c.spread is not None and c.delta_out is not None:
+            d = c.delta_out
+            score = (math.inf if np.any((var == 0) & (d != 0)) else
+                     float(np.sqrt(np.sum(np.where(var > 0, d * d / np.where(var > 0, var, 1),
+                                                   0.0)))))
+            c = _replace(c, score=score, extra={**c.extra, "pooled_sd_pairs": len(with_spread)})
+        out.append(c)
+    return out
+
+
+def _mu_allowed(quantity: str, claimed: float, claim_delta: float | None) -> float | None:
+    """The largest Gaussian μ the claim allows (``None`` for pure DP: none is allowed)."""
+    if quantity == "mu":
+        return claimed
+    if quantity == "rho":
+        return math.sqrt(2.0 * claimed)
+    if not claim_delta:
+        return None
+    from dpgp_audit.privacy.gdp import gdp_mu
+
+    return gdp_mu(claimed, claim_delta)
+
+
+def _laplace_exact(fit: AffineFit, design: NoiseDesign, delta: np.ndarray) -> tuple[
+        float, int] | None:
+    """Pure ε = Σ_j |Δ_j|/b_j when each output gets exactly one Laplace value (else None)."""
+    A = fit.A
+    noisy = ~fit.noise_free
+    tol = 1e-12 * max(float(np.abs(A).max(initial=0.0)), 1e-300)
+    nz = np.abs(A) > tol
+    if np.any(nz.sum(axis=1)[noisy] != 1) or np.any(nz.sum(axis=0) > 1):
+        return None
+    cols = np.argmax(nz, axis=1)
+    b = np.abs(A[np.arange(A.shape[0]), cols]) * design.laplace_scale[cols]
+    if np.any(b[noisy] <= 0):
+        return None
+    eps = float(np.sum(np.abs(delta[noisy]) / b[noisy]))
+    return eps, int(np.count_nonzero(delta[noisy]))
+
+
+def _laplace_compare(eps0: float, moved: int, quantity: str, claimed: float,
+                     claim_delta: float | None) -> tuple[float, bool | None, dict]:
+    """Exact verdict for a Laplace pair (None: not decided exactly)."""
+    extra = {"laplace_pure_epsilon": eps0}
+    if quantity == "epsilon" and not claim_delta:
+        extra["sensitivity_excess"] = eps0 / claimed  # Δ₁/b against the claimed ε
+    if quantity != "epsilon":
+        return eps0, None, extra
+    if not claim_delta or eps0 <= claimed:
+        # pure eps0 <= claim implies (claim, delta) for every delta
+        return eps0, eps0 > claimed * (1 + _REL_SLACK), extra
+    if moved == 1:  # one Laplace coordinate: delta(eps) = 1 - exp((eps - eps0)/2)
+        eps_d = max(0.0, eps0 + 2.0 * math.log1p(-claim_delta))
+        extra["epsilon_at_claimed_delta"] = eps_d
+        return eps_d, eps_d > claimed * (1 + _REL_SLACK), extra
+    return eps0, None, extra
+
+
+def _design_key(des: NoiseDesign) -> tuple:
+    """Which fitted noise maps a call's design can reuse: noise values per release, law."""
+    return (int(des.E.shape[1]), des.family)
+
+
+def _analyse_run(run: CoupledRun, index: int, label: str,
+                 claim: tuple[str, float, float | None],
+                 maps: dict[tuple, np.ndarray] | None = None) -> PairCoupling:
+    """Everything one coupled call shows about a pair (before any confirmation).
+
+    ``maps`` holds the noise maps fitted on earlier pairs (by :func:`_design_key`): a
+    release that keeps one of them is verified on a few releases instead of refitted.
+    """
+    base = {"index": index, "label": label, "runs": 1, "releases": run.n}
+    if not run.complete:
+        score, why, mean, spread = _heuristic(run.out0, run.out1)
+        return PairCoupling(status="not-recordable", score=score, delta_out=mean, spread=spread,
+                            detail=f"draws escaped the log ({run.why_incomplete}); {why}",
+                            **base)
+    noise0, noise1 = run.log0.noise(), run.log1.noise()
+    if not np.any(run.out1 != run.out0):
+        return PairCoupling(status="unchanged", detail="identical releases on D and D'",
+                            delta_out=np.zeros(run.out0.shape[1]), **base)
+    if not noise0 and not noise1:
+        return PairCoupling(status="no-noise", finding="lead", score=math.inf,
+                            detail="no draw from the handed generator on D or D', and the "
+                                   "releases differ", delta_out=(run.out1 - run.out0).mean(0),
+                            **base)
+    if not noise0 or not noise1:
+        side = "D" if not noise0 else "D'"
+        return PairCoupling(status="one-side-no-noise", finding="lead", score=math.inf,
+                            detail=f"no draw from the handed generator under {side}: the data "
+                                   "decides whether noise is drawn at all",
+                            delta_out=(run.out1 - run.out0).mean(0), **base)
+    kind, why, size = _compare_logs(run.log0, run.log1)
+    if kind == "diverges":
+        _, _, mean, _ = _heuristic(run.out0, run.out1)
+        return PairCoupling(status="diverges", finding="lead", score=math.inf, detail=why,
+                            delta_out=mean, **base)
+    des0 = noise_design(noise0, run.n)
+    des1 = noise_design(noise1, run.n)
+    fit0 = fit1 = None
+    if isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign):
+        known = None if maps is None else maps.get(_design_key(des0))
+        if known is not None:  # the map of earlier pairs: verified on every release here
+            fit0 = fit_affine(run.out0, des0.E, A=known)
+            fit1 = fit_affine(run.out1, des1.E, A=known)
+        if not isinstance(fit0, AffineFit) or not isinstance(fit1, AffineFit):
+            fit0, fit1 = fit_affine(run.out0, des0.E), fit_affine(run.out1, des1.E)
+        if maps is not None and isinstance(fit0, AffineFit) and isinstance(fit1, AffineFit):
+            maps.setdefault(_design_key(des0), fit0.A)
+    if not isinstance(fit0, AffineFit) or not isinstance(fit1, AffineFit):
+        reason = next(r for r in (des0, des1, fit0, fit1) if isinstance(r, str))
+        score, how, mean, spread = _heuristic(run.out0, run.out1)
+        if kind:  # a noise scale depends on the data; the parameters measure by how much
+            return PairCoupling(status="noise-depends-on-data", finding="lead", score=size,
+                                detail=why, delta_out=mean, **base)
+        return PairCoupling(status="not-additive", score=score, delta_out=mean,
+                            spread=spread, detail=f"{reason}; {how}", **base)
+    assert isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
+    cov0 = fit0.A @ des0.cov @ fit0.A.T  # the law of each release's noise
+    cov1 = fit1.A @ des1.cov @ fit1.A.T
+    top = max(float(np.abs(cov0).max(initial=0.0)), float(np.abs(cov1).max(initial=0.0)))
+    if kind or not np.allclose(cov0, cov1, rtol=FIT_RTOL, atol=FIT_RTOL * top):
+        s0, s1 = np.sqrt(np.diag(cov0)), np.sqrt(np.diag(cov1))
+        ok = s0 > 0
+        ratio = s1[ok] / s0[ok] if np.any(ok) else np.array([math.nan])
+        delta = fit1.intercept - fit0.intercept
+        return PairCoupling(status="noise-depends-on-data", finding="lead",
+                            score=_gaussian_distance(delta, s0, s1),
+                            detail=(why or "the release's map from the noise depends on the "
+                                           "data") + f" (noise sd ratio D'/D in "
+                                                     f"[{ratio.min():.4g}, {ratio.max():.4g}])",
+                            delta_out=delta, **base)
+    delta = fit1.intercept - fit0.intercept
+    free = fit0.noise_free & fit1.noise_free
+    noisy = ~free
+    if np.any(delta[free] != 0):
+        if np.any(noisy):
+            j = int(np.flatnonzero(free & (delta != 0))[0])
+            return PairCoupling(status="noise-free-output", finding="lead", score=math.inf,
+                                detail=(f"output {j} gets no noise (one value on every "
+                                        "release) and differs between D and D'"),
+                                delta_out=delta, direction=(free & (delta != 0)).astype(float),
+                                **base)
+        return PairCoupling(status="not-additive", score=math.inf, delta_out=delta,
+                            detail="the releases are constant on each side (noise drawn but "
+                                   "not visible in the output) and differ", **base)
+    quantity, claimed, claim_delta = claim
+    summary = {"noise": des0.family, "noise_values_per_release": int(des0.E.shape[1]),
+               "affine_residual": max(fit0.max_residual, fit1.max_residual)}
+    if des0.family == "gaussian":
+        from dpgp_audit.audit.whitebox import compare_exact, gaussian_profile
+
+        idx = np.flatnonzero(noisy)
+        cov = cov0[np.ix_(idx, idx)]
+        try:
+            prof = gaussian_profile(fit0.intercept[idx], fit1.intercept[idx], cov)
+        except ValueError as err:  # e.g. noise of zero variance on every output
+            return PairCoupling(status="not-additive", score=math.inf, delta_out=delta,
+                                detail=f"recorded noise covariance unusable: {err}", **base)
+        estimate, violated, extra = compare_exact(prof, quantity, claimed, claim_delta)
+        full = np.zeros_like(delta)
+        if prof.infinite:
+            full[idx] = prof.direction  # type: ignore[assignment]
+        else:
+            full[idx] = np.linalg.pinv(cov, hermitian=True) @ delta[idx]
+        extra.update(summary, mu=prof.mu, rank=prof.rank)
+        allowed = _mu_allowed(quantity, claimed, claim_delta)
+        if allowed is not None:  # the query change over what the noise was calibrated for
+            extra["sensitivity_excess"] = prof.mu / allowed
+        what = ("the query change leaves the range of the recorded noise (mu = inf)"
+                if prof.infinite else f"mu = {prof.mu:.4g} exactly")
+        return PairCoupling(status="additive", finding="violation" if violated else "",
+                            score=prof.mu, estimate=estimate,
+                            detail=f"additive Gaussian noise, {what}", delta_out=delta,
+                            direction=full, extra=extra, **base)
+    if des0.family == "laplace":
+        got = _laplace_exact(fit0, des0, delta)
+        if got is not None:
+            estimate, violated, extra = _laplace_compare(got[0], got[1], quantity, claimed,
+                                                         claim_delta)
+            extra.update(summary)
+            if violated is None:  # measured, but no exact comparison with this claim
+                return PairCoupling(status="additive", score=got[0], delta_out=delta,
+                                    direction=delta, extra=extra, **base,
+                                    detail=(f"additive Laplace noise, pure eps = {got[0]:.4g}; "
+                                            "its (eps, delta) or GDP profile against the claim "
+                                            "is not computed exactly"))
+            return PairCoupling(status="additive", finding="violation" if violated else "",
+                                score=got[0], estimate=estimate, delta_out=delta,
+                                direction=delta, extra=extra,
+                                detail=f"additive Laplace noise, pure eps = {got[0]:.4g} "
+                                       "exactly", **base)
+    # mixed families or shared Laplace values: a variance-matched point estimate
+    idx = np.flatnonzero(noisy)
+    cov = cov0[np.ix_(idx, idx)]
+    w = np.linalg.pinv(cov, hermitian=True) @ delta[idx]
+    score = float(math.sqrt(max(float(delta[idx] @ w), 0.0)))
+    return PairCoupling(status="additive-mixed", score=score, delta_out=delta,
+                        detail=(f"additive {des0.family} noise whose law is not one Gaussian "
+                                "or independent Laplace per output: variance-matched "
+                                "|delta| is a point estimate"), extra=summary, **base)
+
+
+def _confirm(first: PairCoupling, second: PairCoupling, run1: CoupledRun,
+             run2: CoupledRun) -> PairCoupling:
+    """Keep a definitive finding only if a second seed reproduces it; else demote to a lead."""
+    runs = first.runs + second.runs
+    rel = first.releases + second.releases
+    if first.status == "no-noise":
+        same = (second.status == "no-noise" and np.array_equal(run1.out0, run2.out0)
+                and np.array_equal(run1.out1, run2.out1))
+        if same:
+            return _replace(first, finding="violation", estimate=math.inf, runs=runs,
+                            releases=rel,
+                            detail=("the release draws nothing from the handed generator and "
+                                    "returned the same values on two seeds, different for D "
+                                    "and D': two point masses, eps = inf (definitive under "
+                                    "the Mechanism contract)"))
+        return _replace(first, status="not-recordable", finding="", score=0.0, runs=runs,
+                        releases=rel, detail="no draw from the handed generator, yet the "
+                                             "releases change with the seed: randomness from "
+                                             "elsewhere, so the runs were not coupled")
+    if first.status == "one-side-no-noise":
+        empty0 = not run1.log0.noise()
+        o_first = run1.out0 if empty0 else run1.out1
+        o_second = run2.out0 if empty0 else run2.out1
+        other = _other_side_continuous(run1, empty0) and _other_side_continuous(run2, empty0)
+        if second.status == first.status and np.array_equal(o_first, o_second) and other:
+            return _replace(first, finding="violation", estimate=math.inf, runs=runs,
+                            releases=rel,
+                            detail=(first.detail + "; that release is the same on two seeds "
+                                    "while its neighbour's is continuous (Gaussian or Laplace "
+                                    "noise, verified affine): eps = inf (definitive under the "
+                                    "Mechanism contract)"))
+        return _replace(first, runs=runs, releases=rel)
+    ok = (second.status == first.status and second.finding == first.finding
+          and first.delta_out is not None and second.delta_out is not None
+          and np.allclose(first.delta_out, second.delta_out, rtol=1e-8,
+                          atol=1e-8 * float(np.abs(first.delta_out).max(initial=0.0)))
+          and (math.isinf(first.score) and math.isinf(second.score)
+               or math.isclose(first.score, second.score, rel_tol=1e-6)))
+    if ok:
+        return _replace(first, runs=runs, releases=rel)
+    return _replace(first, finding="lead", runs=runs, releases=rel,
+                    detail=first.detail + "; NOT reproduced on a second seed "
+                                          f"({second.status}: {second.detail})")
+
+
+def _other_side_continuous(run: CoupledRun, side1: bool) -> bool:
+    """True when one side's release is verified affine with some noise in it."""
+    log, out = (run.log1, run.out1) if side1 else (run.log0, run.out0)
+    des = noise_design(log.noise(), run.n)
+    if not isinstance(des, NoiseDesign):
+        return False
+    fit = fit_affine(out, des.E)
+    return isinstance(fit, AffineFit) and bool(np.any(~fit.noise_free)) and bool(
+        np.any(np.abs(fit.A) > 0))
+
+
+def _replace(p: PairCoupling, **kw: object) -> PairCoupling:
+    import dataclasses
+
+    return dataclasses.replace(p, **kw)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- the survey
+def _pairs(pairs: Sequence[object]) -> list[NeighbourPair]:
+    out = []
+    for i, p in enumerate(pairs):
+        if isinstance(p, NeighbourPair):
+            out.append(p)
+        elif isinstance(p, tuple) and len(p) in (2, 3):
+            out.append(NeighbourPair(p[0], p[1], str(p[2]) if len(p) == 3 else f"pair {i}"))
+        else:
+            raise TypeError(f"pairs[{i}] must be a NeighbourPair or a (D, D'[, label]) tuple")
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class CouplingSurvey:
+    """Every pair's :class:`PairCoupling`, with the claim and the releases spent."""
+
+    pairs: tuple[NeighbourPair, ...]
+    couplings: tuple[PairCoupling, ...]
+    claim: object
+    releases: int
+    seconds: float = 0.0
+
+    def ranked(self) -> list[tuple[NeighbourPair, PairCoupling]]:
+        """Pairs by :meth:`PairCoupling.rank_key`, most distinguishable first (stable)."""
+        order = sorted(range(len(self.pairs)),
+                       key=lambda i: tuple(-v for v in self.couplings[i].rank_key()))
+        return [(self.pairs[i], self.couplings[i]) for i in order]
+
+    def result(self) -> AuditResult:
+        """The A.9 :class:`~dpgp_audit.audit.result.AuditResult` (module docstring: soundness)."""
+        quantity, claimed, _ = _claim_numbers(self.claim)
+        ranked = self.ranked()
+        violations = [c for _, c in ranked if c.finding == "violation"]
+        leads = [c for _, c in ranked if c.finding == "lead"]
+        exact = [c for _, c in ranked if not math.isnan(c.estimate)
+                 and c.status in ("additive", "no-noise", "one-side-no-noise")]
+        statuses: dict[str, int] = {}
+        for c in self.couplings:
+            statuses[c.status] = statuses.get(c.status, 0) + 1
+        details: dict = {
+            "pairs": len(self.pairs), "statuses": statuses, "releases_per_side": self.releases,
+            "seconds": self.seconds, "leads": [c.as_dict() for c in leads[:10]],
+            "ranking": [{"label": p.label, "status": c.status, "finding": c.finding,
+                         "score": c.score} for p, c in ranked[:10]],
+            "alpha_spent": 0.0,
+            "scores_by_label": self.scores_by_label(),
+            "note": ("leads are exploratory: they rank pairs for the white-box and black-box "
+                     "auditors and never set a violation by themselves")}
+        if violations:
+            top = violations[0]
+            verdict, guarantee, estimate = Verdict.VIOLATION, Guarantee.GREYBOX_EXACT, \
+                top.estimate
+        elif exact:
+            top = max(exact, key=lambda c: c.estimate)
+            verdict, guarantee, estimate = Verdict.NO_EVIDENCE, Guarantee.GREYBOX_EXACT, \
+                top.estimate
+        else:
+            top = ranked[0][1] if ranked else None
+            verdict, guarantee, estimate = Verdict.INCONCLUSIVE, Guarantee.GREYBOX_LEAD, \
+                math.nan
+        if top is not None:
+            pair = self.pairs[top.index]
+            details.update(witness={**pair.as_dict()}, witness_label=pair.label,
+                           witness_index=top.index, witness_coupling=top.as_dict())
+        details["exact_pairs"] = len(exact)
+        return AuditResult(auditor="greybox", verdict=verdict, guarantee=guarantee,
+                           estimate=float(estimate), claimed=float(claimed),
+                           quantity=quantity, alpha=None, details=details)
+
+    def pair_scores(self) -> list[float | None]:
+        """One ranking score per pair, in the order of :attr:`pairs`.
+
+        The pair's :attr:`PairCoupling.score` — in μ-like units whatever its status
+        (exact μ or ε, a lead's distance, ``inf`` for unbounded leads) — ``-inf`` for a
+        pair left unrun by the budget, ``None`` for a pair the mechanism refused, and
+        and ``nan`` — the runner leaves the pair to the black-box pilot — for every pair
+        without a finding as soon as one pair's score is only a few-release guess
+        (:attr:`PairCoupling.weak`: selections, threshold patterns), since the pilot's
+        z-scores and these scores are on different scales (the ``implementation``
+        argument of :func:`~dpgp_audit.audit.neighbours.rank_pairs`).
+        """
+        # a pilot's z-scores and these μ-like scores do not mix: if some pair has only a
+        # guess, the pilot ranks every pair but those with a finding (which go first)
+        strong = not any(c.weak and c.status != "unchanged" for c in self.couplings)
+        return [None if c.status == "rejected" else -math.inf if c.status == "not-run"
+                else c.score if strong else math.inf if c.finding else math.nan
+                for c in self.couplings]
+
+    def scores_by_label(self) -> dict[str, float | None]:
+        """:meth:`pair_scores` keyed by pair label (labels that are not unique left out)."""
+        labels = [p.label for p in self.pairs]
+        return {lab: sc for lab, sc in zip(labels, self.pair_scores(), strict=True)
+                if labels.count(lab) == 1}
+
+    def top(self, k: int) -> list[tuple[NeighbourPair, float]]:
+        """The ``k`` most distinguishable pairs by :meth:`pair_scores`, for the certifiers.
+
+        Pairs the mechanism refused are left out; ties keep the pairs' order.
+        """
+        scored = [(i, -math.inf if c.status == "not-run" else c.score)
+                  for i, c in enumerate(self.couplings) if c.status != "rejected"]
+        scored.sort(key=lambda t: -t[1])
+        return [(self.pairs[i], sc) for i, sc in scored[:k]]
+
+
+def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.Generator, *,
+                 claim: object | None = None, extra_rows: int = EXTRA_ROWS,
+                 max_rows: int = MAX_ROWS, max_releases: int | None = None,
+                 confirm: bool = True) -> CouplingSurvey:
+    """Run the coupled survey (A.9) over ``pairs``.
+
+    Parameters
+    ----------
+    mechanism
+        Anything with ``sample(data, n, rng)`` (and ``claim`` unless given).
+    pairs
+        :class:`~dpgp_audit.audit.neighbours.NeighbourPair` objects or ``(D, D′)`` tuples.
+    rng
+        Source of the seeds of the coupled runs (each run gets its own).
+    claim
+        Defaults to ``mechanism.claim``.
+    extra_rows
+        Releases per call beyond the unknowns of the affine fit (its check).
+    max_rows
+        Most releases per side in one call (releases with more noise values than this
+        are not fitted; their pairs get a point-estimate score).
+    max_releases
+        Deterministic budget: releases per side over the whole survey. Pairs beyond it
+        are ``"not-run"`` (ranked last). ``None``: no limit.
+    confirm
+        Re-run every pair with a definitive finding on a fresh seed (required before it
+        sets a violation; ``False`` demotes such findings to leads).
+
+    Returns
+    -------
+    CouplingSurvey
+    """
+    import time
+
+    t0 = time.perf_counter()
+    rng = check_rng(rng)
+    claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
+    numbers = _claim_numbers(claim)
+    extra_rows = check_positive_int("extra_rows", extra_rows)
+    max_rows = check_positive_int("max_rows", max_rows)
+    if max_releases is not None:
+        max_releases = check_positive_int("max_releases", max_releases)
+    plist = _pairs(pairs)
+    root = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
+    spent = 0
+    maps: dict[tuple, np.ndarray] = {}  # noise maps fitted so far, reused and re-verified
+    fits = {"affine": 0, "not": 0}  # a release that is never affine stops growing the calls
+    coupled: bool | None = None  # does one seed give one release? (checked once)
+    results: list[PairCoupling] = []
+
+    def run(pair: NeighbourPair, n: int) -> CoupledRun:
+        nonlocal spent
+        spent += n
+        return couple(mechanism, pair.d0, pair.d1, n, root.spawn(1)[0])
+
+    for i, pair in enumerate(plist):
+        if max_releases is not None and spent + PROBE_ROWS > max_releases:
+            results.append(PairCoupling(i, pair.label, "not-run",
+                                        detail="the survey's release budget was spent"))
+            continue
+        try:
+            if coupled is None:  # D twice on one seed: a reproducible release repeats itself
+                rep = couple(mechanism, pair.d0, pair.d0, PROBE_ROWS, root.spawn(1)[0])
+                spent += PROBE_ROWS
+                coupled = bool(np.array_equal(rep.out0, rep.out1, equal_nan=True))
+            first = run(pair, PROBE_ROWS)
+            res = _analyse_run(first, i, pair.label, numbers, maps)
+            need = _rows_needed(first, extra_rows)
+            hopeless = fits["not"] >= 3 and not fits["affine"]
+            checkable = need is not None and need - extra_rows < PROBE_ROWS  # n > m + 1
+            if (res.status == "not-additive" and need is not None and not checkable
+                    and need <= max_rows and not hopeless):
+                # the first call showed how much noise one release draws: fit it afresh
+                first = run(pair, need)
+                res = _analyse_run(first, i, pair.label, numbers, maps)
+                res = _replace(res, runs=2, releases=res.releases + PROBE_ROWS)
+            elif need is not None and need > max_rows and res.status == "not-additive":
+                res = _replace(res, detail=res.detail + f" (an affine fit needs {need} "
+                                                        f"releases per call, above {max_rows})")
+            if res.status in ("additive", "additive-mixed"):
+                fits["affine"] += 1
+            elif res.status == "not-additive" and need is not None and (
+                    checkable or first.n >= need):
+                fits["not"] += 1
+            if res.finding == "violation" or res.status in ("no-noise", "one-side-no-noise"):
+                if confirm:
+                    second = run(pair, first.n)
+                    res = _confirm(res, _analyse_run(second, i, pair.label, numbers, maps),
+                                   first, second)
+                elif res.finding == "violation":
+                    res = _replace(res, finding="lead",
+                                   detail=res.detail + " (not confirmed on a second seed)")
+        except ValueError as err:  # the mechanism refuses a dataset of this pair
+            results.append(PairCoupling(i, pair.label, "rejected", detail=str(err)))
+            continue
+        except Exception as err:  # noqa: BLE001 - a mechanism that breaks under recording
+            results.append(PairCoupling(i, pair.label, "not-recordable",
+                                        detail=f"sample() failed under the recording "
+                                               f"generator: {type(err).__name__}: {err}"))
+            continue
+        if not coupled:
+            res = _replace(res, status="not-recordable", finding="", estimate=math.nan,
+                           detail="sample() is not reproducible from the generator it is "
+                                  "handed (two calls on one seed differ): the runs are not "
+                                  f"coupled, the score is a point estimate; {res.detail}")
+        results.append(res)
+    return CouplingSurvey(tuple(plist), tuple(_pool_spreads(results)), claim, spent,
+                          time.perf_counter() - t0)
+
+
+def _rows_needed(run: CoupledRun, extra_rows: int) -> int | None:
+    """Releases per call the affine fit needs, from the noise values one release drew."""
+    noise = run.log0.noise()
+    if not noise or any(d.method not in ADDITIVE_FAMILIES for d in noise):
+        return None  # no affine fit to make, however many releases
+    total = sum(int(d.value.size) for d in noise)
+    if total % run.n:
+        return None
+    return total // run.n + 1 + extra_rows
+
+
+def audit_greybox(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.Generator,
+                  **kwargs: object) -> AuditResult:
+    """A.9: the grey-box coupled audit of ``pairs`` (keywords as :func:`couple_pairs`)."""
+    return couple_pairs(mechanism, pairs, rng, **kwargs).result()  # type: ignore[arg-type]
+
+
+def rank_pairs_by_coupling(mechanism: Mechanism, pairs: Sequence[object],
+                           rng: np.random.Generator, *, top: int = 3,
+                           **kwargs: object) -> list[tuple[NeighbourPair, float]]:
+    """The ``top`` pairs by the coupled survey's scores, most distinguishable first.
+
+    Scores are in μ-like units: the exact μ or ε, a lead's distance, ``inf`` for an
+    unbounded lead (:meth:`CouplingSurvey.pair_scores`). For slow mechanisms this
+    replaces pilot sampling of every pair (a few releases per pair instead of hundreds).
+    The survey's seeds come from ``rng``; the certifying auditors must draw from another
+    generator.
+    """
+    return couple_pairs(mechanism, pairs, rng, **kwargs).top(  # type: ignore[arg-type]
+        check_positive_int("top", top))

@@ -1,0 +1,245 @@
+"""Bugs only whole-dataset pairs expose: the declared bound, structural bases, the full swing.
+
+Issue 20 §4, catalogue A.5. An audit sees only the pairs (D, D′) it is given; these three
+mistakes, written as a hurried user would, are invisible on every pair made from the
+user's data by moving one row, and each has a correct twin:
+
+* :class:`MaxScaledLaplaceSum` — a README-style claim (``|y| <= 1``, one target moves by
+  at most ``d = 2``) with Laplace noise scaled by the *observed* largest ``|y|``. On the
+  user's data the largest target is about 1 and the noise is right; with every target 0
+  the noise vanishes. The pair that shows it, every target 0 against one target moved by
+  ``d``, leaves the domain and was dropped; moved to the bound (``y[0] = 1``) it is a
+  pair of the domain, and the release is deterministic on one side (true ε = ∞). Twin:
+  the noise scaled by the declared bound.
+* :class:`GroupMeans` — whole rows, the means of the targets in two public x-groups
+  (x below or above the middle of the public range), with the sensitivity ``2b/(n/2)``
+  of balanced groups. On the user's data (ten rows per group) that bound is met exactly;
+  when the *other* rows all sit in one group, the moved row is alone in the other and its
+  mean moves by 2b (an empty group releases 0). Twin: the group totals divided by the
+  nominal size n/2, whose sensitivity 2b/(n/2) holds whatever the groups hold.
+* :class:`ClippedMeanRelease` — whole rows, the mean clipped to ``[−c, c]`` with the
+  sensitivity ``b/n`` of half a swing (one target from 0 to ±b). On the user's data the
+  mean saturates the clip and one row moves nothing; on the all-zero base the half swing
+  meets the bound exactly; only where the other rows cancel does one row flipping from
+  +b to −b move the release by 2b/n. Twin: the full-swing sensitivity 2b/n.
+
+Both whole-row releases are built for the public size n of the user's data and refuse
+another size (so the tiny-N pairs, which would expose the last two otherwise, are not
+theirs to see). Never use these mechanisms on data.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpgp_audit._validation import check_epsilon, check_positive_int, check_rng
+from dpgp_audit.dataset import Dataset, check_dataset
+from dpgp_audit.norms import L2
+from dpgp_audit.privacy.calibrate import calibrate_gaussian
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
+from dpgp_audit.privacy.domain import PublicDomain
+
+__all__ = ["ClippedMeanRelease", "GroupMeans", "MaxScaledLaplaceSum", "build_clipped_mean",
+           "build_group_means", "build_max_scaled", "clipped_mean_data", "true_epsilon"]
+
+
+# ----------------------------------------------------------------------------- the bound
+@dataclass(frozen=True, eq=False)
+class MaxScaledLaplaceSum:
+    """``Σ y + Lap(scale)``, README claim ``|y| <= 1``, outputs only with ``d = 2``, sample only.
+
+    ``scale_from="max"`` (BUG, planted): ``scale = d · max|y| / ε`` — the observed largest
+    target stands in for the bound. ``scale_from="bound"`` (twin): ``scale = d · y_bound / ε``
+    with ``y_bound = 1`` (so d/ε: the sum moves by at most d).
+    """
+
+    epsilon: float
+    d: float = 2.0
+    y_bound: float = 1.0
+    scale_from: str = "max"
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        outputs_only(self.d)  # validates d
+        if self.scale_from not in ("max", "bound"):
+            raise ValueError(f"scale_from must be 'max' or 'bound', got {self.scale_from!r}")
+
+    @property
+    def domain(self) -> PublicDomain:
+        """The README's domain, |y| <= 1 (refused outside)."""
+        return PublicDomain(self.y_bound)
+
+    @property
+    def claim(self) -> PureDP:
+        """ε-DP, outputs only with d = 2, on |y| <= 1."""
+        return PureDP(epsilon=self.epsilon, relation=outputs_only(self.d), domain=self.domain)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, 1)."""
+        y = self.domain.targets(check_dataset(data).y)
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        top = float(np.max(np.abs(y))) if self.scale_from == "max" else self.y_bound
+        scale = self.d * top / self.epsilon
+        return (math.fsum(y) + rng.laplace(0.0, scale, n))[:, None]
+
+
+def build_max_scaled(scale_from: str):  # noqa: ANN201 - a build function for the zoo
+    """``build(data, epsilon)`` for :class:`MaxScaledLaplaceSum`."""
+
+    def build(data: Dataset, *, epsilon: float) -> MaxScaledLaplaceSum:
+        return MaxScaledLaplaceSum(epsilon=epsilon, scale_from=scale_from)
+
+    return build
+
+
+# ----------------------------------------------------------------------------- whole rows
+@dataclass(frozen=True, eq=False)
+class _WholeRowGaussian(ABC):
+    """A query of n public-size datasets plus N(0, σ² I), σ calibrated to a stated bound."""
+
+    n_rows: int
+    epsilon: float
+    delta: float
+    b: float = 1.0
+    sigma: float = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_positive_int("n_rows", self.n_rows)
+        object.__setattr__(self, "sigma", calibrate_gaussian(
+            self.epsilon, self.delta, self.sensitivity_bound()).sigma)
+
+    @abstractmethod
+    def sensitivity_bound(self) -> float:
+        """The stated bound σ is calibrated to."""
+
+    @abstractmethod
+    def _query(self, y: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The release before noise, from checked targets and inputs."""
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP under whole-row substitution, ``|y| <= b``."""
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(self.b),
+                        domain=PublicDomain(self.b))
+
+    @property
+    def norm(self) -> L2:
+        """The Gaussian proof bounds the L2 change."""
+        return L2()
+
+    def query(self, data: Dataset) -> np.ndarray:
+        """The noise-free release (refuses another size or ``|y| > b``)."""
+        data = check_dataset(data)
+        if data.n != self.n_rows:
+            raise ValueError(f"data has {data.n} rows; this release is built for the public "
+                             f"size n = {self.n_rows}")
+        y = np.asarray(data.y, dtype=float)
+        if np.any(np.abs(y) > self.b):
+            raise ValueError(f"y: targets outside |y| <= {self.b:g}")
+        return self._query(y, np.asarray(data.X, dtype=float))
+
+    def mean(self, data: Dataset) -> np.ndarray:
+        """White-box mean: the query."""
+        return self.query(data)
+
+    def cov(self, data: Dataset) -> np.ndarray:
+        """White-box covariance σ² I."""
+        k = self.query(data).size
+        return self.sigma**2 * np.eye(k)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, k)."""
+        m = self.query(data)
+        n = check_positive_int("n", n)
+        return m + self.sigma * check_rng(rng).standard_normal((n, m.size))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupMeans(_WholeRowGaussian):
+    """Means of y over the public x-groups ``x < edge`` and ``x >= edge``.
+
+    ``nominal=False`` (BUG, planted): each group's own mean (0 for an empty group) with the
+    balanced-groups bound ``2b/(n/2)``. ``nominal=True`` (twin): each group's total divided
+    by the nominal size n/2, for which that bound holds on every pair.
+    """
+
+    edge: float = 5.0
+    nominal: bool = False
+
+    def sensitivity_bound(self) -> float:
+        """2b / (n/2): one target flipped within a group of n/2 rows."""
+        return 2.0 * self.b / (self.n_rows / 2.0)
+
+    def _query(self, y: np.ndarray, X: np.ndarray) -> np.ndarray:
+        upper = X[:, 0] >= self.edge
+        out = []
+        for g in (~upper, upper):
+            if self.nominal:
+                out.append(math.fsum(y[g]) / (self.n_rows / 2.0))
+            else:
+                out.append(float(np.mean(y[g])) if np.any(g) else 0.0)
+        return np.array(out)
+
+
+@dataclass(frozen=True, eq=False)
+class ClippedMeanRelease(_WholeRowGaussian):
+    """``clip(mean(y), −c, c)``: sensitivity ``b/n`` (BUG, half the swing) or ``2b/n`` (twin)."""
+
+    c: float = 0.5
+    full_swing: bool = False
+
+    def sensitivity_bound(self) -> float:
+        """b/n (the bug: one target from 0 to ±b) or 2b/n (+b to −b)."""
+        return (2.0 if self.full_swing else 1.0) * self.b / self.n_rows
+
+    def _query(self, y: np.ndarray, X: np.ndarray) -> np.ndarray:
+        return np.array([float(np.clip(math.fsum(y) / y.size, -self.c, self.c))])
+
+
+def true_epsilon(mech: GroupMeans | ClippedMeanRelease) -> float:
+    """Exact ε(δ) of the planted releases: μ-GDP with μ = (largest change) / σ.
+
+    The largest L2 change of :class:`GroupMeans` without ``nominal`` is 2b: a group holding
+    the moved row alone, its target flipped from +b to −b (each group mean lies in
+    [−b, b], and a row leaving or joining a group of m ≥ 1 others moves that group's mean
+    by at most 2b/(m + 1), so no move does more). That of :class:`ClippedMeanRelease` is
+    2b/n: clipping never enlarges a change, and the full swing over cancelling rows stays
+    inside the clip. The twins' largest changes equal their bounds.
+    """
+    from dpgp_audit.privacy.gdp import gdp_epsilon
+
+    if isinstance(mech, GroupMeans):
+        top = 2.0 * mech.b / (mech.n_rows / 2.0) if mech.nominal else 2.0 * mech.b
+    else:
+        top = 2.0 * mech.b / mech.n_rows
+    return gdp_epsilon(mech.delta, top / mech.sigma)
+
+
+def build_group_means(nominal: bool):  # noqa: ANN201 - a build function for the zoo
+    """``build(data, epsilon, delta)`` for :class:`GroupMeans` on the data's public size."""
+
+    def build(data: Dataset, *, epsilon: float, delta: float) -> GroupMeans:
+        return GroupMeans(n_rows=data.n, epsilon=epsilon, delta=delta, nominal=nominal)
+
+    return build
+
+
+def build_clipped_mean(full_swing: bool):  # noqa: ANN201 - a build function for the zoo
+    """``build(data, epsilon, delta)`` for :class:`ClippedMeanRelease` on the data's size."""
+
+    def build(data: Dataset, *, epsilon: float, delta: float) -> ClippedMeanRelease:
+        return ClippedMeanRelease(n_rows=data.n, epsilon=epsilon, delta=delta,
+                                  full_swing=full_swing)
+
+    return build
+
+
+def clipped_mean_data(n: int = 20) -> Dataset:
+    """Mostly positive targets ``0.6 + 0.4 sin(x)`` (mean ≈ 0.66, above the clip ½)."""
+    x = np.linspace(0.0, 10.0, n)
+    return Dataset(x[:, None], 0.6 + 0.4 * np.sin(x), name="positive-sine")

@@ -1,0 +1,262 @@
+"""A.10: the command line audits the user's own code and data.
+
+``--mechanism FILE.py:NAME`` / ``package.module:NAME``, ``--data FILE`` (CSV with --y/--x,
+or .npz), ``new-mechanism``, and the exit codes of docs/cli.md: 0 no violation found,
+1 violation, 2 usage or input error (one line on stderr), 3 internal failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpgp_audit.adapters.template import TEMPLATE, TEMPLATE_NAME
+from dpgp_audit.cli import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
+from dpgp_audit.datasets.files import load_data_file
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MECHS = textwrap.dedent('''
+    import numpy as np
+    from dpgp_audit import ApproxDP, PublicDomain, outputs_only
+    from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
+
+    DOMAIN = PublicDomain(y_bound=2.0)
+
+    class NoisyMean:  # the guide's example: sigma for sensitivity 1/N, the true one is 4/N
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            y = self.claim.domain.targets(data.y)
+            sigma = analytic_gaussian_sigma(1.0, 1e-5, 1 / data.n)
+            return y.mean() + sigma * rng.standard_normal((n, 1))
+
+    class GoodMean:  # takes data and epsilon by name: the command line passes both
+        def __init__(self, data, epsilon=1.0):
+            self.claim = ApproxDP(epsilon=epsilon, delta=1e-5, relation=outputs_only(4.0),
+                                  domain=DOMAIN)
+            self.sigma = analytic_gaussian_sigma(epsilon, 1e-5, 4.0 / data.n)
+        def sample(self, data, n, rng):
+            y = self.claim.domain.targets(data.y)
+            return y.mean() + self.sigma * rng.standard_normal((n, 1))
+
+    def good_factory(data, epsilon=1.0, delta=1e-5):
+        return GoodMean(data, epsilon)
+
+    good_instance = NoisyMean()
+
+    class NoDomain:
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0))
+        def sample(self, data, n, rng):
+            return data.y.mean() + 100.0 * rng.standard_normal((n, 1))
+
+    class NotAMechanism:
+        def release(self, data):
+            return 0.0
+
+    class NeedsMore:
+        def __init__(self, data, scale):
+            self.scale = scale
+
+    class BrokenSample:
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            return 1 / 0
+''')
+
+
+@pytest.fixture()
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mechs.py").write_text(MECHS)
+    (tmp_path / "broken.py").write_text("import numpy\nx = 1\nraise RuntimeError('bad config')\n")
+    x = np.linspace(0, 1, 40)
+    rows = "".join(f"{a:.6f},{b:.6f},{2 * a:.6f}\n" for a, b in zip(x, np.sin(5 * x), strict=True))
+    (tmp_path / "data.csv").write_text("t,target,u\n" + rows)
+    np.savez(tmp_path / "data.npz", X=x, y=np.sin(5 * x))
+    return tmp_path
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+AUDIT = ["audit", "--seed", "3", "--no-progress"]
+
+
+def test_A10_user_mechanism_violation_with_report_naming_source_and_data(files, capsys):
+    code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:NoisyMean", "--data", "data.csv",
+                                   "--y", "target", "--x", "t", "--json", "r.json"], capsys)
+    assert code == EXIT_VIOLATION, err
+    assert "Audit of mechs.py:NoisyMean: VIOLATION" in out
+    assert "source: " + str(files / "mechs.py") in out and "sha256 " in out
+    assert "data: " + str(files / "data.csv") in out
+    doc = json.loads((files / "r.json").read_text())
+    (rep,) = doc["reports"]
+    assert doc["exit_code"] == 1 and rep["verdict"] == "VIOLATION"
+    import hashlib
+
+    src = rep["inputs"]["source"]
+    assert src["spec"] == "mechs.py:NoisyMean"
+    assert src["sha256"] == hashlib.sha256((files / "mechs.py").read_bytes()).hexdigest()
+    assert rep["inputs"]["data_file"]["sha256"] == hashlib.sha256(
+        (files / "data.csv").read_bytes()).hexdigest()
+    assert rep["inputs"]["dataset"]["n"] == 40 and rep["inputs"]["dataset"]["dim"] == 1
+    assert set(rep) >= {"claim", "verdict", "inputs", "results", "skipped", "witness"}
+    assert rep["witness"]["d0"]["y"]
+
+
+@pytest.mark.parametrize("name", ["GoodMean", "good_factory"])
+def test_A10_class_and_factory_get_data_and_overrides(files, capsys, name):
+    code, out, err = _run(AUDIT + ["--mechanism", f"mechs.py:{name}", "--data", "data.npz",
+                                   "--epsilon", "0.5", "--samples", "4000"], capsys)
+    assert code == EXIT_OK, err
+    assert "(0.5, 1e-05)-DP" in out  # the override reached the constructor
+    assert err == ""  # a declared domain: no warning
+
+
+def test_A10_module_spec_is_importable(files, capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(files))
+    code, out, _ = _run(AUDIT + ["--mechanism", "mechs:GoodMean", "--samples", "4000"], capsys)
+    assert code == EXIT_OK and "Audit of mechs:GoodMean" in out
+
+
+def test_A10_catalogue_ids_still_work(capsys):
+    code, out, _ = _run(AUDIT + ["--mechanism", "P.1/gaussian-sum", "--samples", "2000"], capsys)
+    assert code == EXIT_OK and "Audit of P.1/gaussian-sum" in out and "source:" not in out
+
+
+def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
+    code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:NoDomain", "--samples", "4000"],
+                          capsys)
+    assert code in (EXIT_OK, EXIT_VIOLATION)
+    assert "warning" in err and "PublicDomain(y_bound=" in err and "privacy/domain.py" in err
+    assert err.count("\n") == 1
+    assert out.index("Audit of") > 0  # the warning came before the report (on stderr)
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--mechanism", "missing.py:X"], "missing.py: no such file"),
+    (["--mechanism", "mechs.py:Nope"], "has no attribute 'Nope'"),
+    (["--mechanism", "broken.py:x"], "cannot import broken.py: RuntimeError: bad config (line 3"),
+    (["--mechanism", "no_such_module_xyz:X"], "no module named 'no_such_module_xyz'"),
+    (["--mechanism", "mechs.py:NotAMechanism"], "is not a mechanism"),
+    (["--mechanism", "mechs.py:NeedsMore"], "needs argument(s) ['scale']"),
+    (["--mechanism", "mechs.py:good_instance", "--epsilon", "2"], "is an instance"),
+    (["--mechanism", "mechs.py:NoisyMean", "--epsilon", "2"], "takes no 'epsilon' argument"),
+    (["--mechanism", "mechs.py:BrokenSample"], "ZeroDivisionError"),
+    (["--mechanism", "not-an-id"], "FILE.py:NAME"),
+    (["--mechanism", "mechs.py:NoisyMean", "--data", "nope.csv"], "no such file"),
+    (["--mechanism", "mechs.py:NoisyMean", "--data", "data.csv", "--y", "zz"], "no column 'zz'"),
+    (["--mechanism", "mechs.py:NoisyMean", "--data", "data.csv"], "--y"),
+    (["--mechanism", "mechs.py:NoisyMean", "--y", "target"], "give --data"),
+    (["--mechanism", "mechs.py:NoisyMean", "--data", "big.csv", "--y", "y"],
+     "outside the claim's declared domain"),
+    (["--mechanism", "mechs.py:NoisyMean", "--data", "data.csv", "--dataset", "sine:5"],
+     "not both"),
+])
+def test_A10_bad_input_is_one_line_and_exit_2(files, capsys, argv, needle):
+    (files / "big.csv").write_text("x,y\n0,1\n1,5\n2,0\n")
+    code, out, err = _run(AUDIT + argv, capsys)
+    assert code == EXIT_USAGE, (out, err)
+    assert needle in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err and "Audit of" not in out
+
+
+def test_A10_debug_prints_the_users_traceback(files, capsys):
+    code, _, err = _run(["--debug"] + AUDIT + ["--mechanism", "broken.py:x"], capsys)
+    assert code == EXIT_USAGE and "Traceback" in err and "bad config" in err
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("a,b\n1,x\n", "row 2, column 'b': 'x' is not a number"),
+    ("a,b\n1,nan\n", "NaN or inf"),
+    ("a,b\n1,\n", "row 2, column 'b' is empty"),
+    ("a,b\n", "no data rows"),
+    ("", "empty"),
+    ("a,a\n1,2\n", "repeats a column"),
+    ("a,b\n1,2,3\n", "has 3 cells"),
+])
+def test_A10_csv_errors_name_file_row_and_column(tmp_path, text, needle):
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="d.csv") as info:
+        load_data_file(str(path), y="b")
+    assert needle in str(info.value)
+
+
+def test_A10_data_files_read_as_documented(tmp_path):
+    csv = tmp_path / "d.csv"
+    csv.write_text("x1,y,x2\n0,0.5,1\n1,-0.5,2\n")
+    d = load_data_file(str(csv), y="y")
+    np.testing.assert_array_equal(d.X, [[0, 1], [1, 2]])
+    np.testing.assert_array_equal(d.y, [0.5, -0.5])
+    one = tmp_path / "one.csv"
+    one.write_text("y\n1\n2\n3\n")
+    d1 = load_data_file(str(one))
+    np.testing.assert_array_equal(d1.X.ravel(), [0, 1, 2])  # public positions
+    npz = tmp_path / "d.npz"
+    np.savez(npz, X=np.ones((3, 2)), y=np.zeros(3))
+    assert load_data_file(str(npz)).dim == 2
+    np.savez(tmp_path / "bad.npz", X=np.ones(3))
+    with pytest.raises(ValueError, match=r"missing array\(s\) \['y'\]"):
+        load_data_file(str(tmp_path / "bad.npz"))
+    np.savez(tmp_path / "nan.npz", X=np.ones(2), y=np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="nan.npz: y contains 1 non-finite"):
+        load_data_file(str(tmp_path / "nan.npz"))
+    (tmp_path / "d.parquet").write_text("")
+    with pytest.raises(ValueError, match="unknown file type"):
+        load_data_file(str(tmp_path / "d.parquet"))
+
+
+def test_A10_new_mechanism_prints_and_writes_a_template_that_audits_cleanly(tmp_path, capsys):
+    code, out, _ = _run(["new-mechanism"], capsys)
+    assert code == EXIT_OK and out == TEMPLATE
+    path = tmp_path / "mine.py"
+    code, out, _ = _run(["new-mechanism", str(path)], capsys)
+    assert code == EXIT_OK and path.read_text() == TEMPLATE and f"{path}:{TEMPLATE_NAME}" in out
+    code, _, err = _run(["new-mechanism", str(path)], capsys)  # never overwrites
+    assert code == EXIT_USAGE and "exists" in err
+    code, out, err = _run(AUDIT + ["--mechanism", f"{path}:{TEMPLATE_NAME}", "--samples", "4000"],
+                          capsys)
+    assert code == EXIT_OK, out + err
+    assert err == ""  # the template declares its domain
+    for auditor in ("sensitivity", "model-check", "whitebox", "blackbox", "precision"):
+        assert f"  {auditor}" in out and f"{auditor:<12} SKIPPED" not in out
+
+
+def test_A10_template_and_script_end_to_end_through_a_subprocess(tmp_path):
+    # The installed entry point, as a user runs it: write the template, audit it, exit 0.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = [sys.executable, "-m", "dpgp_audit"]
+    subprocess.run(run + ["new-mechanism", "mine.py"], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)
+    res = subprocess.run(run + ["audit", "--mechanism", "mine.py:MyMechanism", "--seed", "1",
+                                "--samples", "4000", "--no-progress"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Audit of mine.py:MyMechanism: NO_EVIDENCE" in res.stdout
+
+
+def test_A10_make_audit_with_a_tmp_mechanism_and_csv(tmp_path):
+    # The make-level path: MECH=FILE.py:NAME DATA=FILE.csv Y=COL reach the command line.
+    (tmp_path / "mechs.py").write_text(MECHS)
+    x = np.linspace(0, 1, 30)
+    (tmp_path / "d.csv").write_text("x,y\n" + "".join(f"{a},{np.sin(3 * a):.5f}\n" for a in x))
+    make = ["make", "-s", "-C", str(ROOT), "--no-print-directory", "-o", ".venv/.installed-core",
+            f"PY={sys.executable}", f"MECH={tmp_path}/mechs.py:NoisyMean",
+            f"DATA={tmp_path}/d.csv", "Y=y", "X=x", "SEED=2", "audit"]
+    res = subprocess.run(make, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    # make turns the program's exit status 1 (a violation) into its own status 2
+    assert res.returncode == 2 and "VIOLATION" in res.stdout, res.stdout + res.stderr
+    assert f"source: {tmp_path}/mechs.py" in res.stdout
+    assert f"data: {tmp_path}/d.csv" in res.stdout
