@@ -6,15 +6,18 @@ Lyu–Su–Li SVT variants over 10 with c = 1), with the claims as the papers st
 Three parts, each printed as a Markdown table:
 
 ``default``
-    ``python -m dpgp_audit audit --mechanism ID --seed S --budget-s 1e9`` for each seed
-    S (the same call the CLI makes: sequential, the entry's draw cap — 200 000 per side
-    and pair unless the zoo row says more — and no clock). Per algorithm: seeds flagged
-    / tried, the black-box draws per side when flagged (median), the auditors that
-    flagged it and the slowest run.
+    ``python -m dpgp_audit audit --mechanism ID --seed S`` for each seed S (``cli.main``
+    in process: sequential, the catalogue's draw cap — 200 000 per side and pair unless
+    the zoo row says more — and the default time guard, reported if it fires); the three
+    correct algorithms without a catalogue entry go through ``audit_mechanism`` with its
+    defaults, seeded as the CLI seeds. Per algorithm: seeds flagged / tried, the
+    black-box draws per side when flagged (median), the cap, the auditors that flagged
+    it and the slowest run.
 ``thorough``
-    The library's default path with every generated pair confirmed
-    (``audit_mechanism(mech, data, rng, n_pairs=<all>, n=N, budget_s=None)``), for the
-    incorrect algorithms the default path misses on some seed, and for every correct one.
+    The library's default path with every generated pair confirmed and a larger cap
+    (``audit_mechanism(mech, data, rng, n_pairs=<all>, n=N, time_guard_s=None)``,
+    ``--thorough-n``, default 2 000 000). Under the all-answers relation the default path
+    already confirms every pattern pair, so this differs from ``default`` by the cap.
 ``fixed``
     The samples per side a fixed-n audit needs on the pair that exposes the bug
     (``audit_mechanism(..., mode="fixed", n=n, pairs=[that pair], auditors=("blackbox",))``):
@@ -27,26 +30,66 @@ Exit 1 when a correct algorithm is flagged.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
+import pathlib
 import sys
+import tempfile
 import time
 
 import numpy as np
 from _common import report  # pins BLAS to one thread
 
 from dpgp_audit.audit.neighbours import neighbour_pairs
-from dpgp_audit.audit.runner import DEFAULT_AUDITORS, SEQUENTIAL_HEADROOM, audit_mechanism
+from dpgp_audit.audit.runner import DEFAULT_AUDITORS, audit_mechanism, default_n
 from dpgp_audit.bugs import statdp
 from dpgp_audit.bugs.zoo import STATDP_ROWS
-from dpgp_audit.catalogue import get
+
+#: The registered IDs of the algorithms the catalogue holds at ε₀ = 0.1 (the incorrect ones
+#: as ``planted/statdp-<name>``, two correct ones as zoo controls); the other correct ones
+#: (Laplace noisy max, SVT Alg. 1 and 2 at ε₀ = 0.1) are audited through the library.
+CONTROL_IDS = {"noisy-max-exp": "A.5/statdp-noisy-max-exp", "histogram": "A.5/statdp-histogram"}
 
 
-def _cap(v: statdp.StatDPVariant) -> int:
-    """The CLI's draw cap for this algorithm (its zoo entry's, else the library default)."""
-    if not v.correct:
-        own = get(f"planted/statdp-{v.name}").audit_samples
-        if own:
-            return int(own) * SEQUENTIAL_HEADROOM
-    return 200_000
+def _entry_id(v: statdp.StatDPVariant) -> str | None:
+    return CONTROL_IDS.get(v.name) if v.correct else f"planted/statdp-{v.name}"
+
+
+def _audit_cli(mech_id: str, seed: int, tmp: pathlib.Path) -> dict:
+    """``python -m dpgp_audit audit --mechanism ID --seed S`` in process (``cli.main``)."""
+    from dpgp_audit.cli import main
+
+    js = tmp / f"{mech_id.replace('/', '_')}-{seed}.json"
+    argv = ["audit", "--mechanism", mech_id, "--seed", str(seed), "--no-progress",
+            "--json", str(js)]
+    t = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(argv)
+    seconds = time.perf_counter() - t
+    if code not in (0, 1):
+        raise RuntimeError(f"{mech_id} seed {seed}: exit {code}")
+    rep = json.loads(js.read_text())["reports"][0]
+    bb = next((r for r in rep["results"] if r["auditor"] == "blackbox"), None)
+    return {"flagged": rep["verdict"] == "VIOLATION",
+            "by": [r["auditor"] for r in rep["results"] if r["verdict"] == "VIOLATION"],
+            "draws": bb["details"].get("n_per_side") if bb else None,
+            "cap": rep["inputs"]["n_per_side"], "guard": bool(rep["guard"]["fired"]),
+            "seconds": seconds}
+
+
+def _audit_library(v: statdp.StatDPVariant, seed: int) -> dict:
+    """An unregistered correct algorithm: the library's default path, as the CLI calls it."""
+    data = v.data()
+    mech = v.build(data)
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])  # as the CLI
+    t = time.perf_counter()
+    rep = audit_mechanism(mech, data, rng, auditors=DEFAULT_AUDITORS, name=v.name, seed=seed)
+    bb = rep.result("blackbox")
+    return {"flagged": rep.violation, "by": [r.auditor for r in rep.results if r.violation],
+            "draws": None if bb is None else bb.details.get("n_per_side"),
+            "cap": default_n("sequential"), "guard": bool(rep.guard.get("fired")),
+            "seconds": time.perf_counter() - t}
 
 
 def _row(v: statdp.StatDPVariant, rep: object, seconds: float) -> dict:
@@ -63,29 +106,26 @@ def _eps(v: statdp.StatDPVariant) -> str:
 
 
 def run_default(variants: list, seeds: list[int]) -> dict:
-    """The CLI default path with no clock, per algorithm and seed."""
+    """``make audit MECH=ID SEED=S`` per algorithm and seed (the CLI in process)."""
     out = {}
     print("| algorithm | papers | true ε (claim 0.1) | flagged (seeds) | draws/side when "
-          "flagged (median) | by | slowest run |")
-    print("|---|---|---|---|---|---|---|")
-    for v in variants:
-        rows = []
-        for s in seeds:
-            data = v.data()
-            mech = v.build(data)
-            rng = np.random.default_rng(np.random.SeedSequence(s).spawn(1)[0])  # as the CLI
-            t = time.perf_counter()
-            rep = audit_mechanism(mech, data, rng, auditors=DEFAULT_AUDITORS, n=_cap(v),
-                                  name=v.name, seed=s, mode="sequential", budget_s=None)
-            rows.append(_row(v, rep, time.perf_counter() - t))
-        out[v.name] = rows
-        hit = [r for r in rows if r["flagged"]]
-        draws = [r["draws"] for r in hit if r["draws"]]
-        by = sorted({a for r in hit for a in r["by"]})
-        med = f"{int(np.median(draws))}" if draws else "-"
-        kind = "correct" if v.correct else "incorrect"
-        print(f"| {v.name} ({kind}) | {v.paper} | {_eps(v)} | {len(hit)}/{len(rows)} | {med} | "
-              f"{', '.join(by) or '-'} | {max(r['seconds'] for r in rows):.0f} s |", flush=True)
+          "flagged (median) | cap/side and pair | by | slowest run |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for v in variants:
+            mech_id = _entry_id(v)
+            rows = [_audit_cli(mech_id, s, pathlib.Path(tmp)) if mech_id else
+                    _audit_library(v, s) for s in seeds]
+            out[v.name] = rows
+            hit = [r for r in rows if r["flagged"]]
+            draws = [r["draws"] for r in hit if r["draws"]]
+            by = sorted({a for r in hit for a in r["by"]})
+            med = f"{int(np.median(draws))}" if draws else "-"
+            kind = "correct" if v.correct else "incorrect"
+            guard = " (time guard fired)" if any(r["guard"] for r in rows) else ""
+            print(f"| {v.name} ({kind}) | {v.paper} | {_eps(v)} | {len(hit)}/{len(rows)}{guard} | "
+                  f"{med} | {rows[0]['cap']} | {', '.join(by) or '-'} | "
+                  f"{max(r['seconds'] for r in rows):.0f} s |", flush=True)
     return out
 
 
@@ -103,7 +143,7 @@ def run_thorough(variants: list, seeds: list[int], n: int) -> dict:
             pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(0))
             t = time.perf_counter()
             rep = audit_mechanism(mech, data, np.random.default_rng(s), n=n, n_pairs=len(pairs),
-                                  name=v.name, budget_s=None)
+                                  name=v.name, time_guard_s=None)
             rows.append(_row(v, rep, time.perf_counter() - t))
         out[v.name] = rows
         hit = [r for r in rows if r["flagged"]]

@@ -586,11 +586,7 @@ def svt_log_probabilities(mech: SparseVector, data: Dataset, grid: int = 8_001) 
     _, _, _, cutoff, release, _ = _SVT_VARIANTS[mech.variant]
     if release or (cutoff and mech.c != 1):
         raise ValueError("svt_log_probabilities covers Alg. 5 and 6, and Alg. 1, 2, 4 at c = 1")
-    q = np.asarray(data.y, dtype=float)
-    k = q.size
-    b_rho, _ = mech.scales
-    rho = np.linspace(-40 * b_rho, 40 * b_rho, grid)
-    w = _laplace_pdf(rho, b_rho)
+    q, k, rho, w = _svt_threshold_grid(mech, data, grid)
     p_up = _svt_up_probability(mech, q, mech.threshold + rho)
     lp_up = np.log(np.maximum(p_up, 1e-300))
     lp_dn = np.log(np.maximum(1 - p_up, 1e-300))
@@ -607,6 +603,15 @@ def svt_log_probabilities(mech: SparseVector, data: Dataset, grid: int = 8_001) 
     return logs
 
 
+def _svt_threshold_grid(mech: SparseVector, data: Dataset,
+                        grid: int) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """Answers q, their number k, the threshold-noise grid ρ (±40 scales) and its density."""
+    q = np.asarray(data.y, dtype=float)
+    b_rho, _ = mech.scales
+    rho = np.linspace(-40 * b_rho, 40 * b_rho, grid)
+    return q, q.size, rho, _laplace_pdf(rho, b_rho)
+
+
 def svt_value_log_density(mech: SparseVector, data: Dataset, values: np.ndarray,
                           grid: int = 8_001) -> tuple[np.ndarray, float]:
     """Alg. 3 at c = 1: log density of "first ⊤ at query i, released value v", and log P(no ⊤).
@@ -619,11 +624,8 @@ def svt_value_log_density(mech: SparseVector, data: Dataset, values: np.ndarray,
     _, _, _, _, release, _ = _SVT_VARIANTS[mech.variant]
     if not release or mech.c != 1:
         raise ValueError("svt_value_log_density covers Alg. 3 at c = 1")
-    q = np.asarray(data.y, dtype=float)
-    k = q.size
-    b_rho, b_nu = mech.scales
-    rho = np.linspace(-40 * b_rho, 40 * b_rho, grid)
-    w = _laplace_pdf(rho, b_rho)
+    q, k, rho, w = _svt_threshold_grid(mech, data, grid)
+    _, b_nu = mech.scales
     thr = mech.threshold + rho
     lp_dn = np.log(np.maximum(_laplace_cdf(thr[None, :] - q[:, None], b_nu), 1e-300))
     below = np.concatenate([np.zeros((1, rho.size)), np.cumsum(lp_dn, axis=0)])

@@ -5,8 +5,8 @@ or from exact quadrature over the threshold noise, never from the audits' own ou
 Each incorrect algorithm is caught by the black-box auditor in fixed mode on the pair that
 exposes it at the n its zoo row states (``bugs.zoo.STATDP_ROWS``; measured by
 ``benchmarks/bench_statdp.py``), and its correct version is not flagged at the same n on
-the same pattern. The default path, which must also choose that pair among the 18 it
-generates, is measured over seeds by the benchmark (docs/benchmarks.md).
+the same pattern. The default path (which, under the all-answers relation, confirms every
+generated pattern pair) is measured over seeds by the benchmark (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -174,13 +174,19 @@ def test_statdp_correct_version_not_flagged_at_the_same_n(name):
     assert report.verdict is not Verdict.VIOLATION, report.table()
 
 
-@pytest.mark.parametrize("name", sorted(QUICK))
+#: Caught on the default path within seconds (benchmarks/bench_statdp.py default: each
+#: flagged on 5 of 5 seeds, after at most ~10^5 draws per side and pair).
+DEFAULT_PATH_QUICK = QUICK | {"noisy-max-value", "noisy-max-exp-value"}
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT_PATH_QUICK))
 def test_statdp_quick_bugs_caught_on_the_default_path(name):
     # the CLI's default path (sequential, cap 200 000 per side and pair, no clock) on
-    # two seeds: these bugs are exposed by most of the generated pairs
+    # two seeds; under the all-answers relation every generated pattern pair is
+    # confirmed, the exposing ones among them
     v = INCORRECT[name]
     for seed in (1, 2):
         data = v.data()
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-        rep = audit_mechanism(v.build(data), data, rng, budget_s=None, name=v.name)
+        rep = audit_mechanism(v.build(data), data, rng, time_guard_s=None, name=v.name)
         assert rep.verdict is Verdict.VIOLATION, rep.table()
