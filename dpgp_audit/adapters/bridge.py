@@ -36,7 +36,16 @@ from dpgp_audit.adapters._bridge_child import read_frame
 from dpgp_audit.adapters.mechanism import AdaptedMechanism
 from dpgp_audit.adapters.seeding import Seeding
 
-__all__ = ["BridgedMechanism", "VenvBridge", "bridged"]
+__all__ = ["DEFAULT_CALL_TIMEOUT_S", "BridgeTimeout", "BridgedMechanism", "VenvBridge",
+           "bridged"]
+
+#: Seconds one request to the child may take before the guard kills it (a library call
+#: that hangs, e.g. waiting on input or a lock, would otherwise stall the audit for ever).
+DEFAULT_CALL_TIMEOUT_S = 600.0
+
+
+class BridgeTimeout(RuntimeError):
+    """The child did not answer one request within the bridge's ``call_timeout_s``."""
 
 _CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bridge_child.py")
 
@@ -58,14 +67,24 @@ class VenvBridge:
         Whether one call returns a batch.
     env
         Extra environment variables for the child (e.g. ``OMP_NUM_THREADS``).
+    call_timeout_s
+        A guard on one request (loading the target, one ``sample`` call): when the child
+        has not answered after this many seconds it is killed and the request raises
+        :class:`BridgeTimeout`, which names the guard. ``None``: wait for ever. The guard
+        decides nothing about privacy: it ends an audit that a hung library would stall.
     """
 
     def __init__(self, python: str, target: str, *, kwargs: dict | None = None,
                  seeding: Seeding, vectorised: bool = False,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None,
+                 call_timeout_s: float | None = DEFAULT_CALL_TIMEOUT_S) -> None:
         if not os.path.isfile(python) or not os.access(python, os.X_OK):
             raise ValueError(f"python: {python!r} is not an executable interpreter (build the "
                              "library's virtualenv first)")
+        if call_timeout_s is not None and not call_timeout_s > 0:
+            raise ValueError(f"call_timeout_s must be a positive number of seconds or None, "
+                             f"got {call_timeout_s!r}")
+        self.call_timeout_s = call_timeout_s
         self.python = python
         self.target = target
         self.kwargs = kwargs
@@ -162,8 +181,7 @@ class VenvBridge:
         try:
             proc.stdin.write(_frame(json.dumps(header).encode()) + _frame(payload))
             proc.stdin.flush()
-            raw = self._read(proc.stdout)
-            blob = self._read(proc.stdout)
+            raw, blob = self._reply(proc)
         except (BrokenPipeError, EOFError, OSError):
             code = proc.poll()
             raise RuntimeError(f"the bridge's child ({self.python}) ended"
@@ -177,6 +195,31 @@ class VenvBridge:
                 raise ValueError(text)
             raise RuntimeError(text + self._log_tail())
         return reply, blob
+
+    def _reply(self, proc: subprocess.Popen) -> tuple[bytes, bytes]:
+        """The reply's two frames, read under the per-call guard (kills a silent child)."""
+        got: dict[str, Any] = {}
+
+        def read() -> None:
+            try:
+                got["frames"] = (self._read(proc.stdout), self._read(proc.stdout))
+            except BaseException as err:  # noqa: BLE001 — handed to the caller's thread
+                got["error"] = err
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(self.call_timeout_s)
+        if reader.is_alive():  # the guard fired: end the child, which ends the read
+            proc.kill()
+            reader.join(10)
+            self._proc = None
+            raise BridgeTimeout(
+                f"time guard: {self.target} in {self.python} did not answer within "
+                f"{self.call_timeout_s:g} s (child killed); raise call_timeout_s or fix the "
+                f"library call{self._log_tail()}")
+        if "error" in got:
+            raise got["error"]
+        return got["frames"]
 
     @staticmethod
     def _read(stream: Any) -> bytes:
@@ -265,7 +308,8 @@ class _BridgedGaussian(BridgedMechanism):
 
 def bridged(python: str, target: str, claim: Any, *, seeding: str | Seeding,
             keyword: str | None = None, vectorised: bool = False, kwargs: dict | None = None,
-            name: str | None = None, env: dict[str, str] | None = None) -> BridgedMechanism:
+            name: str | None = None, env: dict[str, str] | None = None,
+            call_timeout_s: float | None = DEFAULT_CALL_TIMEOUT_S) -> BridgedMechanism:
     """A mechanism whose release runs in another virtualenv (catalogue A.10).
 
     Parameters
@@ -281,6 +325,8 @@ def bridged(python: str, target: str, claim: Any, *, seeding: str | Seeding,
         As for :func:`~dpgp_audit.adapters.mechanism.adapt`; applied in the child.
     env
         Extra environment variables for the child.
+    call_timeout_s
+        The guard on one request (:class:`VenvBridge`); ``None`` for none.
 
     The child is started here, so that a broken environment fails at once. When the
     target also has ``mean(data)`` and ``cov(data)`` (its own statement of the Gaussian
@@ -290,7 +336,7 @@ def bridged(python: str, target: str, claim: Any, *, seeding: str | Seeding,
     if not isinstance(seeding, Seeding):
         seeding = Seeding(seeding, keyword)
     bridge = VenvBridge(python, target, kwargs=kwargs, seeding=seeding, vectorised=vectorised,
-                        env=env)
+                        env=env, call_timeout_s=call_timeout_s)
     bridge.start()
     cls = _BridgedGaussian if {"mean", "cov"} <= set(bridge.methods) else BridgedMechanism
     return cls(bridge, claim, name=name)

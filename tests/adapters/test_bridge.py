@@ -32,6 +32,12 @@ LIBRARY = textwrap.dedent('''
     def crashes(data):
         raise ZeroDivisionError("library bug")
 
+    def hangs(data):
+        import time
+        if data.y[0] > 0:  # a call that never returns (a lock, a prompt on stdin, ...)
+            time.sleep(60)
+        return float(np.sum(data.y)) + np.random.laplace(0.0, 2.0)
+
     class Gauss:
         def __init__(self, sigma):
             self.sigma = sigma
@@ -104,6 +110,29 @@ def test_A10_bridge_errors_are_named(venv):
             bad.sample(DATA, 3, np.random.default_rng(0))
     finally:
         bad.close()
+
+
+def test_A10_bridge_time_guard_kills_a_hung_call_and_says_so(venv):
+    import time
+
+    from dpgp_audit.adapters.bridge import BridgeTimeout
+
+    python, lib = venv
+    with pytest.raises(ValueError, match="call_timeout_s"):
+        bridged(python, f"{lib}:hangs", CLAIM, seeding="numpy_global", call_timeout_s=0)
+    mech = bridged(python, f"{lib}:hangs", CLAIM, seeding="numpy_global", call_timeout_s=2.0)
+    try:
+        first = mech.bridge.pid
+        hung = Dataset(DATA.X, -DATA.y)  # y[0] = +1: the library sleeps 60 s
+        t0 = time.monotonic()
+        with pytest.raises(BridgeTimeout, match="time guard: .*did not answer within 2 s"):
+            mech.sample(hung, 1, np.random.default_rng(0))
+        assert time.monotonic() - t0 < 30  # the guard fired, not the library's return
+        # the killed child is replaced on the next call, which answers
+        out = mech.sample(DATA, 2, np.random.default_rng(0))
+        assert out.shape == (2, 1) and mech.bridge.pid != first
+    finally:
+        mech.close()
 
 
 def test_A10_bridge_offers_the_targets_gaussian_model_and_audits(venv):
