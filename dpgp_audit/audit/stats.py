@@ -27,7 +27,9 @@ from scipy import special
 
 __all__ = [
     "cp_lower",
+    "cp_lower_raw",
     "cp_upper",
+    "cp_upper_raw",
     "epsilon_ceiling",
     "epsilon_lower_bound",
     "epsilon_lower_bound_rank_count",
@@ -75,10 +77,14 @@ def cp_lower(k: float | np.ndarray, n: float | np.ndarray,
         One-sided error level in (0, 1).
     """
     k, n = _check_counts(k, n)
-    a = _check_level(a)
+    return _out(cp_lower_raw(k, n, _check_level(a)))
+
+
+def cp_lower_raw(k: np.ndarray, n: np.ndarray | float, a: float) -> np.ndarray:
+    """:func:`cp_lower` on float arrays already checked (no validation: hot loops only)."""
     with np.errstate(invalid="ignore"):  # inverse regularised incomplete beta = Beta ppf
         out = special.betaincinv(np.maximum(k, 1e-300), n - k + 1.0, a)
-    return _out(np.where(k <= 0, 0.0, out))
+    return np.where(k <= 0, 0.0, out)
 
 
 def cp_upper(k: float | np.ndarray, n: float | np.ndarray,
@@ -88,10 +94,14 @@ def cp_upper(k: float | np.ndarray, n: float | np.ndarray,
     The ``1 − a`` quantile of Beta(k + 1, n − k), and 1 when ``k = n``.
     """
     k, n = _check_counts(k, n)
-    a = _check_level(a)
+    return _out(cp_upper_raw(k, n, _check_level(a)))
+
+
+def cp_upper_raw(k: np.ndarray, n: np.ndarray | float, a: float) -> np.ndarray:
+    """:func:`cp_upper` on float arrays already checked (no validation: hot loops only)."""
     with np.errstate(invalid="ignore"):  # complementary inverse = Beta isf (accurate for tiny a)
         out = special.betainccinv(k + 1.0, np.maximum(n - k, 1e-300), a)
-    return _out(np.where(k >= n, 1.0, out))
+    return np.where(k >= n, 1.0, out)
 
 
 def epsilon_lower_bound(k1: float | np.ndarray, n1: float | np.ndarray,

@@ -101,6 +101,8 @@ from dpgp_audit.audit.blackbox.scores import (
     CANDIDATE_RULE,
     EXTRA_RAW_ROWS,
     ClassifierScore,
+    IdentityScore,
+    LinearScore,
     fit_candidates,
     fixed_score,
     learn_score,
@@ -112,7 +114,7 @@ from dpgp_audit.audit.blackbox.twosample import (
 )
 from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.audit.stats import cp_lower, cp_upper
+from dpgp_audit.audit.stats import cp_lower_raw, cp_upper_raw
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
@@ -151,6 +153,7 @@ MAIN_FIT_ROWS = 32_768
 #: :data:`~dpgp_audit.audit.blackbox.executors.MIN_DRAW_S` (then every round has eight).
 MIN_PIECE = 1_024
 _THRESHOLDS = 120  # tail masses per tail and sample in the threshold grid
+_MERGE_MAX = 4_096  # pooled scores up to which thresholds are read from a sorted merge
 _PREFILTER = 24  # thresholds per tail and order whose exact pessimistic growth is computed
 _Z_FIT = 0.8416212335729143  # standard normal quantile at 1 - _FIT_LEVEL (the proxy's z)
 _DIRECTIONS = ("D'>D", "D>D'")
@@ -249,6 +252,34 @@ def log_wealth_increment(counts: tuple[int, int, int, int], u: np.ndarray,
     return out
 
 
+def _bet_logs(bets: list[dict], grid: np.ndarray, delta: float) -> tuple[np.ndarray, ...]:
+    """``log(1 + λz)`` for the four jumps z, one row per bet and fraction (Kelly, half Kelly).
+
+    A round's bets are fixed, so these are computed once per round and every piece only
+    weighs them by its joint counts (:func:`_wealth_steps`; issue 20 §2). The values are
+    those :func:`log_wealth_increment` computes.
+    """
+    if not bets:
+        return ()
+    u = np.array([frac * b["u"] for b in bets for frac in (1.0, 0.5)])
+    lam = u / (np.exp(grid) + delta)
+    return tuple(np.log1p(lam * z) for z in _jump_values(grid, delta))
+
+
+def _wealth_steps(counts: np.ndarray, logs: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Log-wealth increments of rows of joint counts (n10, n01, n11, n00) from :func:`_bet_logs`.
+
+    Row by row the arithmetic of :func:`log_wealth_increment` (a zero count adds nothing:
+    every log here is finite, as the bet fractions stay below 1).
+    """
+    out = np.zeros(logs[0].shape)
+    for col, lg in enumerate(logs):
+        n = counts[:, col]
+        if np.any(n):
+            out = out + n[:, None] * lg
+    return out
+
+
 def sequential_ceiling(n_bet: int, alpha: float, delta: float, components: int) -> float:
     """Largest ε′ a perfect distinguisher could reject after ``n_bet`` betting draws per side.
 
@@ -305,6 +336,8 @@ def _candidate_thresholds(s0: np.ndarray, s1: np.ndarray, c_min: float,
     masses = np.geomspace(max(c_min, 1.0 / m), 0.5, size)
     q = np.concatenate([masses, 1.0 - masses])
     ranks = np.clip(np.ceil(q * m).astype(np.int64) - 1, 0, m - 1)  # inverted CDF
+    if m <= _MERGE_MAX:  # small samples: merging is cheaper than the binary search
+        return np.unique(np.sort(np.concatenate([s0, s1]))[ranks])
     return np.unique(_kth_of_two(s0, s1, ranks))
 
 
@@ -318,17 +351,21 @@ def _kth_of_two(a: np.ndarray, b: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     take = ranks + 1  # values taken from the union
     lo = np.maximum(0, take - nb)
     hi = np.minimum(take, na)
-    while np.any(lo < hi):
+    # np.minimum/np.maximum instead of np.clip: the same indices, without clip's overhead
+    ia_max, ib_max = max(na - 1, 0), max(nb - 1, 0)
+    open_ = lo < hi
+    while open_.any():
         i = (lo + hi) // 2
         j = take - i
         # too few from a if a[i] < b[j - 1] (more of a belongs to the first take values)
-        more = (lo < hi) & (i < na) & (j > 0)
-        more &= a[np.minimum(i, na - 1)] < b[np.clip(j - 1, 0, nb - 1)]
+        more = open_ & (i < na) & (j > 0)
+        more &= a[np.minimum(i, ia_max)] < b[np.minimum(np.maximum(j - 1, 0), ib_max)]
         lo = np.where(more, i + 1, lo)
-        hi = np.where(more | (lo >= hi), hi, i)
+        hi = np.where(more | ~open_, hi, i)
+        open_ = lo < hi
     i, j = lo, take - lo
-    from_a = np.where(i > 0, a[np.clip(i - 1, 0, na - 1)], -np.inf)
-    from_b = np.where(j > 0, b[np.clip(j - 1, 0, nb - 1)], -np.inf)
+    from_a = np.where(i > 0, a[np.minimum(np.maximum(i - 1, 0), ia_max)], -np.inf)
+    from_b = np.where(j > 0, b[np.minimum(np.maximum(j - 1, 0), ib_max)], -np.inf)
     return np.maximum(from_a, from_b)
 
 
@@ -370,6 +407,16 @@ class _Stream:
     pending_scores: list = field(default_factory=list)  # its scored pieces
     s0: np.ndarray = field(default_factory=lambda: np.empty(0))  # sorted past scores, M(D)
     s1: np.ndarray = field(default_factory=lambda: np.empty(0))
+    ranked: tuple | None = None  # (s0, s1, events): the events of these very arrays
+    judged: dict = field(default_factory=dict)  # candidate index -> (rows scored, c0, c1)
+    main_sorted: tuple | None = None  # (rows, s0, s1) of a main score that is not refitted
+
+    def events(self) -> list[dict]:
+        """:func:`_select_events` on the current past scores, computed once per pair of arrays."""
+        if self.ranked is None or self.ranked[0] is not self.s0 or self.ranked[1] is not self.s1:
+            self.ranked = (self.s0, self.s1,
+                           _select_events(self.s0, self.s1, self.eps_c, self.delta))
+        return self.ranked[2]
 
     def draw(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
         """Scores of ``size`` fresh draws per side (score fitted on earlier rounds).
@@ -427,8 +474,7 @@ class _Stream:
         else:
             fn, name = learn_score(self.X0, self.X1, self.score_kind)
         self.score, self.score_name, self.candidate_won = fn, name, False
-        self.s0 = np.sort(np.asarray(fn(self.X0), dtype=float))
-        self.s1 = np.sort(np.asarray(fn(self.X1), dtype=float))
+        self.s0, self.s1 = self._main_scores(fn, self.fixed is not None or name == "identity")
         if self.cand_rng is not None and self.fixed is None and name == "categorical":
             self.cand_rng = None  # discrete outputs: categorical is already the full LR
         if self.cand_rng is not None:
@@ -446,6 +492,26 @@ class _Stream:
             self.cand_rng = None
             self._freeze()
 
+    def _main_scores(self, fn: Callable, kept: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted main scores of every raw draw kept.
+
+        A score that is never refitted (``kept``: the exact model-based one, the identity)
+        scores only the rows new since the last round, merged into its sorted scores of
+        the earlier ones (issue 20 §2); a learned one rescores every row.
+        """
+        assert self.X0 is not None and self.X1 is not None
+        rows = self.X0.shape[0]
+        if kept and self.main_sorted is not None and self.main_sorted[0] <= rows:
+            done, m0, m1 = self.main_sorted
+            if done < rows:
+                m0 = _merge_sorted(m0, np.sort(np.asarray(fn(self.X0[done:]), dtype=float)))
+                m1 = _merge_sorted(m1, np.sort(np.asarray(fn(self.X1[done:]), dtype=float)))
+        else:
+            m0 = np.sort(np.asarray(fn(self.X0), dtype=float))
+            m1 = np.sort(np.asarray(fn(self.X1), dtype=float))
+        self.main_sorted = (rows, m0, m1) if kept else None
+        return m0, m1
+
     def _fit_candidates(self, rows: int) -> None:
         """Refit the extra candidates on the first half of the first ``CANDIDATE_ROWS`` draws."""
         assert self.X0 is not None and self.X1 is not None and self.cand_rng is not None
@@ -454,7 +520,11 @@ class _Stream:
                                      child_rngs(self.cand_rng, 1)[0],
                                      classifier_rows=CLASSIFIER_ROWS, cache=self.cache)
         self.cand_rng = child_rngs(self.cand_rng, 2)[1]
-        self.cands, self.cand_half = cands, k // 2
+        if isinstance(self.fixed, LinearScore) and np.size(self.fixed.w) == 1:
+            # a scalar output's exact linear LR score is a monotone map of the output: the
+            # identity candidate would bet on the very same events (issue 20 §2)
+            cands = [c for c in cands if not isinstance(c, IdentityScore)]
+        self.cands, self.cand_half, self.judged = cands, k // 2, {}
         self.candidate_names = [getattr(c, "name", "candidate") for c in cands]
 
     def _judge_candidates(self, rows: int) -> None:
@@ -469,30 +539,55 @@ class _Stream:
             return
         assert self.X0 is not None and self.X1 is not None
         h = self.cand_half
-        best = _best_growth(self.s0, self.s1, self.eps_c, self.delta)
-        for c in self.cands:
+        best = self.events()[0]["growth"] if self.s0.size and self.s1.size else -math.inf
+        for i, c in enumerate(self.cands):
             m = h + 2 * CLASSIFIER_ROWS if isinstance(c, ClassifierScore) else rows
-            c0 = np.sort(np.asarray(c(self.X0[h:m]), dtype=float))
-            c1 = np.sort(np.asarray(c(self.X1[h:m]), dtype=float))
-            g = _best_growth(c0, c1, self.eps_c, self.delta)
+            c0, c1 = self._candidate_scores(i, c, h, min(m, rows))
+            if c0.size == 0 or c1.size == 0:
+                continue
+            ev = _select_events(c0, c1, self.eps_c, self.delta)
+            g = float(ev[0]["growth"])
             if g > best:  # strictly: the main score wins ties
                 best, self.score, self.s0, self.s1 = g, c, c0, c1
+                self.ranked = (c0, c1, ev)
                 self.score_name = str(getattr(c, "name", "candidate"))
                 self.candidate_won = True
+
+    def _candidate_scores(self, i: int, c: object, h: int,
+                          stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted scores of candidate ``i`` on the held-out draws ``[h, stop)`` per side.
+
+        Kept between rounds (the fitting half ``h`` changes only at a refit, which clears
+        them): each round scores only the draws that are new since the last (issue 20 §2);
+        a row's score does not depend on the rows scored with it, so the sorted arrays are
+        those of scoring ``[h, stop)`` at once.
+        """
+        assert self.X0 is not None and self.X1 is not None
+        done, c0, c1 = self.judged.get(i, (h, np.empty(0), np.empty(0)))
+        if stop > done:
+            n0 = np.sort(np.asarray(c(self.X0[done:stop]), dtype=float))  # type: ignore[operator]
+            n1 = np.sort(np.asarray(c(self.X1[done:stop]), dtype=float))  # type: ignore[operator]
+            c0, c1 = _merge_sorted(c0, n0), _merge_sorted(c1, n1)
+            self.judged[i] = (stop, c0, c1)
+        return c0, c1
 
 
 def _best_growth(s0: np.ndarray, s1: np.ndarray, eps_c: float, delta: float) -> float:
     """Expected log growth at the claimed ε of the best event of a score (earlier draws)."""
     if s0.size == 0 or s1.size == 0:
         return -math.inf
-    bets = _bets_from_scores(s0, s1, eps_c, np.array([eps_c]), delta, 1)
-    return float(bets[0]["growth"]) if bets else -math.inf
+    return float(_select_events(s0, s1, eps_c, delta)[0]["growth"])
 
 
 def _choose_bets(st: _Stream, eps_c: float, grid: np.ndarray, delta: float,
                  tests: int) -> list[dict]:
-    """The bets of :func:`_bets_from_scores` on a stream's past scores."""
-    return _bets_from_scores(st.s0, st.s1, eps_c, grid, delta, tests)
+    """The bets of :func:`_bets_from_scores` on a stream's past scores.
+
+    The events of the stream's current scores are taken from :meth:`_Stream.events`,
+    so scores already ranked when the candidates were judged are not ranked again.
+    """
+    return _bets_from_scores(st.s0, st.s1, eps_c, grid, delta, tests,
+                             events=st.events() if st.s0.size and st.s1.size else None)
 
 
 def _approx_bounds(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -504,45 +599,84 @@ def _approx_bounds(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
-def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.ndarray,
-                      delta: float, tests: int) -> list[dict]:
-    """Predictable choice of events and bets from earlier draws only (plug-in Kelly).
+def _growth_logs(eps: np.ndarray | float, delta: float,
+                 fractions: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The four ``log(1 + λz)`` terms of :func:`expected_log_growth`, λ = u/(e^ε′+δ).
 
-    ``s0`` and ``s1`` are sorted. For each tail × order, the threshold maximising the
-    expected log growth at the claimed ε under pessimistic (one-sided 20 %
-    Clopper–Pearson) rates; then, for the ``tests`` best events, the growth-optimal bet
-    fraction at every ε′ of the grid (0 where no bet is expected to grow). The exact
+    They depend on ε′, δ and the bet fractions only, not on the rates, so one audit
+    computes them once per grid (issue 20 §2); the arithmetic is that of
+    :func:`expected_log_growth`, so the growth is the same to the last bit.
+    """
+    key = (np.asarray(eps, dtype=float).tobytes(), np.shape(eps), float(delta),
+           fractions.tobytes(), fractions.shape)
+    hit = _LOG_CACHE.get(key)
+    if hit is None:
+        lam = np.asarray(fractions, dtype=float) / (np.exp(eps) + delta)
+        with np.errstate(divide="ignore"):
+            hit = tuple(np.log1p(lam * z) for z in _jump_values(eps, delta))
+        if len(_LOG_CACHE) >= 64:
+            _LOG_CACHE.clear()
+        _LOG_CACHE[key] = hit
+    return hit
+
+
+_LOG_CACHE: dict = {}
+
+
+def _growth(p1: np.ndarray | float, p0: np.ndarray | float, logs: tuple) -> np.ndarray:
+    """:func:`expected_log_growth` from precomputed :func:`_growth_logs` (same operations)."""
+    l10, l01, l11, l00 = logs
+    return (p1 * (1 - p0) * l10 + p0 * (1 - p1) * l01
+            + p1 * p0 * l11 + (1 - p1) * (1 - p0) * l00)
+
+
+def _select_events(s0: np.ndarray, s1: np.ndarray, eps_c: float,
+                   delta: float) -> list[dict]:
+    """The best threshold of every tail × order on sorted past scores, best first.
+
+    For each tail × order, the threshold maximising the expected log growth at the
+    claimed ε under pessimistic (one-sided 20 % Clopper–Pearson) rates. The exact
     Clopper–Pearson growth is evaluated on the :data:`_PREFILTER` thresholds whose growth
     under cheap Wilson-score bounds (on every fourth bet fraction) is largest (issue 20 §2:
     the inverse beta function at every threshold was most of a round's bookkeeping); ties
-    go to the larger raw separation, as before. Everything here depends on earlier draws
-    only.
+    go to the larger raw separation. Each event keeps its pessimistic rates (``"_p"``)
+    for the bet fractions of :func:`_bets_from_scores`.
     """
     nf = s0.size
     cand = _candidate_thresholds(s0, s1, max(1.0 / nf, 1e-7))
     a0, b0 = tail_counts(s0, cand)
     a1, b1 = tail_counts(s1, cand)
-    combos, tops, nums, dens = [], [], [], []
-    for tail, (k0, k1) in zip(_TAILS, ((a0, a1), (b0, b1)), strict=True):
-        lo0, hi0 = _approx_bounds(k0, nf)
-        lo1, hi1 = _approx_bounds(k1, nf)
+    coarse = _growth_logs(eps_c, delta, _COARSE_FRACTIONS)
+    # one call for the four tails x samples (the operations are elementwise, so the
+    # values are those of four separate calls)
+    lo_all, hi_all = _approx_bounds(np.stack([a0, a1, b0, b1]), nf)
+    specs = []
+    for t, tail in enumerate(_TAILS):
+        k0, k1 = (a0, a1) if tail == "upper" else (b0, b1)
+        i0, i1 = 2 * t, 2 * t + 1
         for direction in _DIRECTIONS:
-            kn, kd, pn, pd = (k1, k0, lo1, hi0) if direction == "D'>D" else (k0, k1, lo0, hi1)
-            sep = (kn - kd) / nf
-            # the growth itself under the cheap bounds, on a coarse grid of bet fractions
-            proxy = expected_log_growth(pn[:, None], pd[:, None], _COARSE_FRACTIONS[None, :],
-                                        eps_c, delta).max(axis=1)
-            top = np.lexsort((-sep, -proxy))[:_PREFILTER]
-            combos.append((tail, direction, sep))
-            tops.append(top)
-            nums.append(kn[top])
-            dens.append(kd[top])
+            if direction == "D'>D":
+                specs.append((tail, direction, k1, k0, lo_all[i1], hi_all[i0]))
+            else:
+                specs.append((tail, direction, k0, k1, lo_all[i0], hi_all[i1]))
+    # the growth itself under the cheap bounds, on a coarse grid of bet fractions
+    proxies = _growth(np.stack([s[4] for s in specs])[:, :, None],
+                      np.stack([s[5] for s in specs])[:, :, None], coarse).max(axis=2)
+    combos, tops, nums, dens = [], [], [], []
+    for (tail, direction, kn, kd, _, _), proxy in zip(specs, proxies, strict=True):
+        sep = (kn - kd) / nf
+        top = np.lexsort((-sep, -proxy))[:_PREFILTER]
+        combos.append((tail, direction, sep))
+        tops.append(top)
+        nums.append(kn[top])
+        dens.append(kd[top])
     # the exact pessimistic rates and growth of every short-listed event, in one call each
     sizes = [t.size for t in tops]
-    p_num = np.atleast_1d(cp_lower(np.concatenate(nums), nf, _FIT_LEVEL))
-    p_den = np.atleast_1d(cp_upper(np.concatenate(dens), nf, _FIT_LEVEL))
-    g_all = expected_log_growth(p_num[:, None], p_den[:, None], BET_FRACTIONS[None, :],
-                                eps_c, delta).max(axis=1)
+    # Clopper-Pearson at the fitting level, unchecked: the counts are valid by construction
+    p_num = cp_lower_raw(np.concatenate(nums).astype(float), float(nf), _FIT_LEVEL)
+    p_den = cp_upper_raw(np.concatenate(dens).astype(float), float(nf), _FIT_LEVEL)
+    g_all = _growth(p_num[:, None], p_den[:, None],
+                    _growth_logs(eps_c, delta, BET_FRACTIONS)).max(axis=1)
     out = []
     start = 0
     for (tail, direction, sep), top, m in zip(combos, tops, sizes, strict=True):
@@ -554,12 +688,29 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
                     "_p": (float(p_num[start + i]), float(p_den[start + i]))})
         start += m
     out.sort(key=lambda c: (-c["growth"], -c["separation"]))
-    out = out[:tests]
-    for c in out:
-        pn_c, pd_c = c.pop("_p")
-        gu = expected_log_growth(pn_c, pd_c, BET_FRACTIONS[None, :], grid[:, None], delta)
+    return out
+
+
+def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.ndarray,
+                      delta: float, tests: int, events: list[dict] | None = None) -> list[dict]:
+    """Predictable choice of events and bets from earlier draws only (plug-in Kelly).
+
+    ``s0`` and ``s1`` are sorted. The ``tests`` best events of :func:`_select_events`
+    (or of ``events``, its result on these scores computed before), then the
+    growth-optimal bet fraction at every ε′ of the grid (0 where no bet is expected to
+    grow). Everything here depends on earlier draws only.
+    """
+    if events is None:
+        events = _select_events(s0, s1, eps_c, delta)
+    logs = _growth_logs(grid[:, None], delta, BET_FRACTIONS[None, :])
+    out = []
+    for ev in events[:tests]:
+        c = {k: v for k, v in ev.items() if k != "_p"}
+        pn_c, pd_c = ev["_p"]
+        gu = _growth(pn_c, pd_c, logs)
         best = gu.argmax(axis=1)
         c["u"] = np.where(gu[np.arange(grid.size), best] > 0, BET_FRACTIONS[best], 0.0)
+        out.append(c)
     return out
 
 
@@ -752,18 +903,20 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         # events and bets are fixed for the whole round, from earlier rounds' draws only
         bets = [_choose_bets(st, eps_c, grid, del_c, tests) for st in streams]
         last_bets = bets
+        steps = [_bet_logs(b, grid, del_c) for b in bets]  # log(1 + λz) of every bet, once
         pieces = plan.piece_sizes(scheduled, size)
-        piece_rngs = [child_rngs(r, plan.pieces) for r in child_rngs(r_round, len(streams))]
+        # the first len(pieces) children of a spawn are the same however many are spawned
+        piece_rngs = [child_rngs(r, len(pieces)) for r in child_rngs(r_round, len(streams))]
         drawn = 0
         for j, m in enumerate(pieces):
             c = 0
             for k, st in enumerate(streams):
                 s0, s1 = st.draw(piece_rngs[k][j], m)
-                for bet in bets[k]:
-                    counts = _joint_counts(s0, s1, bet)
-                    for frac in (1.0, 0.5):
-                        log_w[c] += log_wealth_increment(counts, frac * bet["u"], grid, del_c)
-                        c += 1
+                if bets[k]:
+                    counts = np.array([_joint_counts(s0, s1, bet) for bet in bets[k]])
+                    inc = _wealth_steps(np.repeat(counts, 2, axis=0), steps[k])
+                    log_w[c:c + inc.shape[0]] += inc
+                    c += inc.shape[0]
             drawn += m
             mix = np.logaddexp.reduce(log_w, axis=0) - math.log(comps)
             rejected |= mix >= log_thr  # Ville: checking after every piece costs nothing
