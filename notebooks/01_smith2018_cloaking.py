@@ -768,14 +768,15 @@ display(Markdown(
     "with it, the two come close once both fall back towards the overall mean."))
 
 # %% [markdown]
-# **At the paper's size.** A full-scale run of this comparison alone (`n_table=5000`,
-# `n_folds=10`, seed `2018`, close to S18's folds of 4900<!--paper--> training journeys) has
-# cloaking lowest at every ε, as in S18: its best RMSE is 152<!--run: full-scale run--> s
-# without DP and 184<!--run: full-scale run-->, 208<!--run: full-scale run--> and
-# 283<!--run: full-scale run--> s at $\varepsilon = 1, 0.5, 0.2$, against
-# 189<!--run: full-scale run-->, 262<!--run: full-scale run-->,
-# 279<!--run: full-scale run--> and 303<!--run: full-scale run--> s for the best binning (the
-# kit's integral binning throughout).
+# **At the paper's size.** The full-scale run of this notebook (`make notebooks`, with
+# `n_table=5000` and `n_folds=10`, close to S18's folds of 4900<!--paper--> training
+# journeys) has cloaking lowest at every ε, as in S18: its best RMSE is
+# 183<!--run: full-scale run--> s without DP and 219<!--run: full-scale run-->,
+# 251<!--run: full-scale run--> and 308<!--run: full-scale run--> s at
+# $\varepsilon = 1, 0.5, 0.2$, against 227<!--run: full-scale run-->,
+# 287<!--run: full-scale run-->, 294<!--run: full-scale run--> and
+# 324<!--run: full-scale run--> s for the best binning (the kit's integral binning
+# throughout, the DP noise variance of each bin known to the GP).
 
 # %% [markdown]
 # ## Appendix C · Why a two-dimensional stand-in reverses Table 1

@@ -433,6 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import nbformat
 
     args = list(sys.argv[1:] if argv is None else argv)
+    if not args or {"-h", "--help"} & set(args):
+        print("usage: python -m dpgp_audit.devtools.quoted_numbers [--prose] NOTEBOOK.ipynb ...")
+        return 0 if args else 2
     prose_only = "--prose" in args
     paths = [a for a in args if a != "--prose"]
     status = 0

@@ -8,7 +8,11 @@ them to a JSON sidecar with :func:`write_sidecar`. ``make notebooks`` then runs:
         --out build/full/REPRODUCTION.md
 
 which reads every ``*.repro.json`` under ``--records`` and writes one table per paper
-(paper value, kit value with its 95% interval, setting, status). With ``--write-docs``
+(paper value, kit value with its 95% interval, setting, status). Each table says the scale
+its notebook ran at (:func:`describe_run`): when the executed notebook ``<notebook>.ipynb``
+lies beside its sidecar, the parameters papermill injected (its ``metadata.papermill``)
+are compared with ``notebooks/full_scale/<notebook>.yaml`` (``--full-scale``), so the page
+says "full scale", "default parameters" or which defaults were changed. With ``--write-docs``
 the same tables replace the block between ``<!-- REPRODUCTION:START -->`` and
 ``<!-- REPRODUCTION:END -->`` in ``docs/reproductions.md``, so the guide's table is
 regenerated, never typed.
@@ -41,8 +45,8 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +58,7 @@ __all__ = [
     "ReproRow",
     "Sidecar",
     "build_markdown",
+    "describe_run",
     "main",
     "paired_sign_test",
     "proportion_increase_test",
@@ -74,6 +79,8 @@ PAPER_TITLES = {
     "R": "R — Räisä et al. 2024 (notebook 04)",
 }
 STATUSES = ("reproduced", "explained", "open")
+RUN_BOOKKEEPING = ("repro_json", "show_progress")
+"""Parameters that change where a run writes or what it prints, not its numbers."""
 BOUNDS = ("equal", "at_least", "at_most")
 
 
@@ -192,7 +199,8 @@ def _escape(text: str) -> str:
 def build_markdown(sidecars: Sequence[Sidecar], *, title: str = "Paper reproductions",
                    level: int = 2) -> str:
     """Markdown with one table per paper (columns: quantity, paper, kit ± 95% half-width,
-    setting, status, cause) and a status count; papers with no rows are listed as missing.
+    setting, status, cause), each under the scale its notebook ran at, and a status count;
+    papers with no rows are listed as missing.
 
     ``level`` is the heading level of ``title`` (the papers' headings are one deeper).
     """
@@ -206,13 +214,15 @@ def build_markdown(sidecars: Sequence[Sidecar], *, title: str = "Paper reproduct
              "repeats. Status: **reproduced** = the paper's value lies in that interval; "
              "**explained** = it does not, for the cause stated (demonstrated in the "
              "notebook); **open** = neither.", ""]
-    scales = sorted({f"{s.notebook}: {s.scale}" for s in sidecars})
-    lines += ["Scale of each run: " + "; ".join(scales) + ".", ""]
     counts = dict.fromkeys(STATUSES, 0)
     for paper in PAPER_ORDER:
         rows = [r for s in sidecars for r in s.rows if r.paper == paper]
         lines.append(f"{h}# {PAPER_TITLES[paper]}")
         lines.append("")
+        runs = sorted({f"{s.notebook}: {s.scale}" for s in sidecars
+                       if any(r.paper == paper for r in s.rows)})
+        if runs:
+            lines += ["Run at " + "; ".join(runs) + ".", ""]
         if not rows:
             lines += ["*(no rows recorded: the notebook was not run with `repro_json`)*", ""]
             continue
@@ -225,6 +235,65 @@ def build_markdown(sidecars: Sequence[Sidecar], *, title: str = "Paper reproduct
         lines.append("")
     lines.append("Totals: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".")
     return "\n".join(lines) + "\n"
+
+
+def describe_run(parameters: Mapping[str, object] | None,
+                 full_scale: Mapping[str, object] | None = None) -> str:
+    """The scale a notebook ran at, from the parameters papermill injected into it.
+
+    Parameters
+    ----------
+    parameters
+        ``metadata.papermill.parameters`` of the executed notebook (``None`` or empty: the
+        notebook's own defaults).
+    full_scale
+        The notebook's ``notebooks/full_scale/<notebook>.yaml`` (``None``: not known).
+
+    Returns ``"full scale"`` when the injected parameters are exactly the full-scale file's,
+    ``"default parameters"`` when none were injected, else ``"default parameters except
+    k=v, …"``. :data:`RUN_BOOKKEEPING` parameters (output path, progress messages) are
+    ignored: they do not change a number.
+    """
+    def numbers(d: Mapping[str, object] | None) -> dict[str, object]:
+        return {k: v for k, v in (d or {}).items() if k not in RUN_BOOKKEEPING}
+
+    given = numbers(parameters)
+    if not given:
+        return "default parameters"
+    if full_scale is not None and given == numbers(full_scale):
+        return "full scale"
+    return "default parameters except " + ", ".join(f"{k}={v!r}" for k, v in sorted(given.items()))
+
+
+def _papermill_parameters(executed: Path) -> dict | None:
+    """``metadata.papermill.parameters`` of an executed notebook (``None``: not a papermill run)."""
+    try:
+        meta = json.loads(executed.read_text(encoding="utf-8"))["metadata"]["papermill"]
+    except (OSError, KeyError, TypeError, json.JSONDecodeError):
+        return None
+    params = meta.get("parameters")
+    return dict(params) if isinstance(params, dict) else None
+
+
+def _label_scales(cars: Sequence[Sidecar], records: Path, full_scale_dir: Path) -> list[Sidecar]:
+    """Prefix each sidecar's scale with :func:`describe_run` of the executed notebook beside it."""
+    out = []
+    for car in cars:
+        params = _papermill_parameters(records / f"{car.notebook}.ipynb")
+        if params is None:
+            out.append(car)
+            continue
+        yaml_path = full_scale_dir / f"{car.notebook}.yaml"
+        full = None
+        if yaml_path.is_file():
+            import yaml
+
+            try:
+                full = yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}
+            except yaml.YAMLError as err:
+                raise ValueError(f"{yaml_path}: not a papermill parameter file ({err})") from err
+        out.append(replace(car, scale=f"{describe_run(params, full)} ({car.scale})"))
+    return out
 
 
 def paired_sign_test(better: Sequence[float], worse: Sequence[float]) -> float:
@@ -328,6 +397,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     metavar="FILE",
                     help="also replace the block between the REPRODUCTION markers in FILE "
                          "(default docs/reproductions.md)")
+    ap.add_argument("--full-scale", default="notebooks/full_scale", metavar="DIR",
+                    help="folder of the full-scale papermill parameter files the runs are "
+                         "compared with (default notebooks/full_scale)")
     args = ap.parse_args(argv)
     records = Path(args.records)
     paths = sorted(records.glob("*.repro.json")) if records.is_dir() else []
@@ -336,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"-p repro_json PATH, e.g. make notebooks)", file=sys.stderr)
         return 2
     try:
-        cars = read_sidecars(paths)
+        cars = _label_scales(read_sidecars(paths), records, Path(args.full_scale))
         out = Path(args.out) if args.out else records / "REPRODUCTION.md"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(build_markdown(cars, title="Reproduction of the papers' numbers",

@@ -12,6 +12,7 @@ from dpgp_audit.experiments.reproduction import (
     ReproRow,
     Sidecar,
     build_markdown,
+    describe_run,
     main,
     read_sidecars,
     replace_between_markers,
@@ -107,6 +108,41 @@ def test_sidecar_round_trip_and_cli(tmp_path):
                  "--write-docs", str(doc)]) == 0
     assert "| 409,600 | 14,000 |" in out.read_text()
     assert "| steps |" in doc.read_text()
+
+
+def test_describe_run_names_the_scale():
+    full = {"n_repeats": 50, "n_table": 5000, "show_progress": True}
+    assert describe_run(None, full) == "default parameters"
+    assert describe_run({"repro_json": "x.json"}, full) == "default parameters"
+    # the output path and progress messages do not change a number
+    assert describe_run({"n_repeats": 50, "n_table": 5000, "repro_json": "x"}, full) == \
+        "full scale"
+    assert describe_run({"n_repeats": 50}, full) == "default parameters except n_repeats=50"
+    assert describe_run({"n_table": 5000, "n_repeats": 50}, None) == \
+        "default parameters except n_repeats=50, n_table=5000"
+
+
+def test_cli_labels_each_run_with_its_scale(tmp_path):
+    """The executed notebook beside a sidecar says which papermill parameters made it."""
+    write_sidecar(tmp_path / "01_smith2018_cloaking.repro.json", "01_smith2018_cloaking",
+                  "n_repeats=50", (_row(),))
+    write_sidecar(tmp_path / "03_honkela_dp_svgp.repro.json", "03_honkela_dp_svgp",
+                  "n_repeats_hyper=10", (_row(paper="H"),))
+    full = tmp_path / "full_scale"
+    full.mkdir()
+    (full / "01_smith2018_cloaking.yaml").write_text("n_repeats: 50\nn_table: 5000\n")
+    (full / "03_honkela_dp_svgp.yaml").write_text("n_repeats_hyper: 100\n")
+    for stem, params in (("01_smith2018_cloaking", {"n_repeats": 50, "n_table": 5000,
+                                                    "repro_json": "/x.json"}),
+                         ("03_honkela_dp_svgp", {"repro_json": "/y.json"})):
+        (tmp_path / f"{stem}.ipynb").write_text(json.dumps(
+            {"cells": [], "metadata": {"papermill": {"parameters": params}}}))
+    out = tmp_path / "R.md"
+    assert main(["--records", str(tmp_path), "--out", str(out),
+                 "--full-scale", str(full)]) == 0
+    md = out.read_text()
+    assert "Run at 01_smith2018_cloaking: full scale (n_repeats=50)." in md
+    assert "Run at 03_honkela_dp_svgp: default parameters (n_repeats_hyper=10)." in md
 
 
 def test_cli_errors(tmp_path, capsys):
