@@ -73,6 +73,7 @@ __all__ = [
     "pattern_epsilon",
     "realised_epsilon",
     "svt_log_probabilities",
+    "svt_value_log_density",
 ]
 
 _EPS, _DELTA = 1.0, 1e-5
@@ -259,21 +260,49 @@ def answers_data(k: int = 10, value: float = 0.0) -> Dataset:
                    name=f"answers-{k}")
 
 
+#: The variants of :class:`SparseVector` (Lyu, Su & Li 2017, Fig. 1): (share of ε for the
+#: threshold, threshold-noise scale in units of Δ/ε₁ (× c), query-noise scale in units of
+#: Δ/ε₂ (× c), cut-off after c ⊤, the ⊤ answer releases the noisy query, threshold redrawn
+#: after each ⊤).
+_SVT_VARIANTS = {
+    "alg1": (0.5, False, 2.0, True, False, False),
+    "alg2": (0.5, True, 2.0, True, False, True),
+    "alg3": (0.5, False, 1.0, True, True, False),
+    "alg4": (0.25, False, None, True, False, False),
+    "alg5": (0.5, False, 0.0, False, False, False),
+    "alg6": (0.5, False, None, False, False, False),
+}
+
+
 @dataclass(frozen=True, eq=False)
 class SparseVector:
     """The sparse vector technique over the answer vector ``y`` (Lyu, Su & Li 2017).
 
     Output per query: 1 (above the noisy threshold, ⊤), 0 (below, ⊥) or −1 (not
-    answered after the c-th ⊤). Variants (Lyu, Su & Li, VLDB 2017, Fig. 1):
+    answered after the c-th ⊤). With ε₁ the threshold's share of ε and ε₂ = ε − ε₁,
+    the variants are those of Lyu, Su & Li (VLDB 2017, Fig. 1, Alg. 1–6):
 
     ``"alg1"``
-        Correct (their Alg. 1): ρ ~ Lap(2Δ/ε) on the threshold, ν_i ~ Lap(4cΔ/ε)
-        on each query, stop after c ⊤ — ε-DP.
+        Correct (their Alg. 1): ρ ~ Lap(Δ/ε₁), ε₁ = ε/2, on the threshold, ν_i ~
+        Lap(2cΔ/ε₂) on each query, stop after c ⊤ — ε-DP.
+    ``"alg2"``
+        Correct (Dwork & Roth 2014): ρ ~ Lap(cΔ/ε₁), ν_i ~ Lap(2cΔ/ε₂), a fresh ρ
+        after every ⊤, stop after c ⊤ — ε-DP (identical in law to Alg. 1 when c = 1).
+    ``"alg3"``
+        Roth's lecture notes: ν_i ~ Lap(cΔ/ε₂) and the ⊤ answer *releases* q_i + ν_i;
+        stop after c ⊤ — not ε-DP (∞-DP as the number of queries grows). Its output
+        has 2k columns: the k flags, then the released values (0 where none).
+    ``"alg4"``
+        Lee & Clifton: ε₁ = ε/4, ν_i ~ Lap(Δ/ε₂) without the factor 2c, stop after
+        c ⊤ — only ((1 + 6c)/4)ε-DP.
     ``"alg5"``
         No noise on the queries (Stoddard et al.), no cut-off — not ε'-DP for any ε'.
     ``"alg6"``
-        Query noise Lap(2Δ/ε) without the factor 2c and no cut-off (Chen et al.)
+        Query noise Lap(Δ/ε₂) without the factor 2c and no cut-off (Chen et al.)
         — its loss grows with the number of queries (∞-DP as k → ∞).
+
+    The claim is the one each paper states: pure ε-DP when every answer may move by
+    Δ at once (:func:`~dpgp_audit.privacy.claims.all_answers`).
     """
 
     epsilon: float
@@ -283,56 +312,80 @@ class SparseVector:
     delta_q: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.variant not in ("alg1", "alg5", "alg6"):
-            raise ValueError(f"variant must be 'alg1', 'alg5' or 'alg6', got {self.variant!r}")
+        if self.variant not in _SVT_VARIANTS:
+            raise ValueError(f"variant must be one of {sorted(_SVT_VARIANTS)}, "
+                             f"got {self.variant!r}")
+        check_positive_int("c", self.c)
 
     @property
     def claim(self) -> PureDP:
         """Pure ε-DP when every answer may move by Δ at once."""
         return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q), domain=_DOMAIN)
 
+    @property
+    def scales(self) -> tuple[float, float]:
+        """Laplace scales (threshold ρ, queries ν) of this variant (ν: 0 when unperturbed)."""
+        share, rho_c, nu_unit, _, _, _ = _SVT_VARIANTS[self.variant]
+        e1 = self.epsilon * share
+        e2 = self.epsilon - e1
+        rho = (self.c if rho_c else 1) * self.delta_q / e1
+        nu = (self.delta_q / e2 if nu_unit is None else nu_unit * self.c * self.delta_q / e2)
+        return rho, nu
+
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` output vectors in {1, 0, −1}, shape ``(n, k)``."""
+        """``n`` output vectors in {1, 0, −1}, shape ``(n, k)`` (``(n, 2k)`` for Alg. 3)."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         q = np.asarray(_targets(data), dtype=float)
         k = q.size
-        e1 = self.epsilon / 2
-        e2 = self.epsilon - e1
-        rho = rng.laplace(0.0, self.delta_q / e1, size=(n, 1))
-        if self.variant == "alg1":
-            nu = rng.laplace(0.0, 2 * self.c * self.delta_q / e2, size=(n, k))
-        elif self.variant == "alg6":
-            nu = rng.laplace(0.0, self.delta_q / e2, size=(n, k))
-        else:
-            nu = np.zeros((n, k))
-        above = (q[None, :] + nu) >= (self.threshold + rho)
-        out = above.astype(float)
-        if self.variant == "alg1":
-            count = np.cumsum(above, axis=1)
-            # after the c-th ⊤ the remaining queries are not answered
-            stopped = np.concatenate([np.zeros((n, 1), bool), count[:, :-1] >= self.c], axis=1)
-            out[stopped] = -1.0
-        return out
+        _, _, _, cutoff, release, redraw = _SVT_VARIANTS[self.variant]
+        b_rho, b_nu = self.scales
+        rho = rng.laplace(0.0, b_rho, size=n)
+        nu = rng.laplace(0.0, b_nu, size=(n, k)) if b_nu > 0 else np.zeros((n, k))
+        noisy = q[None, :] + nu
+        out = np.zeros((n, k))
+        values = np.zeros((n, k))
+        count = np.zeros(n, dtype=int)
+        for i in range(k):
+            live = count < self.c if cutoff else np.ones(n, dtype=bool)
+            above = live & (noisy[:, i] >= self.threshold + rho)
+            out[:, i] = np.where(live, above.astype(float), -1.0)
+            values[:, i] = np.where(above, noisy[:, i], 0.0)
+            count += above
+            if redraw and np.any(above):
+                rho = np.where(above, rng.laplace(0.0, b_rho, size=n), rho)
+        return np.hstack([out, values]) if release else out
 
 
 @dataclass(frozen=True, eq=False)
 class NoisyMax:
-    """Report noisy max over the answer vector ``y`` with Laplace noise.
+    """Report noisy max over the answer vector ``y`` (Laplace or exponential noise).
 
-    ``scale_factor=2`` and ``with_value=False`` is correct: argmax of
-    ``q + Lap(2Δ/ε)`` is ε-DP when every answer may move by Δ (Dwork & Roth
-    Claim 3.9 for monotone answers needs only Δ/ε; general vectors need 2Δ/ε).
+    ``scale_factor=2``, ``with_value=False`` and ``value_only=False`` is correct with
+    either noise: the argmax of ``q + Lap(2Δ/ε)`` (or ``q + Exp(2Δ/ε)``) is ε-DP when
+    every answer may move by Δ (Dwork & Roth Claim 3.9 for monotone answers needs
+    only Δ/ε; general vectors need 2Δ/ε; Ding et al. 2018, Alg. 5 and 6).
     Bugs: ``scale_factor=1`` (Lap(Δ/ε), the counting-query scale, under the
-    non-monotone relation) and ``with_value=True`` (the noisy max *value* is
-    released too: its loss lives in the rare event that every noisy answer falls
-    far below every true answer — Ding et al. 2018, "NoisyMax3").
+    non-monotone relation); ``with_value=True`` (the noisy max *value* is released
+    beside the index: its loss lives in the rare event that every noisy answer falls
+    far below every true answer — Ding et al. 2018, "NoisyMax3"); ``value_only=True``
+    (only the noisy max value is released: Ding et al. 2018, Alg. 7 with Laplace and
+    Alg. 8 with exponential noise, where the value's support starts at the largest
+    answer, so the loss is unbounded).
     """
 
     epsilon: float
     scale_factor: float = 2.0
     with_value: bool = False
     delta_q: float = 1.0
+    noise: str = "laplace"
+    value_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.noise not in ("laplace", "exponential"):
+            raise ValueError(f"noise must be 'laplace' or 'exponential', got {self.noise!r}")
+        if self.with_value and self.value_only:
+            raise ValueError("with_value and value_only exclude each other")
 
     @property
     def claim(self) -> PureDP:
@@ -340,16 +393,21 @@ class NoisyMax:
         return PureDP(epsilon=self.epsilon, relation=all_answers(self.delta_q), domain=_DOMAIN)
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases: the index, shape ``(n, 1)``, or (index, value), shape ``(n, 2)``."""
+        """``n`` releases: the index or the value, shape ``(n, 1)``, or both, ``(n, 2)``."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         q = np.asarray(_targets(data), dtype=float)
-        z = q[None, :] + rng.laplace(0.0, self.scale_factor * self.delta_q / self.epsilon,
-                                     size=(n, q.size))
+        b = self.scale_factor * self.delta_q / self.epsilon
+        noise = (rng.laplace(0.0, b, size=(n, q.size)) if self.noise == "laplace"
+                 else rng.exponential(b, size=(n, q.size)))
+        z = q[None, :] + noise
         idx = np.argmax(z, axis=1)
+        value = z[np.arange(n), idx]
+        if self.value_only:
+            return value[:, None]
         if not self.with_value:
             return idx.astype(float)[:, None]
-        return np.column_stack([idx.astype(float), z[np.arange(n), idx]])
+        return np.column_stack([idx.astype(float), value])
 
 
 # --------------------------------------------------------------------------- bin edges
@@ -518,6 +576,8 @@ def noisy_max_log_probabilities(mech: NoisyMax, data: Dataset, grid: int = 20_00
     ``P(i) = ∫ f(v − q_i) Π_{j≠i} F(v − q_j) dv`` with the Laplace density f and
     CDF F (trapezoid rule on a grid covering ±40 noise scales).
     """
+    if mech.noise != "laplace" or mech.value_only:
+        raise ValueError("noisy_max_log_probabilities covers the Laplace index release")
     q = np.asarray(data.y, dtype=float)
     b = mech.scale_factor * mech.delta_q / mech.epsilon
     v = np.linspace(q.min() - 40 * b, q.max() + 40 * b, grid)
@@ -531,34 +591,81 @@ def noisy_max_log_probabilities(mech: NoisyMax, data: Dataset, grid: int = 20_00
     return out
 
 
-def svt_log_probabilities(mech: SparseVector, data: Dataset, grid: int = 8_001) -> np.ndarray:
-    """Log P(output pattern | D) of SVT Alg. 5 / Alg. 6 for every pattern in {0, 1}^k.
+def _svt_up_probability(mech: SparseVector, q: np.ndarray, thr: np.ndarray) -> np.ndarray:
+    """P(q_i + ν_i ≥ thr) for each query (rows) and noisy threshold (columns)."""
+    _, b_nu = mech.scales
+    if b_nu == 0:
+        return (q[:, None] >= thr[None, :]).astype(float)
+    return 1 - _laplace_cdf(thr[None, :] - q[:, None], b_nu)
 
-    Given the threshold noise ρ the k decisions are independent; the pattern
-    probability is integrated over ρ ~ Lap(2Δ/ε) by the trapezoid rule. (Alg. 1's
-    cut-off makes its outputs a different set; it is not needed for the bugs.)
+
+def svt_log_probabilities(mech: SparseVector, data: Dataset, grid: int = 8_001) -> np.ndarray:
+    """Log P(output | D) of the SVT variants with finite outputs, by quadrature over ρ.
+
+    Given the threshold noise ρ the k decisions are independent; each output's
+    probability is integrated over ρ ~ Lap(b_ρ) by the trapezoid rule on ±40 scales.
+    Without a cut-off (Alg. 5, 6) the outputs are every pattern in {0, 1}^k (index
+    ``Σ_i 2^i·bit_i``); with the cut-off at c = 1 (Alg. 1, 2, 4) they are "first ⊤ at
+    query i" for i = 0 … k−1 and "no ⊤" last (Alg. 2 equals Alg. 1 in law at c = 1).
+    Alg. 3 releases values: :func:`svt_value_log_density`.
     """
-    if mech.variant == "alg1":
-        raise ValueError("svt_log_probabilities covers the variants without cut-off")
-    q = np.asarray(data.y, dtype=float)
-    k = q.size
-    e1 = mech.epsilon / 2
-    b_rho = mech.delta_q / e1
-    rho = np.linspace(-40 * b_rho, 40 * b_rho, grid)
-    w = _laplace_pdf(rho, b_rho)
-    thr = mech.threshold + rho
-    if mech.variant == "alg6":
-        p_up = 1 - _laplace_cdf(thr[None, :] - q[:, None], mech.delta_q / (mech.epsilon - e1))
-    else:
-        p_up = (q[:, None] >= thr[None, :]).astype(float)
-    patterns = ((np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1).astype(bool)
-    logs = np.empty(2**k)
+    _, _, _, cutoff, release, _ = _SVT_VARIANTS[mech.variant]
+    if release or (cutoff and mech.c != 1):
+        raise ValueError("svt_log_probabilities covers Alg. 5 and 6, and Alg. 1, 2, 4 at c = 1")
+    q, k, rho, w = _svt_threshold_grid(mech, data, grid)
+    p_up = _svt_up_probability(mech, q, mech.threshold + rho)
     lp_up = np.log(np.maximum(p_up, 1e-300))
     lp_dn = np.log(np.maximum(1 - p_up, 1e-300))
+    if cutoff:  # c = 1: ⊥ on the first i queries, then ⊤ (i < k), or ⊥ everywhere (i = k)
+        below = np.concatenate([np.zeros((1, rho.size)), np.cumsum(lp_dn, axis=0)])
+        ll = np.vstack([below[:k] + lp_up, below[k:]])
+        return np.array([math.log(max(float(np.trapezoid(w * np.exp(row), rho)), 1e-300))
+                         for row in ll])
+    patterns = ((np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1).astype(bool)
+    logs = np.empty(2**k)
     for r, pat in enumerate(patterns):
         ll = np.where(pat[:, None], lp_up, lp_dn).sum(axis=0)
         logs[r] = math.log(max(float(np.trapezoid(w * np.exp(ll), rho)), 1e-300))
     return logs
+
+
+def _svt_threshold_grid(mech: SparseVector, data: Dataset,
+                        grid: int) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """Answers q, their number k, the threshold-noise grid ρ (±40 scales) and its density."""
+    q = np.asarray(data.y, dtype=float)
+    b_rho, _ = mech.scales
+    rho = np.linspace(-40 * b_rho, 40 * b_rho, grid)
+    return q, q.size, rho, _laplace_pdf(rho, b_rho)
+
+
+def svt_value_log_density(mech: SparseVector, data: Dataset, values: np.ndarray,
+                          grid: int = 8_001) -> tuple[np.ndarray, float]:
+    """Alg. 3 at c = 1: log density of "first ⊤ at query i, released value v", and log P(no ⊤).
+
+    ``g(i, v) = f_ν(v − q_i) ∫_{ρ ≤ v − T} f_ρ(ρ) Π_{j<i} F_ν(T + ρ − q_j) dρ`` (the
+    earlier queries fell below the noisy threshold, query i passed it with value v);
+    returned for every i (rows) and every v in ``values`` (columns), with the log
+    probability that no query passes. Trapezoid rule over ρ on ±40 scales.
+    """
+    _, _, _, _, release, _ = _SVT_VARIANTS[mech.variant]
+    if not release or mech.c != 1:
+        raise ValueError("svt_value_log_density covers Alg. 3 at c = 1")
+    q, k, rho, w = _svt_threshold_grid(mech, data, grid)
+    _, b_nu = mech.scales
+    thr = mech.threshold + rho
+    lp_dn = np.log(np.maximum(_laplace_cdf(thr[None, :] - q[:, None], b_nu), 1e-300))
+    below = np.concatenate([np.zeros((1, rho.size)), np.cumsum(lp_dn, axis=0)])
+    v = np.asarray(values, dtype=float)
+    out = np.empty((k, v.size))
+    for i in range(k):
+        dens = w * np.exp(below[i])
+        # cumulative integral over rho up to v - T (trapezoid), then interpolated at each v
+        cum = np.concatenate([[0.0], np.cumsum(0.5 * (dens[1:] + dens[:-1]) * np.diff(rho))])
+        inner = np.interp(v - mech.threshold, rho, cum)
+        with np.errstate(divide="ignore"):
+            out[i] = np.log(_laplace_pdf(v - q[i], b_nu)) + np.log(np.maximum(inner, 1e-300))
+    none = math.log(max(float(np.trapezoid(w * np.exp(below[k]), rho)), 1e-300))
+    return out, none
 
 
 def realised_epsilon(log_p0: np.ndarray, log_p1: np.ndarray, floor: float = -600.0) -> float:
@@ -574,7 +681,7 @@ def realised_epsilon(log_p0: np.ndarray, log_p1: np.ndarray, floor: float = -600
 
 def pattern_epsilon(mech: object, pairs: list) -> float:
     """Largest realised ε over ``pairs`` (exact up to quadrature) for NoisyMax / SVT bugs."""
-    if isinstance(mech, NoisyMax) and not mech.with_value:
+    if isinstance(mech, NoisyMax) and not (mech.with_value or mech.value_only):
         fn = noisy_max_log_probabilities
     elif isinstance(mech, SparseVector):
         fn = svt_log_probabilities

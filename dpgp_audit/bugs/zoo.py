@@ -21,7 +21,9 @@ structural edges), :mod:`~dpgp_audit.bugs.rounding` (float rounding, caught by A
 :mod:`~dpgp_audit.bugs.float_support` (textbook float samplers, A.7's float-support test),
 :mod:`~dpgp_audit.bugs.pair_blindspots` (bugs only whole-dataset pairs expose: the declared
 bound, structural bases, the full swing),
-:mod:`~dpgp_audit.bugs.s18` and :mod:`~dpgp_audit.bugs.s21` (the papers' own pitfalls).
+:mod:`~dpgp_audit.bugs.s18` and :mod:`~dpgp_audit.bugs.s21` (the papers' own pitfalls),
+:mod:`~dpgp_audit.bugs.statdp` (the field's own benchmark: StatDP's and DP-Sniper's
+algorithms at ε₀ = 0.1).
 The mutation benchmark's mutants (:mod:`~dpgp_audit.bugs.mutants`, IDs ``mutant/<name>``)
 are benchmark material: written as a hurried user would, not registered.
 
@@ -120,8 +122,10 @@ def controls() -> tuple[Control, ...]:
     from dpgp_audit.bugs import blindspots as pb
     from dpgp_audit.bugs import calibration as pl
     from dpgp_audit.bugs import pair_blindspots as pp
+    from dpgp_audit.bugs import statdp as sd
     from dpgp_audit.datasets.default import default_dataset
 
+    statdp = {"epsilon": sd.EPSILON_0}
     rows = [
         Control("A.5/gaussian-sum-rows", "Control: Gaussian sum under whole-row replacement",
                 pl.build_sum_rows, default_dataset, dict(_GAUSS)),
@@ -155,6 +159,16 @@ def controls() -> tuple[Control, ...]:
                 pp.build_group_means(True), default_dataset, dict(_GAUSS)),
         Control("A.5/clipped-mean", "Control: clipped mean with the full-swing sensitivity 2b/n",
                 pp.build_clipped_mean(True), pp.clipped_mean_data, dict(_GAUSS)),
+        # The StatDP/DP-Sniper set's correct twins that no control above already is (the
+        # Laplace noisy max and SVT Alg. 1 are A.5/noisy-max and A.5/svt at eps = 1).
+        Control("A.5/statdp-noisy-max-exp",
+                "Control: report noisy max with Exp(2 Delta/eps) noise, index only "
+                "(Ding et al. 2018 Alg. 6; eps0 = 0.1, 5 answers)",
+                sd.build_noisy_max("exponential", "index"), sd.noisy_max_data, dict(statdp)),
+        Control("A.5/statdp-histogram",
+                "Control: noisy histogram, Lap(1/eps) per count, one count moves "
+                "(Ding et al. 2018 Alg. 9; eps0 = 0.1, 5 counts)",
+                sd.build_histogram(False), sd.noisy_max_data, dict(statdp)),
     ]
     return tuple(sorted(rows, key=lambda c: c.id))
 
@@ -163,7 +177,7 @@ def controls() -> tuple[Control, ...]:
 def planted() -> tuple[Bug, ...]:
     """Every planted bug, in the order of the auditing lab's table (controls last)."""
     return tuple(_calibration() + _papers() + _rounding() + _float_support() + _blindspots()
-                 + _pair_blindspots() + _negative_controls())
+                 + _pair_blindspots() + _statdp() + _negative_controls())
 
 
 def get(bug_id: str) -> Bug:
@@ -375,6 +389,38 @@ def _pair_blindspots() -> list[Bug]:
             "A.5/clipped-mean", pp.true_epsilon(clipped), "sensitivity", 0,
             bug_class="other rows cancelling, one row's full swing (full-swing bases)"),
     ]
+
+
+#: The StatDP/DP-Sniper rows: (twin, fixed-mode n per side on the exposing pair, that
+#: pair's label, ``make audit`` samples). n is measured by ``benchmarks/bench_statdp.py
+#: fixed`` (the smallest n of a doubling scan from 1 000 flagging seeds 0, 1 and 2); the
+#: default path confirms every generated pattern pair under the all-answers relation
+#: (docs/benchmarks.md). SVT Alg. 4 gets a sequential cap of 2 000 000 (10 × 200 000);
+#: SVT Alg. 3 is beyond any default cap: its thorough setting is this fixed n on its pair.
+STATDP_ROWS: dict[str, tuple[str, int, str, int | None]] = {
+    "noisy-max-value": ("A.5/noisy-max", 128_000, "all down", None),
+    "noisy-max-exp-value": ("A.5/statdp-noisy-max-exp", 64_000, "all down", None),
+    "histogram-eps": ("A.5/statdp-histogram", 1_000, "y[0] + d", None),
+    "svt3": ("A.5/svt", 4_096_000, "all up", None),
+    "svt4": ("A.5/svt", 1_024_000, "last up, rest down", 200_000),
+    "svt5": ("A.5/svt", 1_000, "one up, rest down", None),
+    "svt6": ("A.5/svt", 64_000, "half up, half down", None),
+}
+
+
+def _statdp() -> list[Bug]:
+    """The field's own benchmark (issue 20 §5): StatDP's and DP-Sniper's incorrect algorithms."""
+    from dpgp_audit.bugs import statdp as sd
+
+    out = []
+    for v in sd.incorrect_variants():
+        twin, n, _, samples = STATDP_ROWS[v.name]
+        assert v.true_epsilon is not None
+        out.append(Bug(f"planted/statdp-{v.name}", "A.5",
+                       f"StatDP/DP-Sniper benchmark: {v.paper}, eps0 = {sd.EPSILON_0:g}",
+                       v.build, v.data, {"epsilon": sd.EPSILON_0}, twin,
+                       float(v.true_epsilon), "blackbox", n, audit_samples=samples))
+    return out
 
 
 def _negative_controls() -> list[Bug]:

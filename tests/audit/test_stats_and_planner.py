@@ -16,8 +16,10 @@ from dpgp_audit.audit.stats import (
     cp_upper,
     epsilon_ceiling,
     epsilon_lower_bound,
+    epsilon_lower_bound_rank_count,
     mu_ceiling,
     mu_lower_bound,
+    rank_count_pvalue,
 )
 from dpgp_audit.privacy.gdp import gdp_epsilon, gdp_mu
 
@@ -266,3 +268,73 @@ def test_planner_power_is_consistent_and_monotone():
     assert p_small < 0.8
     with pytest.raises(ValueError, match="does not exceed"):
         plan_samples(1.0, 1e-5, target_fraction=1.0)  # a correct mechanism is never flagged
+
+
+# ------------------------------------------------- the rank x count test (issue 20 §5)
+
+
+def _pvalue_by_quad(eps, r, m, k, n1, delta):
+    """Independent reference: E[P(Bin(n1, min(1, e^eps B + delta)) >= k)], B ~ Beta, by quad."""
+    from scipy import integrate
+
+    beta = stats.beta(r + 1, m - r)
+    lo, hi = beta.ppf(1e-13), beta.isf(1e-13)
+    f = lambda b: beta.pdf(b) * stats.binom.sf(k - 1, n1, min(1.0, math.exp(eps) * b + delta))  # noqa: E731
+    val, _ = integrate.quad(f, lo, hi, limit=400, points=[beta.mean()])
+    return val
+
+
+@pytest.mark.parametrize(("eps", "r", "m", "k", "n1", "delta"), [
+    (0.17, 128, 1000, 193, 1000, 1e-5), (1.0, 0, 500, 6, 500, 0.0), (0.3, 40, 2000, 80, 1500, 0.0),
+    (2.0, 5, 300, 60, 300, 0.01)])
+def test_rank_count_pvalue_is_an_upper_bound_close_to_the_integral(eps, r, m, k, n1, delta):
+    exact = _pvalue_by_quad(eps, r, m, k, n1, delta)
+    coarse = rank_count_pvalue(eps, r, m, k, n1, delta, grid=128)
+    fine = rank_count_pvalue(eps, r, m, k, n1, delta)
+    assert exact <= fine + 1e-12 <= coarse + 2e-12  # upper Riemann sums: never below
+    assert fine <= exact * 1.05 + 1e-9  # and within 5 % of it at the default grid
+
+
+def test_rank_count_test_has_its_level_at_the_boundary():
+    # The hypothesis at equality: P(S) ~ Beta exactly (continuous scores) and the other side's
+    # proportion is e^eps P(S) + delta. 4000 simulated (B, K) pairs per case; the rejection
+    # rate at a must not exceed a (binomial one-sided p >= 1e-3: a rate 1.3 a is detected
+    # with probability > 0.9) and the test is not empty (rate above a / 3).
+    rng = np.random.default_rng(5)
+    for r, m, n1, eps, delta in ((0, 200, 200, 1.0, 0.0), (40, 1000, 1000, 0.5, 0.0),
+                                 (20, 1000, 800, 1.0, 1e-3)):
+        sims, a = 4000, 0.05
+        B = rng.beta(r + 1, m - r, sims)
+        K = rng.binomial(n1, np.minimum(1.0, np.exp(eps) * B + delta))
+        rej = int(np.sum(rank_count_pvalue(eps, np.full(sims, r), m, K, n1, delta, grid=256)
+                         <= a))
+        assert stats.binomtest(rej, sims, a, alternative="greater").pvalue >= 1e-3
+        assert rej > sims * a / 3
+
+
+def test_rank_count_bound_inverts_its_pvalue_and_beats_two_clopper_pearsons():
+    a = 0.0125
+    e = epsilon_lower_bound_rank_count(128, 1000, 193, 1000, 1e-5, a)
+    assert rank_count_pvalue(e, 128, 1000, 193, 1000, 1e-5) <= a
+    assert rank_count_pvalue(e + 1e-3, 128, 1000, 193, 1000, 1e-5) > a
+    # the same counts, the rank read as a count: two CP bounds at a/2 each certify less
+    assert e > 2 * epsilon_lower_bound(193, 1000, 128, 1000, 1e-5, a)
+    # no hits: nothing. A perfect distinguisher at rank 0: pi(eps) = P(B >= e^-eps) + a small
+    # integral, with P(B >= x) = (1 - x)^n ~ exp(-n x): eps just below log(n / ln(1/a))
+    assert epsilon_lower_bound_rank_count(10, 1000, 0, 1000, 0.0, a) == 0.0
+    perfect = epsilon_lower_bound_rank_count(0, 1000, 1000, 1000, 0.0, a)
+    assert perfect == pytest.approx(math.log(1000 / math.log(1 / a)), abs=0.01)
+    assert perfect < math.log(1000 / math.log(1 / a))
+    vec = epsilon_lower_bound_rank_count([128, 0], 1000, [193, 1000], 1000, 1e-5, a)
+    assert vec.shape == (2,) and vec[0] == pytest.approx(e, abs=1e-5)  # bisection tolerance
+
+
+def test_rank_count_input_validation():
+    with pytest.raises(ValueError, match="rank"):
+        rank_count_pvalue(0.1, 10, 10, 3, 10, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_lower_bound_rank_count(1, 10, 3, 10, 1.0, 0.05)
+    with pytest.raises(ValueError, match="k"):
+        epsilon_lower_bound_rank_count(1, 10, 11, 10, 0.0, 0.05)
+    with pytest.raises(ValueError, match="a"):
+        epsilon_lower_bound_rank_count(1, 10, 3, 10, 0.0, 0.0)

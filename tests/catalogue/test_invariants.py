@@ -178,6 +178,10 @@ SENSITIVITY_NOT_APPLICABLE = {
                "the one-record sensitivity search (test_blindspots, test_blindspots_cli)",
     "A.5/noisy-max": "all-answers relation: probed by the multi-coordinate pattern pairs "
                      "(test_blindspots, test_blindspots_cli)",
+    "A.5/statdp-noisy-max-exp": "all-answers relation: probed by the multi-coordinate "
+                                "pattern pairs (tests/bugs/test_statdp.py)",
+    "A.5/statdp-histogram": "outputs-only relation (one count moves by 1): probed by the "
+                            "output pairs (tests/bugs/test_statdp.py)",
 }
 
 

@@ -8,10 +8,12 @@ The candidate thresholds, the tail counts at each, the empirical trade-off point
 from __future__ import annotations
 
 import numpy as np
+from scipy import special
 
 from dpgp_audit.audit.stats import (
     cp_lower,
     cp_upper,
+    epsilon_lower_bound,
 )
 from dpgp_audit.dataset import Dataset
 
@@ -19,6 +21,7 @@ __all__ = [
     "DEFAULT_DELTA",
     "FIT_LEVEL",
     "NO_PROOF_NOTE",
+    "hindsight_epsilon",
     "SMOOTH_WIDTH",
     "smooth",
     "tail_counts",
@@ -103,3 +106,48 @@ def witness_dict(d0: Dataset, d1: Dataset) -> dict:
     """The neighbouring pair as JSON-ready lists."""
     return {"d0": {"X": d0.X.tolist(), "y": d0.y.tolist()},
             "d1": {"X": d1.X.tolist(), "y": d1.y.tolist()}}
+
+
+#: Above this many distinct thresholds :func:`hindsight_epsilon` prescreens by a normal
+#: approximation and evaluates the exact bound at the best :data:`_HINDSIGHT_KEEP` of each test.
+_HINDSIGHT_EXACT = 50_000
+_HINDSIGHT_KEEP = 2_000
+
+
+def hindsight_epsilon(s0: np.ndarray, s1: np.ndarray, delta: float, alpha: float) -> float:
+    """The oracle-threshold reference: NOT a confidence bound (issue 20 §5).
+
+    The Clopper–Pearson ε bound (:func:`~dpgp_audit.audit.stats.epsilon_lower_bound`,
+    α/2 per proportion) at the best threshold chosen with hindsight *on the same
+    draws* — every distinct score, both tails, both orders — with no split and no
+    multiplicity correction. Choosing the event after seeing the counts makes it
+    optimistic (a winner's curse, pitfall §3.1): it is above 0 on identical
+    distributions far more often than α. The power benchmark reports a valid
+    bound as a fraction of it (``benchmarks/bench_auditor_power.py``).
+
+    With more than 50 000 distinct thresholds, each test's thresholds are ranked by
+    a normal approximation of the same bound and the exact bound is evaluated at
+    the best 2 000 (the reference may then be a hair low, never invalidly high:
+    it is not a guarantee either way).
+    """
+    s0 = np.sort(np.asarray(s0, dtype=float))
+    s1 = np.sort(np.asarray(s1, dtype=float))
+    n0, n1 = s0.size, s1.size
+    t = np.unique(np.concatenate([s0, s1]))
+    above0, below0 = tail_counts(s0, t)
+    above1, below1 = tail_counts(s1, t)
+    best = 0.0
+    z = float(special.ndtri(1.0 - alpha / 2.0))  # the normal quantile of each proportion
+    for num, n_num, den, n_den in ((above1, n1, above0, n0), (below0, n0, below1, n1),
+                                   (above0, n0, above1, n1), (below1, n1, below0, n0)):
+        idx = np.arange(t.size)
+        if t.size > _HINDSIGHT_EXACT:
+            p1 = (num + 0.5) / (n_num + 1.0)
+            p0 = (den + 0.5) / (n_den + 1.0)
+            lo = np.maximum(p1 - z * np.sqrt(p1 * (1 - p1) / n_num) - delta, 1e-300)
+            hi = p0 + z * np.sqrt(p0 * (1 - p0) / n_den)
+            idx = np.argsort(-(np.log(lo) - np.log(hi)))[:_HINDSIGHT_KEEP]
+        e = np.asarray(epsilon_lower_bound(num[idx], n_num, den[idx], n_den, delta, alpha))
+        best = max(best, float(np.max(e)) if e.size else 0.0)
+    return best
+

@@ -12,9 +12,13 @@ from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.blackbox.orderstat import (
     audit_order_statistics,
     choose_threshold_strategy,
+    claim_ranks,
     epsilon_from_order_statistics,
     order_statistic_ranks,
 )
+from dpgp_audit.audit.blackbox.twosample import hindsight_epsilon
+from dpgp_audit.audit.stats import epsilon_lower_bound_rank_count
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import PureDP
 from tests.audit.blackbox.test_fixed import (
     CLAIM,
@@ -113,8 +117,55 @@ def test_input_validation(rng):
 
 
 def test_threshold_strategy_rule_depends_only_on_n_and_delta():
-    assert choose_threshold_strategy(10**6, 1e-5) == "order-statistics"
-    assert choose_threshold_strategy(1_000, 0.0) == "order-statistics"
-    assert choose_threshold_strategy(10**5, 0.0) == "split"
+    # issue 20 §5: the order statistics are ahead of the split in every benchmark cell
+    for n, delta in ((10**6, 1e-5), (1_000, 0.0), (10**5, 0.0)):
+        assert choose_threshold_strategy(n, delta) == "order-statistics"
     with pytest.raises(ValueError, match="n"):
         choose_threshold_strategy(0, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        choose_threshold_strategy(10, 1.0)
+
+
+@pytest.mark.parametrize(("eps", "delta", "n"), [(1.0, 1e-5, 10_000), (1.0, 0.0, 10_000),
+                                                 (1.0, 1e-5, 1_000)])
+def test_claim_rank_is_near_the_best_rank_for_a_mechanism_at_the_claim(eps, delta, n):
+    # Independent check of the normal approximation that picks the rank: at the expected
+    # counts of the mechanism exactly at the claim (the analytic Gaussian, or Laplace with
+    # b = 1/eps; tails from scipy), the exact rank x count bound at the chosen rank is
+    # within 3 % of its best over a dense set of ranks.
+    law = stats.norm(0, analytic_gaussian_sigma(eps, delta, 1.0)) if delta > 0 \
+        else stats.laplace(0, 1 / eps)
+
+    def expected_bound(r, a):
+        hits = np.round(law.sf(law.isf((r + 1) / (n + 1)) - 1.0) * n)  # D' is shifted by 1
+        return epsilon_lower_bound_rank_count(r, n, hits, n, delta, a)
+
+    ranks, weights = claim_ranks(eps, delta, n, 0.05)
+    assert ranks[0] == 0 and ranks.size == 2 and weights.sum() == pytest.approx(1.0)
+    a = 0.05 * weights[1] / 4
+    dense = np.unique(np.geomspace(1, n // 2, 60).astype(int))
+    assert expected_bound(ranks[1], a) >= 0.97 * np.max(expected_bound(dense, a))
+
+
+def test_power_ratio_to_the_oracle_threshold_at_1e4():
+    # Regression of issue 20 §5 at n = 10^4 per side, (1, 1e-5) Gaussian, identity score:
+    # median over 20 fixed seeds of (kit bound / oracle-threshold reference). Over 200 other
+    # seeds the median ratio is 0.88 and the median of 20 has sd 0.039 (bootstrap), so 0.77
+    # is 3 sd below; the rectangle bound at 25 geometric ranks (before) gave 0.58.
+    sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+    ratios = []
+    for s in range(20):
+        rng = np.random.default_rng(np.random.SeedSequence([2020, s]))
+        x0, x1 = rng.normal(0, sigma, 10_000), rng.normal(1, sigma, 10_000)
+        kit = epsilon_from_order_statistics(x0, x1, delta=1e-5, alpha=0.05, claim_epsilon=1.0)
+        ratios.append(kit["epsilon_lb"] / hindsight_epsilon(x0, x1, 1e-5, 0.05))
+    assert np.median(ratios) >= 0.77
+
+
+def test_hindsight_reference_is_not_a_confidence_bound():
+    # On identical distributions the oracle threshold is above 0 far more often than alpha
+    # (the kit's bound: at most alpha); 100 runs at n = 500.
+    rng = np.random.default_rng(8)
+    over = sum(hindsight_epsilon(rng.standard_normal(500), rng.standard_normal(500), 0.0, 0.05)
+               > 0 for _ in range(100))
+    assert over >= 10  # expected about 20 (measured: 0.15-0.35 in the power benchmark)
