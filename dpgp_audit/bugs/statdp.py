@@ -63,6 +63,12 @@ from dpgp_audit.bugs.blindspots import (
 )
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import PureDP, outputs_only
+from dpgp_audit.privacy.domain import check_linear_release
+from dpgp_audit.privacy.float_release import (
+    FloatRelease,
+    laplace_noise_exact_uniform,
+    laplace_release,
+)
 
 __all__ = [
     "EPSILON_0",
@@ -113,23 +119,44 @@ class NoisyHistogram:
     (one-answer relation, as StatDP states it). ``scale = Δ/ε`` is correct
     (NoisyHist1); ``scale = ε`` (the bug, NoisyHist2: the noise parameter read as
     the scale) gives true ε = Δ/ε₀ — 10 at ε₀ = 0.1.
+
+    The correct one releases float-safely (``float_safe=True``: exact Laplace noise, the
+    exact sum rounded to the public grid of :func:`~dpgp_audit.privacy.float_release.
+    laplace_release`, issue 20 §4); the planted one keeps the textbook float release
+    ``y + rng.laplace(...)``, like the other planted calibration bugs. ``k`` is the
+    number of counts it is built for (the claim's float slack covers k coordinates).
     """
 
     epsilon: float
     scale: float
     delta_q: float = 1.0
+    float_safe: bool = True
+    k: int = K_NOISY_MAX
 
     @property
     def claim(self) -> PureDP:
-        """Pure ε-DP when one count moves by at most Δ."""
-        return PureDP(epsilon=self.epsilon, relation=outputs_only(self.delta_q), domain=_DOMAIN)
+        """Pure ε-DP when one count moves by at most Δ (with its float slack, issue 20 §4)."""
+        return PureDP(epsilon=self.epsilon, relation=outputs_only(self.delta_q), domain=_DOMAIN,
+                      float_tv=self.float_release().tv if self.float_safe else 0.0)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the ``k`` noisy counts and their float total variation τ."""
+        return laplace_release(np.full(self.k, self.scale))
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` noisy histograms, shape ``(n, k)``."""
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         q = np.asarray(_targets(data), dtype=float)
-        return q[None, :] + rng.laplace(0.0, self.scale, size=(n, q.size))
+        if not self.float_safe:
+            return q[None, :] + rng.laplace(0.0, self.scale, size=(n, q.size))
+        if q.size != self.k:
+            raise ValueError(f"data: built for {self.k} counts, got {q.size}")
+        release = self.float_release()
+        eye = np.eye(q.size)
+        check_linear_release(_DOMAIN, eye, release)
+        noise = laplace_noise_exact_uniform(self.scale, (n, q.size), rng)
+        return release.round_linear(eye, q, noise)
 
 
 # --------------------------------------------------------------------------- builders
@@ -149,7 +176,8 @@ def build_noisy_max(noise: str, release: str) -> Callable[..., NoisyMax]:
 def build_histogram(wrong_scale: bool) -> Callable[..., NoisyHistogram]:
     """Builder of the noisy histogram: scale 1/ε (correct) or ε (the bug)."""
     def build(data: Dataset, *, epsilon: float = EPSILON_0) -> NoisyHistogram:
-        return NoisyHistogram(epsilon, epsilon if wrong_scale else 1.0 / epsilon)
+        return NoisyHistogram(epsilon, epsilon if wrong_scale else 1.0 / epsilon,
+                              float_safe=not wrong_scale, k=data.n)
     return build
 
 
