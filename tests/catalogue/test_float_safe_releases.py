@@ -31,7 +31,8 @@ with warnings.catch_warnings():
 #: drive an optimiser): their claims carry τ, their grids are tested in their own modules.
 PER_DRAW_GRID = {"H.3/coinpress", "S21.3/laplace-classification-two-step", "R.5/dpsgd-svgp"}
 #: Discrete releases, or exact samplers (P.1/P.2/P.4 -secure): no float rounding needed.
-NOT_ROUNDED = {"A.5/exp-mech", "A.5/noisy-max", "A.5/svt", "H.4/hyperparameter-search",
+NOT_ROUNDED = {"A.5/exp-mech", "A.5/noisy-max", "A.5/statdp-noisy-max-exp", "A.5/svt",
+               "H.4/hyperparameter-search",
                "P.2/exponential", "S18.4/selection", "S21.5/selection",
                "P.1/gaussian-sum-secure", "P.2/laplace-sum-secure",
                "P.4/multivariate-gaussian-secure"}
