@@ -224,7 +224,7 @@ def part_slow(seeds: list[int]) -> bool:
     from dpgp_audit.privacy.gdp import gdp_epsilon
 
     print(f"\n## 3. Slow mechanisms (~{DRAW_COST_S * 1e3:.0f} ms per draw; default path, "
-          f"budget {DEFAULT_BUDGET_S:g} s; {_load()})\n")
+          f"draws capped by the default path, time guard {DEFAULT_BUDGET_S:g} s; {_load()})\n")
     data = default_dataset()
     sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
     without = tuple(a for a in DEFAULT_AUDITORS if a != "greybox")
@@ -232,6 +232,7 @@ def part_slow(seeds: list[int]) -> bool:
           "bb draws/side/pair | pairs bet on | wall s | precision screen s | greybox s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     ok = True
+    small_certified: list[bool] = []
     cases = [(SlowEdgeWeighted(recorded=True, weight=8.0), "gross bug, recorded"),
              (SlowEdgeWeighted(recorded=False, weight=8.0), "gross bug, adapter"),
              (SlowEdgeWeighted(recorded=True, weight=2.0), "2x bug, recorded")]
@@ -259,10 +260,13 @@ def part_slow(seeds: list[int]) -> bool:
                 if gross and tag.startswith("default") and not (
                         bb is not None and bb.violation and wall <= 1.2 * DEFAULT_BUDGET_S):
                     ok = False
-    print(f"\nTarget (gross bug: certified black-box violation within the default budget on "
-          f"every seed, default path): {'met' if ok else 'MISSED'}. The 2x bug is beyond "
-          f"black-box reach at this draw rate (AUDITING.md §4.2: ~650 draws/side by the GDP "
-          f"route, ~18k by Clopper-Pearson); A.9's exact value is its finding.")
+                if not gross:
+                    small_certified.append(bb is not None and bb.violation)
+    print(f"\nTarget (gross bug: certified black-box violation on every seed, default path, "
+          f"the time guard not fired): {'met' if ok else 'MISSED'}. The 2x bug: black-box "
+          f"certified on {sum(small_certified)} of {len(small_certified)} seeds (AUDITING.md "
+          f"§4.2 expects ~18k draws/side by Clopper-Pearson); A.9's exact value is its finding "
+          f"on every seed where it reports one.")
     return ok
 
 

@@ -471,6 +471,37 @@ def estimate_draws(samples: int, mode: str) -> int:
     return 4 * samples + precision + 2 * 74 * pilot_draws(samples, sequential)
 
 
+#: An adapted library's measured sampling time is noted only above this many minutes.
+NOTE_MINUTES = 1.0
+
+
+def _note_measured_cost(entry_id: str, mech: object, entry: object, samples: int,
+                        mode: str) -> None:
+    """Advice from an adapted library's *measured* cost of a draw (A.10), on stderr.
+
+    An adapter times the library's calls (``cost_per_draw_s``); the planner never plans a
+    cap or refuses a run from that timing, because it depends on the machine's load
+    (issue 20 §1). It does use it to say how long the audit may sample, and how to turn the
+    measurement into a declaration (which then plans the cap and is checked against
+    ``--max-minutes``). Nothing is printed for a declared cost or a short estimate.
+    """
+    if _declared_seconds_per_draw(mech, entry) is not None:
+        return
+    measured = getattr(mech, "cost_per_draw_s", None)
+    if isinstance(measured, bool) or not isinstance(measured, int | float) or \
+            not (measured > 0 and measured != float("inf")):
+        return
+    minutes = estimate_draws(samples, mode) * measured / 60.0
+    if minutes <= NOTE_MINUTES:
+        return
+    sys.stderr.write(
+        f"note: {entry_id} took {measured:.2g} s per release here (measured by its adapter); "
+        f"at most {samples} per side and pair, this audit may sample for up to about "
+        f"{minutes:.3g} min (a violation stops it earlier; the time guard is a limit). The "
+        f"verdict never uses this timing. To plan the cap from a cost, declare it on the "
+        f"mechanism (declared_cost_per_draw_s = {measured:.2g}) or pass --samples.\n")
+
+
 def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float | None,
                 samples: int) -> None:
     """Refuse an audit whose *declared* cost says it needs more than --max-minutes.
@@ -600,6 +631,7 @@ def _run_audit(args: argparse.Namespace) -> int:
         if args.auditor in ("all", "blackbox", "precision"):
             _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng))
             _check_time(args, entry.id, _declared_seconds_per_draw(mech, entry), samples)
+            _note_measured_cost(entry.id, mech, entry, samples, args.mode)
         built.append((entry, mech, data))
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
     from dpgp_audit.audit.blackbox.executors import executor_from_address

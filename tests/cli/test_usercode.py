@@ -262,3 +262,30 @@ def test_A10_make_audit_with_a_tmp_mechanism_and_csv(tmp_path):
     assert res.returncode == 2 and "VIOLATION" in res.stdout, res.stdout + res.stderr
     assert f"source: {tmp_path}/mechs.py" in res.stdout
     assert f"data: {tmp_path}/d.csv" in res.stdout
+
+
+class _Measured:
+    """Stands in for an adapted library: a measured cost, no declared one."""
+
+    def __init__(self, measured, declared=None):
+        self.cost_per_draw_s = measured
+        if declared is not None:
+            self.declared_cost_per_draw_s = declared
+
+
+@pytest.mark.parametrize(("mech", "printed"), [
+    (_Measured(0.003), True),  # 3 ms a release: about 40 min at the 200 000 cap
+    (_Measured(1e-7), False),  # well under NOTE_MINUTES
+    (_Measured(0.003, declared=0.003), False),  # declared: the planner plans from that
+    (_Measured(None), False), (_Measured(float("nan")), False), (_Measured(True), False),
+])
+def test_A10_measured_cost_is_advice_on_stderr_never_a_plan(mech, printed, capsys):
+    from dpgp_audit.cli import _note_measured_cost, estimate_draws
+
+    _note_measured_cost("lib:f", mech, None, 200_000, "sequential")
+    err = capsys.readouterr().err
+    assert bool(err) is printed
+    if printed:
+        minutes = estimate_draws(200_000, "sequential") * 0.003 / 60
+        assert f"about {minutes:.3g} min" in err and "declared_cost_per_draw_s = 0.003" in err
+        assert "never uses this timing" in err
