@@ -49,13 +49,14 @@ from dpgp_audit.audit.blackbox.twosample import (
     DEFAULT_DELTA,
     FIT_LEVEL,
     NO_PROOF_NOTE,
+    bound_verdict,
     tail_counts,
     tail_rates,
     threshold_grid,
     tradeoff_points,
     witness_dict,
 )
-from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.result import AuditResult, Guarantee
 from dpgp_audit.audit.stats import (
     cp_lower,
     cp_upper,
@@ -335,12 +336,7 @@ def audit_blackbox(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
                      "epsilon_point": point})
         best = max(best, eps_lb)
     ceiling = epsilon_ceiling(n_cert, a_test, del_c)
-    if best > eps_c:
-        verdict = Verdict.VIOLATION
-    elif ceiling <= eps_c:
-        verdict = Verdict.INCONCLUSIVE
-    else:
-        verdict = Verdict.NO_EVIDENCE
+    verdict = bound_verdict(best, ceiling, eps_c)
     details = {
         "score": fit.score_name, "n_per_side": n, "n_fit": n_fit, "n_cert": n_cert,
         "delta": del_c, "claimed_epsilon": eps_c, "claim": claim.as_dict(),  # type: ignore

@@ -25,6 +25,7 @@ from dpgp_audit.audit.blackbox.twosample import (
     FIT_LEVEL,
     NO_PROOF_NOTE,
     SMOOTH_WIDTH,
+    bound_verdict,
     smooth,
     tail_counts,
     tail_rates,
@@ -147,12 +148,7 @@ def audit_gdp_fit(mechanism: Mechanism, d0: Dataset, d1: Dataset, *, n: int,
         mu_c_out = math.nan
     else:
         mu_c_out = mu_c
-        if mu_lb > mu_c:
-            verdict = Verdict.VIOLATION
-        elif ceiling <= mu_c:
-            verdict = Verdict.INCONCLUSIVE
-        else:
-            verdict = Verdict.NO_EVIDENCE
+        verdict = bound_verdict(mu_lb, ceiling, mu_c)
     implied = gdp.gdp_epsilon(d_report, mu_lb) if mu_lb > 0 else 0.0
     details = {
         "score": fit.score_name, "n_per_side": n, "n_fit": n_fit, "n_cert": n_cert,

@@ -37,8 +37,8 @@ from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs
 from dpgp_audit.audit.blackbox.scores import IdentityScore, fixed_score
-from dpgp_audit.audit.blackbox.twosample import NO_PROOF_NOTE, witness_dict
-from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.blackbox.twosample import NO_PROOF_NOTE, bound_verdict, witness_dict
+from dpgp_audit.audit.result import AuditResult, Guarantee
 from dpgp_audit.audit.stats import epsilon_lower_bound_rank_count
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy import gdp
@@ -268,12 +268,7 @@ def audit_order_statistics(mechanism: object, d0: Dataset, d1: Dataset, *, n: in
     r_all, w_all = np.asarray(res["ranks"]), np.asarray(res["weights"])
     ceiling = float(np.max(epsilon_lower_bound_rank_count(
         r_all, n, n, n, del_c, alpha * w_all / res["tests_per_rank"])))
-    if best > eps_c:
-        verdict = Verdict.VIOLATION
-    elif ceiling <= eps_c:
-        verdict = Verdict.INCONCLUSIVE
-    else:
-        verdict = Verdict.NO_EVIDENCE
+    verdict = bound_verdict(best, ceiling, eps_c)
     details = {"score": fn.name, "n_per_side": n, "n_fit": 0, "n_cert": n,
                "thresholds": "order statistics at fixed ranks", "test": res,
                "delta": del_c, "claimed_epsilon": eps_c, "claim": claim.as_dict(),  # type: ignore

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from dpgp_audit.audit.result import Verdict
 from dpgp_audit.audit.stats import (
     cp_lower,
     cp_upper,
@@ -21,6 +22,7 @@ __all__ = [
     "DEFAULT_DELTA",
     "FIT_LEVEL",
     "NO_PROOF_NOTE",
+    "bound_verdict",
     "hindsight_epsilon",
     "SMOOTH_WIDTH",
     "smooth",
@@ -43,6 +45,20 @@ SMOOTH_WIDTH = 9  # width of the running mean applied to predicted bounds before
 
 NO_PROOF_NOTE = ("No violation found is not a proof of privacy: only the tests listed were run, "
                  "and the epsilon ceiling at this n bounds what they could show.")
+
+
+def bound_verdict(lower_bound: float, ceiling: float, claimed: float) -> Verdict:
+    """The verdict of a certified lower bound on a privacy parameter (A.3, A.6).
+
+    VIOLATION when the bound exceeds the claim; INCONCLUSIVE when even a perfect
+    distinguisher could not have exceeded it at this n (``ceiling <= claimed``: the test
+    had no power to see a violation); NO_EVIDENCE otherwise.
+    """
+    if lower_bound > claimed:
+        return Verdict.VIOLATION
+    if ceiling <= claimed:
+        return Verdict.INCONCLUSIVE
+    return Verdict.NO_EVIDENCE
 
 
 def threshold_grid(s0: np.ndarray, s1: np.ndarray, c_min: float, size: int = 120) -> np.ndarray:
