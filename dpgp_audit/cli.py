@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -489,7 +490,7 @@ def _note_measured_cost(entry_id: str, mech: object, entry: object, samples: int
         return
     measured = getattr(mech, "cost_per_draw_s", None)
     if isinstance(measured, bool) or not isinstance(measured, int | float) or \
-            not (measured > 0 and measured != float("inf")):
+            not (measured > 0 and math.isfinite(measured)):
         return
     minutes = estimate_draws(samples, mode) * measured / 60.0
     if minutes <= NOTE_MINUTES:
