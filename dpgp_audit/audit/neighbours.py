@@ -410,8 +410,27 @@ def _detectable_epsilon(a: np.ndarray, b: np.ndarray, delta: float = DETECTABLE_
     return 0.0
 
 
+def _pilot_sample(mechanism: Mechanism, data: Dataset, n: int, rng: np.random.Generator,
+                  shared: dict | None) -> np.ndarray:
+    """``n`` pilot outputs of ``data`` as rows, drawn once per dataset when ``shared`` is given.
+
+    Most generated pairs share their first dataset (the user's D), so
+    :func:`rank_pairs` passes a dictionary keyed by the dataset object and every pair
+    with that D is compared with one pilot sample of M(D) (issue 20 §2: it halves the
+    pilot's ``sample`` calls). Common random numbers also make the pairs' pilot
+    statistics differ by their D′ sides only, which suits a ranking.
+    """
+    key = id(data)
+    if shared is not None and key in shared:
+        return shared[key][1]
+    out = np.asarray(mechanism.sample(data, n, rng), dtype=float).reshape(n, -1)
+    if shared is not None:
+        shared[key] = (data, out)  # the dataset is kept alive, so its id stays its own
+    return out
+
+
 def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
-                 rng: np.random.Generator) -> float:
+                 rng: np.random.Generator, shared: dict | None = None) -> float:
     """How distinguishable a pair looks on a small pilot sample (black-box exploration).
 
     The largest of three z-like statistics over the output coordinates (all in
@@ -420,9 +439,10 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
     standard error ``sqrt(4/(n−1))`` (data-dependent noise moves the variance,
     not the mean), and for outputs with repeated values the total-variation
     distance of their empirical laws times ``sqrt(n)`` (discrete releases, atoms).
+    ``shared``: pilot samples already drawn, by dataset (:func:`_pilot_sample`).
     """
-    a = np.asarray(mechanism.sample(pair.d0, n, rng), dtype=float).reshape(n, -1)
-    b = np.asarray(mechanism.sample(pair.d1, n, rng), dtype=float).reshape(n, -1)
+    a = _pilot_sample(mechanism, pair.d0, n, rng, shared)
+    b = _pilot_sample(mechanism, pair.d1, n, rng, shared)
     sd = np.sqrt(0.5 * (a.var(axis=0) + b.var(axis=0)))
     diff = np.abs(a.mean(axis=0) - b.mean(axis=0))
     z = np.where(sd > 0, diff / np.where(sd > 0, sd, 1.0), np.where(diff > 0, np.inf, 0.0))
@@ -467,14 +487,16 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     by the pilot score, so a tie never hides a pair the pilot ranks higher — and
     then the best pilot-ranked pair not yet taken. Without a model score the pilot
     ranking alone decides. Every pair is piloted, in model order (every pair tied at
-    the top first): the ranking is a function of the inputs, never of the clock
-    (issue 20 §1). What keeps slow mechanisms affordable is ``pilot_n``, which the
-    default path derives from the draw cap (:func:`~dpgp_audit.audit.defaults.pilot_draws`:
-    8 per side for a slow mechanism's small cap), and the ranking hook of
-    :mod:`~dpgp_audit.audit.parts`, through which an earlier part (A.9's coupled runs) can
-    rank the pairs instead. ``stop`` (a zero-argument callable, true once the audit's time
-    guard has fired) ends the pilot between pairs; ``info`` (a dictionary, if given)
-    receives ``piloted`` (pairs piloted) and ``stopped``. The pilot samples must **not**
+    the top first), and pairs that share a dataset share its pilot sample (one
+    ``sample`` call per distinct dataset, issue 20 §2): the ranking is a function of
+    the inputs, never of the clock (issue 20 §1). What keeps slow mechanisms affordable
+    is ``pilot_n``, which the default path derives from the draw cap
+    (:func:`~dpgp_audit.audit.defaults.pilot_draws`: 8 per side for a slow mechanism's
+    small cap), and the ranking hook of :mod:`~dpgp_audit.audit.parts`, through which an
+    earlier part (A.9's coupled runs) can rank the pairs instead. ``stop`` (a
+    zero-argument callable, true once the audit's time guard has fired) ends the pilot
+    between pairs; ``info`` (a dictionary, if given) receives ``piloted`` (pairs
+    piloted) and ``stopped``. The pilot samples must **not**
     be reused for the confirmatory audit: pass a different generator to the auditors.
     ``pilot_budget_s`` is accepted for old callers and ignored (it was a time budget).
 
@@ -506,6 +528,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     rejected: set[int] = set()
     stopped = False
     known = {} if implementation is None else dict(implementation)
+    shared: dict = {}  # one pilot sample per dataset object (issue 20 §2)
     for i in order:
         if i in known:
             if known[i] is None:
@@ -517,7 +540,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
             stopped = True
             break
         try:
-            pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng)
+            pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng, shared)
         except ValueError:  # the mechanism rejects this pair's datasets: drop it
             rejected.add(i)
     if info is not None:
