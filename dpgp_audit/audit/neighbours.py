@@ -345,7 +345,7 @@ def _rows_pairs(data: Dataset, rows: Sequence[int], b: float, rng: np.random.Gen
     return out
 
 
-def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
+def pair_score(mechanism: Mechanism, pair: NeighbourPair, memo: dict | None = None) -> float:
     """A cheap, sample-free measure of how distinguishable a pair is (exploration only).
 
     * :class:`GaussianRelease` with equal covariances: the white-box μ,
@@ -358,22 +358,35 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
       of probability e⁻³⁰, which no draw cap reaches).
     * otherwise :class:`SensitivityQuery`: ``norm(q(D) − q(D′)) / bound``.
     * otherwise ``nan`` (rank by a pilot sample instead, see :func:`rank_pairs`).
+
+    ``memo`` (a dictionary, :func:`rank_pairs` passes one): the model's outputs per
+    dataset object, computed once for the many pairs that share a dataset (issue 20 §2).
     """
     from dpgp_audit.norms import Mahalanobis
 
+    def once(what: str, fn: Callable[[Dataset], object], data: Dataset) -> object:
+        if memo is None:
+            return fn(data)
+        key = (what, id(data))
+        if key not in memo:
+            memo[key] = (data, fn(data))  # the dataset is kept alive, so its id stays its own
+        return memo[key][1]
+
     if isinstance(mechanism, GaussianRelease):
-        m0, m1 = np.ravel(mechanism.mean(pair.d0)), np.ravel(mechanism.mean(pair.d1))
-        c0 = np.atleast_2d(mechanism.cov(pair.d0))
-        c1 = np.atleast_2d(mechanism.cov(pair.d1))
+        m0 = np.ravel(once("mean", mechanism.mean, pair.d0))
+        m1 = np.ravel(once("mean", mechanism.mean, pair.d1))
+        c0 = np.atleast_2d(once("cov", mechanism.cov, pair.d0))
+        c1 = np.atleast_2d(once("cov", mechanism.cov, pair.d1))
         if not np.allclose(c0, c1, rtol=1e-10, atol=1e-14 * max(1.0, float(np.abs(c0).max()))):
             return math.inf
         return Mahalanobis(c0)(m1 - m0)
     if isinstance(mechanism, DiscreteRelease):
-        p0 = np.exp(np.ravel(mechanism.log_probabilities(pair.d0)))
-        p1 = np.exp(np.ravel(mechanism.log_probabilities(pair.d1)))
+        p0 = np.exp(np.ravel(once("logp", mechanism.log_probabilities, pair.d0)))
+        p1 = np.exp(np.ravel(once("logp", mechanism.log_probabilities, pair.d1)))
         return max(_detectable_epsilon(p1, p0), _detectable_epsilon(p0, p1))
     if isinstance(mechanism, SensitivityQuery):
-        diff = np.ravel(mechanism.query(pair.d1)) - np.ravel(mechanism.query(pair.d0))
+        diff = np.ravel(once("query", mechanism.query, pair.d1)) - \
+            np.ravel(once("query", mechanism.query, pair.d0))
         return mechanism.norm(diff) / float(mechanism.sensitivity_bound())
     return math.nan
 
@@ -513,9 +526,10 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     rng = check_rng(rng)
     top = max(1, int(top))
     scored: list[tuple[NeighbourPair, float]] = []
+    memo: dict = {}  # the model's outputs per dataset object (issue 20 §2)
     for pair in pairs:
         try:
-            s = pair_score(mechanism, pair)
+            s = pair_score(mechanism, pair, memo)
         except ValueError:
             s = math.nan  # no model score here (e.g. a zero covariance): the pilot decides
         scored.append((pair, s))
