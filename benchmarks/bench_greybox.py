@@ -66,6 +66,10 @@ ADDITIVE: dict[str, str] = {
     "planted/data-dependent-scale": "Gaussian sum whose noise sd follows sd(y)",
     "planted/histogram-edge-double-count": "bin counts + iid Gaussian noise; the query "
                                            "jumps at an edge",
+    "planted/group-means-balanced": "two group means + Gaussian noise, sensitivity of "
+                                    "balanced groups",
+    "planted/clipped-mean-half-swing": "clipped mean + Gaussian noise for half the swing",
+    "planted/statdp-histogram-eps": "histogram + Laplace noise of scale eps0 instead of 1/eps0",
 }
 #: Planted bugs whose loss does not come through additive noise, and why.
 NOT_ADDITIVE: dict[str, str] = {
@@ -83,6 +87,18 @@ NOT_ADDITIVE: dict[str, str] = {
     "planted/laplace-sum-no-domain": "float rounding at huge targets (A.7)",
     "planted/cloaking-no-domain": "float rounding at huge targets (A.7)",
     "planted/sparse-cloaking-no-domain": "float rounding at huge targets (A.7)",
+    "planted/laplace-log": "a float sampler flaw: the low bits of -log(1-U) leak the sum (A.7)",
+    "planted/laplace-inverse-cdf": "a float sampler flaw: inverse-CDF noise in floats (A.7)",
+    "planted/gaussian-box-muller": "a float sampler flaw: Box-Muller noise in floats (A.7)",
+    "planted/laplace-max-scaled": "Laplace noise built from uniform integers (the exact "
+                                  "sampler), not a recorded Laplace draw; its scale follows "
+                                  "max |y|",
+    "planted/statdp-noisy-max-value": "noisy max: an argmax and its noisy value",
+    "planted/statdp-noisy-max-exp-value": "noisy max with exponential noise: an argmax",
+    "planted/statdp-svt3": "SVT: the release is a pattern of threshold tests",
+    "planted/statdp-svt4": "SVT: the release is a pattern of threshold tests",
+    "planted/statdp-svt5": "SVT: the release is a pattern of threshold tests",
+    "planted/statdp-svt6": "SVT: the release is a pattern of threshold tests",
 }
 
 
