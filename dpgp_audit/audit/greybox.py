@@ -20,6 +20,12 @@ run) and reports:
     is the query change itself. Against the recorded noise it gives the exact μ =
     ‖Σ^{−1/2}Δ‖ of the pair (Σ = A Σ_e Aᵀ, with the white-box range check) or its
     Laplace ε = Σ_j |Δ_j|/b_j, and hence the exact ε(δ) to compare with the claim;
+(c′) **rounded additive releases** — a Gaussian release rounded to a public power-of-two
+    grid after the noise (the kit's float-safe releases, privacy/float_release.py), seen
+    on every release as ``Λ_k round((c_k + a_k·e)/Λ_k)``: a *lower bound* on the pair's μ
+    (:func:`grid_mu_lower`, docs/auditors.md "Releases rounded to a public grid"); a
+    release rounded in the noise's own coordinates is first mapped back by the public
+    inverse of its noise factor (a post-processing); with a grid only declared, a lead;
 (d) **no noise at all** — a release that draws nothing from the generator and returns
     the same value on every run with different seeds, yet differs between D and D′,
     is a pair of point masses (ε = ∞); likewise a release that draws nothing for one
@@ -27,14 +33,17 @@ run) and reports:
 
 Soundness
 ---------
-Only (c) beyond the claim and (d) are *definitive*, and only after a second coupled run
-on a fresh seed reproduces them: they set ``VIOLATION`` with the guarantee
+Only (c) and (c′) beyond the claim and (d) are *definitive*, and only after a second
+coupled run on a fresh seed reproduces them: they set ``VIOLATION`` with the guarantee
 :attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_EXACT` — exact for the witness pair
 *given the recorded structure* (the release was affine in the recorded noise on every
 row seen; (d) rests on the ``Mechanism`` contract that all randomness comes from the
-handed generator). (a), (b), a noise-free output coordinate that moves, and every
-score of a release that is not verified additive are **leads**: they never set a
-violation; they rank the pairs, and the white-box and black-box auditors certify.
+handed generator) — or, for (c′),
+:attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_GRID`: a lower bound given the
+recorded structure (affine up to the rounding to the grid seen on every row). (a), (b),
+a noise-free output coordinate that moves, a bound on a declared grid, and every score
+of a release that is not verified additive are **leads**: they never set a violation;
+they rank the pairs, and the white-box and black-box auditors certify.
 No statistics are involved, so no α is spent: the runs only choose and describe pairs
 (the certifying auditors draw fresh samples).
 
@@ -1360,8 +1369,10 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
         spent += n
         return couple(mechanism, pair.d0, pair.d1, n, root.spawn(1)[0])
 
+    direct: int | None = None  # a rounded release's fit size, once known: no probe call
     for i, pair in enumerate(plist):
-        if max_releases is not None and spent + PROBE_ROWS > max_releases:
+        n_first = PROBE_ROWS if direct is None else direct
+        if max_releases is not None and spent + n_first > max_releases:
             results.append(PairCoupling(i, pair.label, "not-run",
                                         detail="the survey's release budget was spent"))
             continue
@@ -1370,7 +1381,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                 rep = couple(mechanism, pair.d0, pair.d0, PROBE_ROWS, root.spawn(1)[0])
                 spent += PROBE_ROWS
                 coupled = bool(np.array_equal(rep.out0, rep.out1, equal_nan=True))
-            first = run(pair, PROBE_ROWS)
+            first = run(pair, n_first)
             res = _analyse_run(first, i, pair.label, numbers, maps,
                                     float_tv=float_tv, inner_rel=inner_rel,
                                     basis=basis)
@@ -1378,7 +1389,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
             hopeless = fits["not"] >= 3 and not fits["affine"]
             checkable = need is not None and need - extra_rows < PROBE_ROWS  # n > m + 1
             if (res.status == "not-additive" and need is not None and not checkable
-                    and need <= max_rows and not hopeless):
+                    and first.n < need <= max_rows and not hopeless):
                 # the first call showed how much noise one release draws: fit it afresh
                 first = run(pair, need)
                 res = _analyse_run(first, i, pair.label, numbers, maps,
@@ -1391,6 +1402,9 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
             if res.status in ("additive", "additive-mixed", "additive-grid",
                               "additive-declared-grid"):
                 fits["affine"] += 1
+            if res.status in ("additive-grid", "additive-declared-grid") and need is not None:
+                # a rounded release reuses no noise map: later pairs go straight to its fit
+                direct = max(need, PROBE_ROWS)
             elif res.status == "not-additive" and need is not None and (
                     checkable or first.n >= need):
                 fits["not"] += 1
