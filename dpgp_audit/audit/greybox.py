@@ -840,8 +840,8 @@ def _analyse_grid(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
     value, :func:`_declared_inner_grid`) it gets the bound with that grid — a lead only,
     since the grid is declared, not seen. Returns a reason string when no route applies.
     """
-    if des0.family != "gaussian" or des1.family != "gaussian":
-        return f"rounded {des0.family} releases are not bounded exactly"
+    if des0.family != des1.family or des0.family not in ("gaussian", "laplace"):
+        return f"rounded {des0.family} releases are not bounded"
     if des0.E.shape != des1.E.shape or not np.array_equal(des0.E, des1.E) or not np.allclose(
             des0.cov, des1.cov, rtol=PARAM_RTOL, atol=0.0):
         return "the coupled runs drew different noise"
@@ -875,7 +875,11 @@ def _analyse_grid(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
             k = int(np.argmax(fit.grid / np.maximum(lo, 1e-300)))
             return (f"grid too coarse for a bound (output {k}: grid {fit.grid[k]:.3g} against "
                     f"noise sd >= {lo[k]:.3g})")
+        if des0.family == "laplace":
+            return _laplace_grid(run, des0, fit, claim, float_tv, base)
         declared = False
+    elif des0.family != "gaussian":
+        return next(s for s in side if isinstance(s, str))
     else:
         reason = next(s for s in side if isinstance(s, str))
         if basis is not None and basis[0].shape[1] == run.out0.shape[1]:
@@ -928,6 +932,71 @@ def _analyse_grid(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
                         detail=(f"additive Gaussian noise, release rounded to a public grid: "
                                 f"mu >= {mu:.4g} (a lower bound given the structure)"),
                         **base)
+
+
+def grid_laplace_epsilon(out0: np.ndarray, out1: np.ndarray, fit: GridFit,
+                         scale: np.ndarray) -> tuple[float, float] | str:
+    """Lower bounds ``(ε, p)`` for a rounded release of independent scaled Laplace draws.
+
+    Structure: output k is ``Λ_k round((c_k + a_k e_j(k)) / Λ_k)`` with its own Laplace
+    value ``e_j(k)`` (scale β_j), so b_k = |a_k| β_j. On the grid cells beyond both centres
+    of a coordinate the rounded laws' ratio is exactly ``e^{|Δc_k|/b_k}`` (the Laplace
+    densities' ratio is constant there), so the product of those tails, a set S, has
+    ``P_D′(S) = e^{Σ_k |Δc_k|/b_k} P_D(S)``: pure ε >= Σ_k |Δc_k|/b_k. The coupled rows give
+    ``|Δc_k| >= |out1_ik − out0_ik| − Λ_k``; the fit gives ``|b_k − b̂_k| <= Λ_k · spread /
+    (2√2)`` (the map's error, in the noise's sd units, as for the Gaussian bound). Each tail
+    starts within one cell of the farther centre, so ``P_D′(S) >= Π_k ½ e^{−Λ_k/b_k}`` over
+    the coordinates used: δ(ε) >= p (1 − e^{ε − ε_lower}). A reason string when the fitted
+    map is not one Laplace value per output, each its own.
+    """
+    B = np.abs(fit.A) * scale  # |a_kj| β_j: each output's Laplace scale, per noise value
+    err = fit.grid * fit.spread / (2.0 * math.sqrt(2.0))
+    j = np.argmax(B, axis=1)
+    rows = np.arange(B.shape[0])
+    b_hat = B[rows, j]
+    others = B.copy()
+    others[rows, j] = 0.0
+    if np.any(b_hat <= err) or np.any(others > err[:, None]) or len(set(j.tolist())) < j.size:
+        return "the rounded release is not one Laplace value per output, each its own"
+    top = np.maximum(np.abs(out0).max(axis=0), np.abs(out1).max(axis=0))
+    moved = np.abs(out1 - out0).max(axis=0) - fit.grid - 4.0 * 2.0**-53 * top
+    moved = np.clip(moved, 0.0, None)
+    eps = float(np.sum(moved / (b_hat + err))) * (1.0 - 1e-12)
+    used = moved > 0
+    log_p = float(np.sum(-math.log(2.0) - fit.grid[used] / (b_hat[used] - err[used])))
+    return eps, math.exp(log_p)
+
+
+def _laplace_grid(run: CoupledRun, des: NoiseDesign, fit: GridFit,
+                  claim: tuple[str, float, float | None], float_tv: float,
+                  base: dict) -> PairCoupling | str:
+    """(c′) for Laplace noise: :func:`grid_laplace_epsilon` against an (ε, δ) claim."""
+    got = grid_laplace_epsilon(run.out0, run.out1, fit, des.laplace_scale)
+    if isinstance(got, str):
+        return got
+    eps, p = got
+    quantity, claimed, claim_delta = claim
+    extra = {"noise": "laplace", "laplace_pure_epsilon_lower": eps, "tail_mass_lower": p,
+             "noise_values_per_release": int(des.E.shape[1]), "grid": fit.grid.tolist(),
+             "grid_spread": fit.spread}
+    what = f"additive Laplace noise, release rounded to a public grid: pure eps >= {eps:.4g}"
+    if quantity != "epsilon":  # a GDP or zCDP claim: measured, not compared
+        return PairCoupling(status="additive-grid", score=eps, delta_out=fit.theta[1] -
+                            fit.theta[0], extra=extra, detail=what + " (not compared with a "
+                            f"{quantity} claim)", **base)
+    del_c = float(claim_delta or 0.0)
+    floats = 2.0 * (1.0 + math.exp(claimed)) * float_tv
+    if del_c == 0.0 and floats == 0.0:
+        violated, estimate = eps > claimed * (1 + _REL_SLACK), eps
+    else:  # δ(ε) >= p (1 − e^{ε − ε_lower}): the ε this bound reaches at the claimed δ
+        d_at = p * -math.expm1(claimed - eps) if eps > claimed else 0.0
+        violated = d_at > del_c * (1 + _REL_SLACK) + floats
+        estimate = eps + math.log1p(-del_c / p) if del_c < p else 0.0
+        extra["delta_at_claimed_epsilon_lower"] = d_at
+    return PairCoupling(status="additive-grid", finding="violation" if violated else "",
+                        score=eps, estimate=max(estimate, 0.0),
+                        delta_out=fit.theta[1] - fit.theta[0], extra=extra,
+                        detail=what + " (a lower bound given the structure)", **base)
 
 
 def _public_basis(mechanism: object) -> tuple[np.ndarray, np.ndarray] | None:

@@ -452,15 +452,20 @@ ADDITIVE_BUGS = ["planted/sensitivity-x2", "planted/std-as-variance", "planted/l
                  "planted/gp-sup-norm", "planted/shared-noise-model", "planted/fixed-seed"]
 
 
-@pytest.mark.parametrize("bug_id", ADDITIVE_BUGS)
-def test_additive_planted_bugs_get_their_true_epsilon_exactly(bug_id):
+def _zoo_survey(bug_id: str):
+    """(bug, mechanism, survey) for a planted bug on its default data's generated pairs."""
     from dpgp_audit.bugs import zoo
 
     bug = zoo.get(bug_id)
     data = bug.default_data()
     mech = bug.build(data, **bug.defaults)
     pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(0))
-    sv = couple_pairs(mech, pairs, np.random.default_rng(1))
+    return bug, mech, couple_pairs(mech, pairs, np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("bug_id", ADDITIVE_BUGS)
+def test_additive_planted_bugs_get_their_true_epsilon_exactly(bug_id):
+    bug, _, sv = _zoo_survey(bug_id)
     r = sv.result()
     assert r.verdict is Verdict.VIOLATION
     assert max(c.runs for c in sv.couplings) <= 10
@@ -822,13 +827,7 @@ def test_additive_planted_bugs_on_rounded_releases_are_flagged_soundly(bug_id):
 
     The violation is a lower bound: above the claim, at most the zoo's true ε.
     """
-    from dpgp_audit.bugs import zoo
-
-    bug = zoo.get(bug_id)
-    data = bug.default_data()
-    mech = bug.build(data, **bug.defaults)
-    pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(0))
-    sv = couple_pairs(mech, pairs, np.random.default_rng(1))
+    bug, mech, sv = _zoo_survey(bug_id)
     r = sv.result()
     assert r.verdict is Verdict.VIOLATION and r.guarantee is Guarantee.GREYBOX_GRID
     assert max(c.runs for c in sv.couplings) <= 10
@@ -836,3 +835,70 @@ def test_additive_planted_bugs_on_rounded_releases_are_flagged_soundly(bug_id):
     if bug_id.endswith("data-dependent-scale"):  # the noise sd follows sd(y): leads too
         assert any(c.status == "noise-depends-on-data" and c.finding == "lead"
                    for c in sv.couplings)
+
+
+def _laplace_cell_masses(centre: float, b: float, grid: float, cells: np.ndarray) -> np.ndarray:
+    """P(Λ round(Laplace(centre, b)/Λ) = g) for each grid point g (closed form)."""
+    from scipy.stats import laplace
+
+    return (laplace.cdf(cells + grid / 2, loc=centre, scale=b)
+            - laplace.cdf(cells - grid / 2, loc=centre, scale=b))
+
+
+@pytest.mark.parametrize("bits", [3, 8, 11])
+def test_grid_laplace_bound_never_exceeds_the_rounded_pair_closed_form(bits):
+    """The rounded Laplace pair: pure ε = |Δ|/b on the tail cells, δ(ε) from cell masses.
+
+    The auditor's (ε, p) must give ε <= |Δ|/b and p (1 − e^{ε' − ε}) <= δ(ε') exactly
+    summed over the cells, for every shift and grid tried.
+    """
+    from dpgp_audit.audit.greybox import fit_grid, grid_laplace_epsilon
+    from dpgp_audit.privacy.float_release import round_to_grid
+
+    b = 0.8
+    grid = 2.0 ** (math.floor(math.log2(b * math.sqrt(2))) - bits)
+    cells = grid * np.arange(math.floor(-40 * b / grid), math.ceil(44 * b / grid) + 1)
+    for k, shift in enumerate([0.4 * grid, 0.3, 1.0, 2.7]):
+        e = np.random.default_rng(k + 11 * bits).laplace(0.0, b, size=(9, 1))
+        out0 = round_to_grid(np.zeros(1), e, np.array([grid]))
+        out1 = round_to_grid(np.array([shift]), e, np.array([grid]))
+        fit = fit_grid([out0, out1], e, np.array([[2 * b * b]]))
+        assert not isinstance(fit, str), fit
+        got = grid_laplace_epsilon(out0, out1, fit, np.array([b]))
+        assert not isinstance(got, str), got
+        eps, p = got
+        assert 0.0 <= eps <= shift / b
+        p0 = _laplace_cell_masses(0.0, b, grid, cells)
+        p1 = _laplace_cell_masses(shift, b, grid, cells)
+        for e_test in (0.0, 0.5 * eps, 0.9 * eps):
+            assert p * -math.expm1(e_test - eps) <= _rounded_hockey(p0, p1, e_test) + 1e-14
+        if bits >= 8 and shift >= 0.3:
+            assert eps >= 0.97 * shift / b
+
+
+@dataclass(frozen=True, eq=False)
+class RoundedLaplaceSum:
+    """Sum of targets + Laplace(d/(ε · over)), rounded to 2^(⌊log₂ sd⌋ − 10) (test-only)."""
+
+    over: float = 1.0
+    claim: object = PURE
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.float_release import round_to_grid
+
+        b = D / (EPS * self.over)
+        grid = np.array([2.0 ** (math.floor(math.log2(b * math.sqrt(2))) - 10)])
+        return round_to_grid(np.array([float(np.sum(data.y))]),
+                             rng.laplace(0.0, b, size=(n, 1)), grid)
+
+
+def test_rounded_laplace_releases_correct_and_under_noised():
+    pairs = neighbour_pairs(BASE, PURE.relation, np.random.default_rng(0))
+    ok = _survey(RoundedLaplaceSum(), pairs)
+    assert not [c for c in ok.couplings if c.finding]
+    assert ok.result().estimate <= EPS
+    bad = _survey(RoundedLaplaceSum(over=1.3))
+    c = bad.couplings[0]
+    assert c.status == "additive-grid" and c.finding == "violation" and c.runs == 2
+    assert EPS < c.estimate <= 1.3 * EPS  # pure ε of the unrounded pair bounds it
+    assert bad.result().guarantee is Guarantee.GREYBOX_GRID
