@@ -20,10 +20,11 @@ run) and reports:
     is the query change itself. Against the recorded noise it gives the exact μ =
     ‖Σ^{−1/2}Δ‖ of the pair (Σ = A Σ_e Aᵀ, with the white-box range check) or its
     Laplace ε = Σ_j |Δ_j|/b_j, and hence the exact ε(δ) to compare with the claim;
-(c′) **rounded additive releases** — a Gaussian release rounded to a public power-of-two
-    grid after the noise (the kit's float-safe releases, privacy/float_release.py), seen
-    on every release as ``Λ_k round((c_k + a_k·e)/Λ_k)``: a *lower bound* on the pair's μ
-    (:func:`grid_mu_lower`, docs/auditors.md "Releases rounded to a public grid"); a
+(c′) **rounded additive releases** — a Gaussian or Laplace release rounded to a public
+    power-of-two grid after the noise (the kit's float-safe releases,
+    privacy/float_release.py), seen on every release as ``Λ_k round((c_k + a_k·e)/Λ_k)``:
+    a *lower bound* on the pair's μ (:func:`grid_mu_lower`) or pure ε
+    (:func:`grid_laplace_epsilon`; docs/auditors.md "Releases rounded to a public grid"); a
     release rounded in the noise's own coordinates is first mapped back by the public
     inverse of its noise factor (a post-processing); with a grid only declared, a lead;
 (d) **no noise at all** — a release that draws nothing from the generator and returns
