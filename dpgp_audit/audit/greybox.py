@@ -69,17 +69,24 @@ from dpgp_audit.contract import Mechanism
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
+    "GRID_MAX_REL",
     "MAX_RELEASES",
     "AffineFit",
     "CoupledRun",
     "CouplingSurvey",
+    "GridFit",
     "NoiseDesign",
     "PairCoupling",
     "audit_greybox",
     "couple",
     "couple_pairs",
     "fit_affine",
+    "fit_grid",
+    "grid_laplace_epsilon",
+    "grid_mu_best",
+    "grid_mu_lower",
     "noise_design",
+    "output_grid",
     "rank_pairs_by_coupling",
 ]
 
