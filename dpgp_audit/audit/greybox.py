@@ -1437,7 +1437,9 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
     root = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
     spent = 0
     maps: dict[tuple, np.ndarray] = {}  # noise maps fitted so far, reused and re-verified
-    fits = {"affine": 0, "not": 0}  # a release that is never affine stops growing the calls
+    # a release that is never affine stops growing the calls; a rounded one grows them
+    # while the budget leaves a probe for every later pair
+    fits = {"affine": 0, "not": 0, "grid": 0}
     coupled: bool | None = None  # does one seed give one release? (checked once)
     results: list[PairCoupling] = []
 
@@ -1447,8 +1449,15 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
         return couple(mechanism, pair.d0, pair.d1, n, root.spawn(1)[0])
 
     direct: int | None = None  # a rounded release's fit size, once known: no probe call
+
+    def affords(rows: int, i: int) -> bool:
+        # ``rows`` now and a probe for every later pair: a rounded release's larger fits
+        # never leave pairs unrun that probes alone would have reached
+        return max_releases is None or spent + rows + PROBE_ROWS * (
+            len(plist) - i - 1) <= max_releases
+
     for i, pair in enumerate(plist):
-        n_first = PROBE_ROWS if direct is None else direct
+        n_first = direct if direct is not None and affords(direct, i) else PROBE_ROWS
         if max_releases is not None and spent + n_first > max_releases:
             results.append(PairCoupling(i, pair.label, "not-run",
                                         detail="the survey's release budget was spent"))
@@ -1466,7 +1475,8 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
             hopeless = fits["not"] >= 3 and not fits["affine"]
             checkable = need is not None and need - extra_rows < PROBE_ROWS  # n > m + 1
             if (res.status == "not-additive" and need is not None and not checkable
-                    and first.n < need <= max_rows and not hopeless):
+                    and first.n < need <= max_rows and not hopeless
+                    and (not fits["grid"] or affords(need, i))):
                 # the first call showed how much noise one release draws: fit it afresh
                 first = run(pair, need)
                 res = _analyse_run(first, i, pair.label, numbers, maps,
@@ -1480,6 +1490,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                               "additive-declared-grid"):
                 fits["affine"] += 1
             if res.status in ("additive-grid", "additive-declared-grid") and need is not None:
+                fits["grid"] += 1
                 # a rounded release reuses no noise map: later pairs go straight to its fit
                 direct = max(need, PROBE_ROWS)
             elif res.status == "not-additive" and need is not None and (
