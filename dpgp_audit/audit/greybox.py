@@ -644,6 +644,12 @@ class GridFit:
         The factor above: min(‖M‖₂ √rows, Σ_j ‖M_:j‖) with ``M = Σ_e^{1/2} S X⁺``.
     root
         ``Σ_e^{1/2}``.
+    intercepts
+        ``p``: one intercept per block of releases fitted (one per side).
+    inner, kappa
+        For a grid declared in the noise's own coordinates: λ_j per noise value (then
+        ``grid`` is each output's rounding carried through the fitted map) and κ with
+        ``Σ_j |u_j| λ_j/2 <= κ ‖Σ_e^{1/2} u‖``; ``None`` and 0 for a grid seen in the outputs.
     """
 
     theta: np.ndarray
