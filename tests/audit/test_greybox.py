@@ -902,3 +902,17 @@ def test_rounded_laplace_releases_correct_and_under_noised():
     assert c.status == "additive-grid" and c.finding == "violation" and c.runs == 2
     assert EPS < c.estimate <= 1.3 * EPS  # pure ε of the unrounded pair bounds it
     assert bad.result().guarantee is Guarantee.GREYBOX_GRID
+
+
+def test_grid_bound_against_gdp_and_zcdp_claims():
+    """A Gaussian pair at the claim's own μ satisfies it (GDP exactly; zCDP: μ²/2 = ρ),
+    so a lower bound at or below that μ must never be a violation; twice it must be."""
+    from dpgp_audit.audit.greybox import _grid_compare
+
+    for tv in (0.0, 1e-10):
+        assert not _grid_compare(0.4, "mu", 0.4, None, tv)[1]
+        assert _grid_compare(0.8, "mu", 0.4, None, tv)[1]
+        rho = 0.1
+        est, violated, _ = _grid_compare(math.sqrt(2 * rho), "rho", rho, None, tv)
+        assert not violated and est <= rho  # the (ε, δ) route loses some ρ, never adds
+        assert _grid_compare(2 * math.sqrt(2 * rho), "rho", rho, None, tv)[1]
