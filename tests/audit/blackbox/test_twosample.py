@@ -31,9 +31,11 @@ def _normal_laws(shift: float, sd: float = 1.0):
 
 
 def test_A3_prescient_reference_is_valid_on_identical_laws():
-    # One event fixed from the laws: above 0 in at most alpha of runs. 400 runs at n = 300:
-    # a true rate of 0.05 fails the binomial check with probability < 0.001; a rate of
-    # 0.15 (the hindsight reference's) fails it with probability > 0.999.
+    # With no difference the laws favour no event, and the first grid threshold (every draw
+    # above it) is taken: a degenerate event, never above 0. The check guards that the
+    # choice stays with the laws; the level where it binds is the Laplace test below.
+    # 400 runs at n = 300: a rate of 0.15 (the hindsight reference's) fails it with
+    # probability > 0.999.
     rng = np.random.default_rng(31)
     sf0, sf1, grid = _normal_laws(0.0)
     over = sum(prescient_epsilon(rng.standard_normal(300), rng.standard_normal(300),
