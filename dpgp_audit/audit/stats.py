@@ -314,7 +314,8 @@ def paired_tails_pvalue(epsilon: float, rank: int, n0: int, n1: int, hits: int, 
     second is Binomial(n0 − rank − 1, π_l), π_l ≤ min(1, (e^ε Q_l + δ) / (1 − P_u)),
     and given (t_u, t_l) the two counts are independent. A sum of independent
     Bernoulli trials exceeds c ≥ M p̄ + 2 (M trials, mean probability p̄ ≥ 1/M) no
-    more often than Binomial(M, p̄) does (Hoeffding 1956, Thm. 4), and the tail grows
+    more often than Binomial(M, p̄) does (Hoeffding 1956, Ann. Math. Statist. 27; checked
+    against exact convolutions in the tests), and the tail grows
     with every trial's probability, so an upper Riemann sum over bins of (P_u, Q_l)
     with exact masses, at each cell's upper corner, bounds the p-value from above
     whatever ``grid`` (the mass beyond the bins counts as 1).
