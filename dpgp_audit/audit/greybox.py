@@ -19,7 +19,11 @@ run) and reports:
     ``c(D) + A·e`` with a known noise law, so the coupled difference ``c(D′) − c(D)``
     is the query change itself. Against the recorded noise it gives the exact μ =
     ‖Σ^{−1/2}Δ‖ of the pair (Σ = A Σ_e Aᵀ, with the white-box range check) or its
-    Laplace ε = Σ_j |Δ_j|/b_j, and hence the exact ε(δ) to compare with the claim;
+    Laplace ε = Σ_j |Δ_j|/b_j, and hence the exact ε(δ) to compare with the claim. The
+    kit's exact Laplace sampler draws only uniform integers: :func:`decode_kit_laplace`
+    replays them through the sampler's own arithmetic
+    (:func:`~dpgp_audit.privacy.float_release.decode_laplace_exact_uniform`) into
+    standard Laplace draws, the scale b entering through the fitted map;
 (c′) **rounded additive releases** — a Gaussian or Laplace release rounded to a public
     power-of-two grid after the noise (the kit's float-safe releases,
     privacy/float_release.py), seen on every release as ``Λ_k round((c_k + a_k·e)/Λ_k)``:
@@ -1584,7 +1588,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
 
 def _rows_needed(run: CoupledRun, extra_rows: int) -> int | None:
     """Releases per call the affine fit needs, from the noise values one release drew."""
-    noise = run.log0.noise()
+    noise = decode_kit_laplace(run.log0.noise())
     if not noise or any(d.method not in ADDITIVE_FAMILIES for d in noise):
         return None  # no affine fit to make, however many releases
     total = sum(int(d.value.size) for d in noise)

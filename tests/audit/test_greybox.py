@@ -998,3 +998,17 @@ def test_a_kit_laplace_scale_that_follows_the_data_is_a_lead(rounded):
 def test_decoded_laplace_that_enters_non_linearly_is_not_additive():
     c = _survey(KitLaplaceSum(cube=True)).couplings[0]
     assert c.status == "not-additive" and c.finding == "" and math.isnan(c.estimate)
+
+
+@pytest.mark.parametrize("mech_id", ["A.5/laplace-vector", "P.2/laplace-sum"])
+def test_the_kits_laplace_releases_are_bounded_on_their_grid_without_a_finding(mech_id):
+    """Vector and scalar kit Laplace releases: decoded, the survey grows the call to fit
+    the map (one Laplace value per output), and the grid bound stays at most the claim."""
+    from dpgp_audit import catalogue
+
+    mech, data = catalogue.get(mech_id).make()
+    pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(0))
+    sv = _survey(mech, pairs)
+    assert {c.status for c in sv.couplings} <= {"additive-grid", "unchanged"}
+    assert not [c for c in sv.couplings if c.finding]
+    assert sv.result().estimate <= mech.claim.epsilon
