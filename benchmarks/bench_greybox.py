@@ -34,7 +34,7 @@ import numpy as np
 
 from dpgp_audit import catalogue
 from dpgp_audit.audit.greybox import couple_pairs
-from dpgp_audit.audit.neighbours import neighbour_pairs
+from dpgp_audit.audit.neighbours import domain_y_bound, neighbour_pairs
 from dpgp_audit.bugs import zoo
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
@@ -70,6 +70,8 @@ ADDITIVE: dict[str, str] = {
                                     "balanced groups",
     "planted/clipped-mean-half-swing": "clipped mean + Gaussian noise for half the swing",
     "planted/statdp-histogram-eps": "histogram + Laplace noise of scale eps0 instead of 1/eps0",
+    "planted/laplace-max-scaled": "sum + the kit's exact Laplace noise (decoded from its "
+                                  "integer draws), scale following max |y|",
 }
 #: Planted bugs whose loss does not come through additive noise, and why.
 NOT_ADDITIVE: dict[str, str] = {
@@ -90,9 +92,6 @@ NOT_ADDITIVE: dict[str, str] = {
     "planted/laplace-log": "a float sampler flaw: the low bits of -log(1-U) leak the sum (A.7)",
     "planted/laplace-inverse-cdf": "a float sampler flaw: inverse-CDF noise in floats (A.7)",
     "planted/gaussian-box-muller": "a float sampler flaw: Box-Muller noise in floats (A.7)",
-    "planted/laplace-max-scaled": "Laplace noise built from uniform integers (the exact "
-                                  "sampler), not a recorded Laplace draw; its scale follows "
-                                  "max |y|",
     "planted/statdp-noisy-max-value": "noisy max: an argmax and its noisy value",
     "planted/statdp-noisy-max-exp-value": "noisy max with exponential noise: an argmax",
     "planted/statdp-svt3": "SVT: the release is a pattern of threshold tests",
@@ -112,7 +111,10 @@ def _fmt(v: float) -> str:
 
 
 def _survey(mech, data, seed: int):
-    pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(seed))
+    # the default path's pairs: a move that would leave a declared domain is moved to its
+    # bound (audit/runner.py), so the pairs stay legal
+    pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(seed),
+                            y_bound=domain_y_bound(mech.claim, mech))
     t = time.perf_counter()
     sv = couple_pairs(mech, pairs, np.random.default_rng(10_000 + seed))
     return sv, time.perf_counter() - t

@@ -19,7 +19,11 @@ run) and reports:
     ``c(D) + A·e`` with a known noise law, so the coupled difference ``c(D′) − c(D)``
     is the query change itself. Against the recorded noise it gives the exact μ =
     ‖Σ^{−1/2}Δ‖ of the pair (Σ = A Σ_e Aᵀ, with the white-box range check) or its
-    Laplace ε = Σ_j |Δ_j|/b_j, and hence the exact ε(δ) to compare with the claim;
+    Laplace ε = Σ_j |Δ_j|/b_j, and hence the exact ε(δ) to compare with the claim. The
+    kit's exact Laplace sampler draws only uniform integers: :func:`decode_kit_laplace`
+    replays them through the sampler's own arithmetic
+    (:func:`~dpgp_audit.privacy.float_release.decode_laplace_exact_uniform`) into
+    standard Laplace draws, the scale b entering through the fitted map;
 (c′) **rounded additive releases** — a Gaussian or Laplace release rounded to a public
     power-of-two grid after the noise (the kit's float-safe releases,
     privacy/float_release.py), seen on every release as ``Λ_k round((c_k + a_k·e)/Λ_k)``:
@@ -67,6 +71,7 @@ from dpgp_audit.audit.recording import Draw, DrawLog, recording_pair, verify_log
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import Mechanism
 from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.float_release import decode_laplace_exact_uniform
 
 __all__ = [
     "GRID_MAX_REL",
@@ -80,6 +85,7 @@ __all__ = [
     "audit_greybox",
     "couple",
     "couple_pairs",
+    "decode_kit_laplace",
     "fit_affine",
     "fit_grid",
     "grid_laplace_epsilon",
@@ -215,14 +221,64 @@ def _block_cov(var: np.ndarray, mvn: np.ndarray | None) -> np.ndarray:
     return np.kron(np.eye(np.size(var) // k), mvn)
 
 
+def _integer_words(d: Draw) -> tuple[int, int, np.ndarray] | None:
+    """``(low, high, values)`` of an ``integers`` draw on ``[low, high)``, else None."""
+    if d.method != "integers" or d.value.dtype.kind not in "iu":
+        return None
+    low, high = d.params.get("low"), d.params.get("high")
+    if high is None:  # integers(h) draws on [0, h)
+        low, high = 0, low
+    if not isinstance(low, int | np.integer) or not isinstance(high, int | np.integer):
+        return None  # array bounds: not the kit's sampler
+    return int(low), int(high) + (1 if d.params.get("endpoint") else 0), d.value
+
+
+def decode_kit_laplace(draws: Sequence[Draw]) -> list[Draw]:
+    """The draws with each run of the kit's exact Laplace sampler replaced by its values.
+
+    :func:`~dpgp_audit.privacy.float_release.laplace_noise_exact_uniform` (every Laplace
+    release of the kit) draws only uniform integers; a run of consecutive ``integers``
+    draws of one stream that
+    :func:`~dpgp_audit.privacy.float_release.decode_laplace_exact_uniform` accepts is
+    replaced by one ``laplace`` draw of location 0 and scale 1 holding the decoded
+    values — bit for bit the values that call computed before multiplying by its scale b,
+    which the affine fit then finds as the release's map. Decoding is the sampler's own
+    arithmetic, not an estimate; integer draws it rejects are kept as they are (so the
+    release stays "not additive").
+    """
+    out: list[Draw] = []
+    i = 0
+    while i < len(draws):
+        d = draws[i]
+        if _integer_words(d) is not None:
+            run = []
+            for e in draws[i:]:
+                w = _integer_words(e)
+                if w is None or e.stream != d.stream:
+                    break
+                run.append(w)
+            got = decode_laplace_exact_uniform(run)
+            if not isinstance(got, str):
+                values, used = got
+                out.append(Draw(d.stream, "laplace", {"loc": 0.0, "scale": 1.0,
+                                                      "size": values.shape}, values))
+                i += used
+                continue
+        out.append(d)
+        i += 1
+    return out
+
+
 def noise_design(draws: Sequence[Draw], n: int) -> NoiseDesign | str:
     """Split a call's recorded draws into one row of centred noise per release.
 
-    A draw whose leading axis is a multiple of ``n`` is split along it (release i gets
-    the i-th slice); the remaining draws must come in ``n`` equal groups in call order
-    (a loop over releases). Returns a reason string when a draw is not Gaussian or
-    Laplace noise or the draws do not split into ``n`` releases.
+    Runs of the kit's exact Laplace sampler are first decoded into standard Laplace draws
+    (:func:`decode_kit_laplace`). A draw whose leading axis is a multiple of ``n`` is split
+    along it (release i gets the i-th slice); the remaining draws must come in ``n`` equal
+    groups in call order (a loop over releases). Returns a reason string when a draw is
+    not Gaussian or Laplace noise or the draws do not split into ``n`` releases.
     """
+    draws = decode_kit_laplace(draws)
     pieces: list[list[tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, str]]] = [
         [] for _ in range(n)]
     loose: list[tuple[Draw, tuple]] = []
@@ -1532,7 +1588,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
 
 def _rows_needed(run: CoupledRun, extra_rows: int) -> int | None:
     """Releases per call the affine fit needs, from the noise values one release drew."""
-    noise = run.log0.noise()
+    noise = decode_kit_laplace(run.log0.noise())
     if not noise or any(d.method not in ADDITIVE_FAMILIES for d in noise):
         return None  # no affine fit to make, however many releases
     total = sum(int(d.value.size) for d in noise)

@@ -37,12 +37,13 @@ claim exactly; the float release differs from it with probability at most τ, he
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpgp_audit._validation import as_finite_array, check_positive_float, check_rng
-from dpgp_audit.privacy.secure_noise import uniform_open_unit
+from dpgp_audit.privacy.secure_noise import uniform_open_unit, uniform_open_unit_from
 
 __all__ = [
     "FLOAT_DELTA_CAP",
@@ -59,6 +60,7 @@ __all__ = [
     "gaussian_release",
     "gaussian_tv_bound",
     "iid_gaussian_release",
+    "decode_laplace_exact_uniform",
     "laplace_noise_exact_uniform",
     "laplace_release",
     "largest_safe_top",
@@ -279,8 +281,72 @@ def laplace_noise_exact_uniform(scale: object, shape: tuple[int, ...],
     if size == 0:
         return np.zeros(shape)
     u = uniform_open_unit(size, rng).reshape(shape)
-    sign = np.where(rng.integers(0, 2, size=shape) == 1, 1.0, -1.0)
-    return (sign * np.log(u)) * np.asarray(scale, dtype=float)
+    return _signed_log(u, rng.integers(0, 2, size=shape)) * np.asarray(scale, dtype=float)
+
+
+def _signed_log(u: np.ndarray, sign_bits: np.ndarray) -> np.ndarray:
+    """``S · ln U*`` with S = +1 where the sign bit is 1, −1 where it is 0."""
+    return np.where(sign_bits == 1, 1.0, -1.0) * np.log(u)
+
+
+class _Mismatch(Exception):
+    """The recorded draws are not :func:`laplace_noise_exact_uniform`'s."""
+
+
+def decode_laplace_exact_uniform(draws: Sequence[tuple[int, int, np.ndarray]]
+                                 ) -> tuple[np.ndarray, int] | str:
+    """The standard Laplace values of one :func:`laplace_noise_exact_uniform` call, from its draws.
+
+    For the grey-box coupled auditor (catalogue A.9), which records every draw a mechanism
+    makes: the sampler asks its generator only for uniform integers, so its Laplace values
+    are visible to the auditor only through this replay. ``draws`` are integer draws in
+    call order, each ``(low, high, values)`` with values uniform on ``[low, high)``. From
+    the first one, the replay consumes them exactly as the sampler does —
+    :func:`~dpgp_audit.privacy.secure_noise.uniform_open_unit_from` (the 32-bit exponent
+    words, as many per round as exponents are still open, then the 52-bit mantissas), then
+    one fair sign draw holding as many values — and returns ``(S · ln U*, used)``: the
+    values in the sign draw's shape, which ``laplace_noise_exact_uniform(1.0, shape, ·)``
+    would have returned bit for bit from those draws (the same arithmetic runs), and the
+    number of draws used. The scale b is not recorded: the caller sees it as the factor
+    between these values and the release.
+
+    Returns a reason string, never a guess, when the draws do not follow that pattern (a
+    range, a size or the number of draws differs, or a value lies outside its range).
+    """
+    draws = list(draws)
+    if not draws:
+        return "no integer draws"
+    pos = 0
+
+    def take(high: int, size: int | None) -> np.ndarray:
+        nonlocal pos
+        if pos >= len(draws):
+            raise _Mismatch(f"the draws end after {pos}; the replay asks for one more")
+        low, top, values = draws[pos]
+        values = np.asarray(values)
+        if int(low) != 0 or top is None or int(top) != high:
+            raise _Mismatch(f"draw {pos} is on [{low}, {top}), the replay asks for "
+                            f"[0, {high})")
+        if size is not None and values.shape != (size,):
+            raise _Mismatch(f"draw {pos} has shape {values.shape}, the replay asks for "
+                            f"({size},)")
+        if values.dtype.kind not in "iu" or values.size == 0 or int(values.min()) < 0 or int(
+                values.max()) >= high:
+            raise _Mismatch(f"draw {pos} holds values outside [0, {high})")
+        pos += 1
+        return values.astype(np.int64)
+
+    size = int(np.size(draws[0][2]))
+    try:
+        if size == 0:
+            raise _Mismatch("draw 0 is empty")
+        u = uniform_open_unit_from(size, take)
+        sign = take(2, None)
+    except _Mismatch as err:
+        return str(err)
+    if sign.size != size:
+        return f"the sign draw holds {sign.size} values, the uniforms {size}"
+    return _signed_log(u.reshape(sign.shape), sign), pos
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ as an independent check of the discrete Gaussian's law.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -52,6 +53,7 @@ __all__ = [
     "grid_round",
     "snapping_laplace",
     "uniform_open_unit",
+    "uniform_open_unit_from",
 ]
 
 _TWO_M49 = 2.0**-49
@@ -232,15 +234,31 @@ def uniform_open_unit(size: int, rng: np.random.Generator) -> np.ndarray:
     The exponent is geometric (each leading zero bit has probability ½) and the 52 mantissa
     bits are uniform, so every double in (0, 1) appears with probability equal to the
     length of the interval it stands for. (An exponent below −1074 has probability
-    2⁻¹⁰⁷⁴ and is redrawn.)
+    2⁻¹⁰⁷⁴ and is redrawn.) The draws and the arithmetic are
+    :func:`uniform_open_unit_from`'s, fed by ``rng.integers(0, high, size=k)``.
     """
     size = check_positive_int("size", size)
     rng = check_rng(rng)
+    return uniform_open_unit_from(
+        size, lambda high, k: rng.integers(0, high, size=k, dtype=np.int64))
+
+
+def uniform_open_unit_from(size: int, words: Callable[[int, int], np.ndarray]) -> np.ndarray:
+    """U* of :func:`uniform_open_unit` from a supply of uniform integer words.
+
+    ``words(high, k)`` must return k integers uniform on ``[0, high)``; it is asked, in this
+    order, for ``high = 2**32`` words, one per value whose exponent is still open (``size``
+    of them first, then as many as are still open after each round: a round closes a value
+    whose word is non-zero, or whose exponent passed 1074), then for ``size`` words with
+    ``high = 2**52`` (the mantissas). The sampler feeds it from a generator; the grey-box
+    auditor's decoder (:func:`~dpgp_audit.privacy.float_release.decode_laplace_exact_uniform`)
+    feeds it the recorded draws of a call, so both run this one arithmetic (catalogue A.9).
+    """
     exponent = np.ones(size, dtype=np.int64)
     active = np.ones(size, dtype=bool)
     while np.any(active):  # count fair coin flips until the first 1, 32 at a time
         idx = np.flatnonzero(active)
-        bits = rng.integers(0, 2**32, size=idx.size, dtype=np.int64)
+        bits = np.asarray(words(2**32, idx.size), dtype=np.int64)
         # leading zeros of a 32-bit word (log2 is exact enough below 2**53)
         zeros = np.where(bits == 0, 32, 31 - np.floor(np.log2(np.maximum(bits, 1))).astype(
             np.int64))
@@ -249,7 +267,7 @@ def uniform_open_unit(size: int, rng: np.random.Generator) -> np.ndarray:
         active[idx[done]] = False
         active[idx[exponent[idx] > 1074]] = False
     exponent = np.minimum(exponent, 1074)
-    mantissa = rng.integers(0, 2**52, size=size, dtype=np.int64)
+    mantissa = np.asarray(words(2**52, size), dtype=np.int64)
     return np.ldexp(1.0 + mantissa / 2.0**52, -exponent.astype(np.int32))
 
 

@@ -916,3 +916,99 @@ def test_grid_bound_against_gdp_and_zcdp_claims():
         est, violated, _ = _grid_compare(math.sqrt(2 * rho), "rho", rho, None, tv)
         assert not violated and est <= rho  # the (ε, δ) route loses some ρ, never adds
         assert _grid_compare(2 * math.sqrt(2 * rho), "rho", rho, None, tv)[1]
+
+
+# --------------------------------------------------------------------------- the kit's Laplace
+@dataclass(frozen=True, eq=False)
+class KitLaplaceSum:
+    """Sum of targets + the kit's exact Laplace noise (test-only).
+
+    Scale ``d/(ε · over)``; ``from_data``: times ``1 + max|y|`` (the scale follows the
+    data); ``rounded``: on the kit's public grid (privacy/float_release.py), as every
+    Laplace release of the kit; ``cube``: the noise enters cubed (not additive).
+    """
+
+    over: float = 1.0
+    rounded: bool = False
+    from_data: bool = False
+    cube: bool = False
+    claim: object = PURE
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.float_release import laplace_noise_exact_uniform, laplace_release
+
+        b = D / (EPS * self.over)
+        if self.from_data:
+            b *= 1.0 + float(np.max(np.abs(data.y)))
+        e = laplace_noise_exact_uniform(b, (n, 1), rng)
+        if self.cube:
+            e = e**3
+        if self.rounded:
+            return laplace_release([b]).round_linear(np.ones((1, data.y.size)), data.y, e)
+        return float(np.sum(data.y)) + e
+
+
+def test_the_kits_laplace_draws_are_decoded_into_standard_laplace_draws():
+    from dpgp_audit.audit.greybox import decode_kit_laplace
+    from dpgp_audit.privacy.float_release import laplace_noise_exact_uniform
+
+    g = recording_generator(np.random.SeedSequence(3))
+    g.standard_normal(2)
+    laplace_noise_exact_uniform(2.5, (4, 3), g)
+    g.integers(0, 10, size=2)  # an integer draw of another kind: kept as it is
+    draws = decode_kit_laplace(g.log.noise())
+    assert [d.method for d in draws] == ["standard_normal", "laplace", "integers"]
+    want = np.random.default_rng(np.random.SeedSequence(3))
+    want.standard_normal(2)
+    assert np.array_equal(draws[1].value, laplace_noise_exact_uniform(1.0, (4, 3), want))
+    assert draws[1].params["scale"] == 1.0 and draws[1].location()["loc"] == 0.0
+    assert isinstance(noise_design(g.log.noise(), 4), str)  # the integers draw: not noise
+
+
+@pytest.mark.parametrize("rounded", [False, True])
+def test_a_kit_laplace_release_is_additive_correct_gives_nothing_under_noised_a_violation(
+        rounded):
+    """A.9 on the kit's own Laplace sampler: exact pure ε unrounded, the grid bound rounded."""
+    pairs = neighbour_pairs(BASE, PURE.relation, np.random.default_rng(0))
+    ok = _survey(KitLaplaceSum(rounded=rounded), pairs)
+    assert not [c for c in ok.couplings if c.finding]
+    want = "additive-grid" if rounded else "additive"
+    assert {c.status for c in ok.couplings} <= {want, "unchanged"}
+    assert want in {c.status for c in ok.couplings}
+    assert ok.result().estimate <= EPS * (1 + 1e-9)
+    bad = _survey(KitLaplaceSum(over=1.3, rounded=rounded))
+    c = bad.couplings[0]
+    assert c.status == want and c.finding == "violation" and c.runs == 2
+    if rounded:  # a lower bound: above the claim, at most the pair's true |Δ|/b
+        assert EPS < c.estimate <= 1.3 * EPS
+        assert bad.result().guarantee is Guarantee.GREYBOX_GRID
+    else:
+        assert c.estimate == pytest.approx(1.3 * EPS, rel=1e-9)
+        assert bad.result().guarantee is Guarantee.GREYBOX_EXACT
+
+
+@pytest.mark.parametrize("rounded", [False, True])
+def test_a_kit_laplace_scale_that_follows_the_data_is_a_lead(rounded):
+    sv = _survey(KitLaplaceSum(from_data=True, rounded=rounded))
+    c = sv.couplings[0]
+    assert c.status == "noise-depends-on-data" and c.finding == "lead"
+    assert sv.result().verdict is not Verdict.VIOLATION
+
+
+def test_decoded_laplace_that_enters_non_linearly_is_not_additive():
+    c = _survey(KitLaplaceSum(cube=True)).couplings[0]
+    assert c.status == "not-additive" and c.finding == "" and math.isnan(c.estimate)
+
+
+@pytest.mark.parametrize("mech_id", ["A.5/laplace-vector", "P.2/laplace-sum"])
+def test_the_kits_laplace_releases_are_bounded_on_their_grid_without_a_finding(mech_id):
+    """Vector and scalar kit Laplace releases: decoded, the survey grows the call to fit
+    the map (one Laplace value per output), and the grid bound stays at most the claim."""
+    from dpgp_audit import catalogue
+
+    mech, data = catalogue.get(mech_id).make()
+    pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(0))
+    sv = _survey(mech, pairs)
+    assert {c.status for c in sv.couplings} <= {"additive-grid", "unchanged"}
+    assert not [c for c in sv.couplings if c.finding]
+    assert sv.result().estimate <= mech.claim.epsilon

@@ -18,6 +18,7 @@ from scipy import stats
 
 from dpgp_audit.privacy.float_release import (
     GRID_BITS,
+    decode_laplace_exact_uniform,
     gaussian_release,
     gaussian_tv_bound,
     iid_gaussian_release,
@@ -143,6 +144,79 @@ def test_exact_uniform_laplace_has_the_laplace_law():
     x = laplace_noise_exact_uniform(2.0, (20_000,), np.random.default_rng(3))
     assert stats.kstest(x, stats.laplace(scale=2.0).cdf).pvalue > 1e-3
     assert stats.kstest(x, stats.laplace(scale=2.4).cdf).pvalue < 1e-3
+
+
+class _IntegerLog(np.random.Generator):
+    """A generator that keeps ``(low, high, values)`` of each ``integers`` call (test-only)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(np.random.PCG64(seed))
+        self.words: list[tuple[int, int, np.ndarray]] = []
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        out = super().integers(low, high, size=size, dtype=dtype, endpoint=endpoint)
+        assert high is not None and not endpoint
+        self.words.append((int(low), int(high), np.array(out)))
+        return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=0, max_size=3).map(tuple),
+       seed=st.integers(0, 2**32 - 1))
+def test_decoder_reproduces_the_exact_laplace_sampler_bit_for_bit(shape, seed):
+    """A.9's decoder: from the recorded integer draws of one call, the call's values at b = 1."""
+    g = _IntegerLog(seed)
+    x = laplace_noise_exact_uniform(1.0, shape, g)
+    got = decode_laplace_exact_uniform(g.words)
+    assert not isinstance(got, str), got
+    values, used = got
+    assert used == len(g.words) and values.shape == x.shape
+    assert np.array_equal(values.view(np.int64), np.asarray(x).view(np.int64))
+
+
+def test_decoder_follows_the_exponent_rounds_and_stops_at_its_own_draws():
+    g = _IntegerLog(7)
+    laplace_noise_exact_uniform(1.0, (4,), g)
+    first = len(g.words)
+    laplace_noise_exact_uniform(1.0, (2,), g)  # a second call follows: not consumed
+    values, used = decode_laplace_exact_uniform(g.words)
+    assert values.shape == (4,) and used == first
+    rest = decode_laplace_exact_uniform(g.words[used:])
+    assert not isinstance(rest, str) and rest[0].shape == (2,) and used + rest[1] == len(g.words)
+    # a zero exponent word keeps that value open for one more round of one word
+    words = [(0, 2**32, np.array([0, 5])), (0, 2**32, np.array([1])),
+             (0, 2**52, np.array([0, 2**51])), (0, 2, np.array([1, 0]))]
+    values, used = decode_laplace_exact_uniform(words)
+    assert used == 4
+    assert values[0] == math.log(2.0**-64)  # 32 zeros, then 31 more before the 1: 2^-64
+    assert values[1] == -math.log(1.5 * 2.0**-30)  # 29 leading zeros in 5 = 0b101
+
+
+def _words(seed: int) -> list[tuple[int, int, np.ndarray]]:
+    g = _IntegerLog(seed)
+    laplace_noise_exact_uniform(1.0, (3, 2), g)
+    return g.words
+
+
+@pytest.mark.parametrize("corrupt", ["truncated", "no-sign", "range", "size", "out-of-range",
+                                     "sign-size", "empty"])
+def test_decoder_says_no_to_draws_that_are_not_the_samplers(corrupt):
+    w = _words(1)
+    if corrupt == "truncated":
+        w = w[:1]
+    elif corrupt == "no-sign":
+        w = w[:-1]
+    elif corrupt == "range":
+        w[0] = (0, 2**31, w[0][2] % 2**31)
+    elif corrupt == "size":
+        w[-2] = (0, 2**52, w[-2][2][:-1])
+    elif corrupt == "out-of-range":
+        w[-1] = (0, 2, w[-1][2] + 1)
+    elif corrupt == "sign-size":
+        w[-1] = (0, 2, np.zeros(5, dtype=np.int64))
+    else:
+        w = []
+    assert isinstance(decode_laplace_exact_uniform(w), str)
 
 
 def test_laplace_noise_takes_one_scale_per_coordinate():
