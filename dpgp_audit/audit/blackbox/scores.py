@@ -746,8 +746,10 @@ class FloatSupportScore:
 
 def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0, *,
                       pooled: bool = False) -> FloatSupportScore:
-    """Fit :class:`FloatSupportScore` on outputs ``X0`` of D and ``X1`` of D′ (``pooled``:
-    one category table over all coordinates)."""
+    """Fit :class:`FloatSupportScore` on outputs ``X0`` of D and ``X1`` of D′.
+
+    ``pooled=True``: one category table over all coordinates.
+    """
     c0, c1 = float_structure(X0).ravel(), float_structure(X1).ravel()
     if pooled:
         c0, c1 = c0 % _FLOAT_STRIDE, c1 % _FLOAT_STRIDE
