@@ -18,6 +18,10 @@ seed, handed to both), at n ∈ {10³, 10⁴, 10⁵, 10⁶} per side and α = 0.
   best threshold chosen with hindsight on the same draws, no split, no multiplicity —
   not a confidence bound), and each kit bound as a fraction of it (median over seeds of
   the per-seed ratio; issue 20 §5 asks ≥ 0.9 for the fixed-n kit rule);
+* the prescient-threshold reference (``prescient_epsilon``: the same Clopper–Pearson
+  bound at the one event — threshold, tail, order — that is best at the *expected* counts
+  of the true laws, fixed before the draws: a valid bound, but only an oracle knows the
+  laws), so the reader sees how much of the hindsight reference's lead is its choice;
 
 for the (1, 1e-5) analytic Gaussian mechanism (σ = 3.7306, shift 1) and the ε = 1
 Laplace mechanism (b = 1, shift 1, δ = 0). Reported: median and 10 / 90 % over
@@ -44,6 +48,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
 
 from dpgp_audit.audit.blackbox.fixed import audit_blackbox  # noqa: E402
 from dpgp_audit.audit.blackbox.orderstat import (  # noqa: E402
@@ -51,7 +56,10 @@ from dpgp_audit.audit.blackbox.orderstat import (  # noqa: E402
     choose_threshold_strategy,
 )
 from dpgp_audit.audit.blackbox.sequential import audit_sequential  # noqa: E402
-from dpgp_audit.audit.blackbox.twosample import hindsight_epsilon  # noqa: E402
+from dpgp_audit.audit.blackbox.twosample import (  # noqa: E402
+    hindsight_epsilon,
+    prescient_epsilon,
+)
 from dpgp_audit.dataset import Dataset  # noqa: E402
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma  # noqa: E402
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only  # noqa: E402
@@ -102,6 +110,17 @@ def _draw(kind: str, n: int, shift: float, rng: np.random.Generator) -> tuple:
     return rng.laplace(0.0, 1.0, n), rng.laplace(shift, 1.0, n)
 
 
+def _true_laws(kind: str, shift: float) -> tuple:
+    """Survival functions of the two true laws and a threshold grid fixed without draws."""
+    if kind == "gaussian":
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+        law0, law1 = stats.norm(0.0, sigma), stats.norm(shift, sigma)
+    else:
+        law0, law1 = stats.laplace(0.0, 1.0), stats.laplace(shift, 1.0)
+    grid = np.linspace(law0.ppf(1e-9), law1.isf(1e-9), 4001)
+    return law0.sf, law1.sf, grid
+
+
 def _claim(kind: str) -> tuple[object, float, float]:
     rel = outputs_only(1.0)
     if kind == "gaussian":
@@ -113,17 +132,18 @@ KINDS = ("gaussian", "laplace")
 KIT = ["kit rule", "kit order statistics", "kit order statistics, LR score",
        "kit fixed-n split", "kit sequential"]
 ORACLE = "oracle threshold (hindsight)"
+PRESCIENT = "oracle threshold (prescient)"
 
 
 def _methods(peer: object) -> list[str]:
-    kit = KIT + [ORACLE]
+    kit = KIT + [ORACLE, PRESCIENT]
     if peer is None:
         return kit
     return kit + ["jax Bonferroni", "jax Split", "jax MultiSplit", "jax raw counts (estimate)"]
 
 
 def _bounds(kind: str, x0: np.ndarray, x1: np.ndarray, peer: object, seed: int,
-            multisplit: int) -> dict[str, float]:
+            multisplit: int, shift: float) -> dict[str, float]:
     claim, _, delta = _claim(kind)
     out = {}
     r = audit_blackbox(Replay(claim, x0, x1), D0, D1, n=x0.size, alpha=ALPHA,
@@ -142,6 +162,7 @@ def _bounds(kind: str, x0: np.ndarray, x1: np.ndarray, peer: object, seed: int,
     rule = choose_threshold_strategy(x0.size, delta)
     out["kit rule"] = o.estimate if rule == "order-statistics" else r.estimate
     out[ORACLE] = hindsight_epsilon(x0, x1, delta, ALPHA)
+    out[PRESCIENT] = prescient_epsilon(x0, x1, *_true_laws(kind, shift), delta, ALPHA)
     s = audit_sequential(Replay(claim, x0, x1), [(D0, D1)], max_n=x0.size, alpha=ALPHA,
                          rng=np.random.default_rng(seed), score="identity")
     out["kit sequential"] = s.estimate
@@ -201,10 +222,10 @@ def main() -> int:
             for i, ss in enumerate(base.spawn(args.seeds)):
                 rng = np.random.default_rng(ss)
                 x0, x1 = _draw(kind, n, 1.0, rng)
-                for m, v in _bounds(kind, x0, x1, peer, i, args.multisplit).items():
+                for m, v in _bounds(kind, x0, x1, peer, i, args.multisplit, 1.0).items():
                     shifted[m].append(v)
                 y0, y1 = _draw(kind, n, 0.0, rng)
-                for m, v in _bounds(kind, y0, y1, peer, i, args.multisplit).items():
+                for m, v in _bounds(kind, y0, y1, peer, i, args.multisplit, 0.0).items():
                     same[m].append(v)
             ref = np.asarray(shifted[ORACLE])
             for m in _methods(peer):
@@ -223,7 +244,8 @@ def main() -> int:
             alarms: dict[str, int] = {m: 0 for m in _methods(peer)}
             for i, ss in enumerate(base.spawn(args.fa_runs)):
                 y0, y1 = _draw(kind, n, 0.0, np.random.default_rng(ss))
-                for m, v in _bounds(kind, y0, y1, peer, 10_000 + i, args.multisplit).items():
+                for m, v in _bounds(kind, y0, y1, peer, 10_000 + i, args.multisplit,
+                                    0.0).items():
                     alarms[m] += v > 1e-12
             print(f"identical distributions, n = {n}/side, {args.fa_runs} runs: false alarms "
                   + ", ".join(f"{m} {k / args.fa_runs:.3f}" for m, k in alarms.items()
@@ -239,12 +261,15 @@ def main() -> int:
         for n in args.claim_ns:
             if args.claim_runs <= 0:
                 break
-            over = {"kit order statistics": 0, "kit order statistics, LR score": 0}
+            over = {"kit order statistics": 0, "kit order statistics, LR score": 0,
+                    PRESCIENT: 0}
             for i, ss in enumerate(claim_base.spawn(args.claim_runs)):
                 x0, x1 = _draw(kind, n, 1.0, np.random.default_rng(ss))
                 o = audit_order_statistics(Replay(claim, x0, x1), D0, D1, n=n, alpha=ALPHA,
                                            rng=np.random.default_rng(i), score="identity")
                 over["kit order statistics"] += o.estimate > eps_true + 1e-12
+                over[PRESCIENT] += prescient_epsilon(x0, x1, *_true_laws(kind, 1.0), delta,
+                                                     ALPHA) > eps_true + 1e-12
                 if kind == "gaussian":
                     wb = ReplayWhiteBox(claim, x0, x1,
                                         sigma=analytic_gaussian_sigma(1.0, 1e-5, 1.0))

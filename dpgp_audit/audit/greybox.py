@@ -20,6 +20,13 @@ run) and reports:
     is the query change itself. Against the recorded noise it gives the exact μ =
     ‖Σ^{−1/2}Δ‖ of the pair (Σ = A Σ_e Aᵀ, with the white-box range check) or its
     Laplace ε = Σ_j |Δ_j|/b_j, and hence the exact ε(δ) to compare with the claim;
+(c′) **rounded additive releases** — a Gaussian or Laplace release rounded to a public
+    power-of-two grid after the noise (the kit's float-safe releases,
+    privacy/float_release.py), seen on every release as ``Λ_k round((c_k + a_k·e)/Λ_k)``:
+    a *lower bound* on the pair's μ (:func:`grid_mu_lower`) or pure ε
+    (:func:`grid_laplace_epsilon`; docs/auditors.md "Releases rounded to a public grid"); a
+    release rounded in the noise's own coordinates is first mapped back by the public
+    inverse of its noise factor (a post-processing); with a grid only declared, a lead;
 (d) **no noise at all** — a release that draws nothing from the generator and returns
     the same value on every run with different seeds, yet differs between D and D′,
     is a pair of point masses (ε = ∞); likewise a release that draws nothing for one
@@ -27,14 +34,17 @@ run) and reports:
 
 Soundness
 ---------
-Only (c) beyond the claim and (d) are *definitive*, and only after a second coupled run
-on a fresh seed reproduces them: they set ``VIOLATION`` with the guarantee
+Only (c) and (c′) beyond the claim and (d) are *definitive*, and only after a second
+coupled run on a fresh seed reproduces them: they set ``VIOLATION`` with the guarantee
 :attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_EXACT` — exact for the witness pair
 *given the recorded structure* (the release was affine in the recorded noise on every
 row seen; (d) rests on the ``Mechanism`` contract that all randomness comes from the
-handed generator). (a), (b), a noise-free output coordinate that moves, and every
-score of a release that is not verified additive are **leads**: they never set a
-violation; they rank the pairs, and the white-box and black-box auditors certify.
+handed generator) — or, for (c′),
+:attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_GRID`: a lower bound given the
+recorded structure (affine up to the rounding to the grid seen on every row). (a), (b),
+a noise-free output coordinate that moves, a bound on a declared grid, and every score
+of a release that is not verified additive are **leads**: they never set a violation;
+they rank the pairs, and the white-box and black-box auditors certify.
 No statistics are involved, so no α is spent: the runs only choose and describe pairs
 (the certifying auditors draw fresh samples).
 
@@ -44,6 +54,7 @@ ranking (:func:`rank_pairs_by_coupling`) replaces pilot sampling of every pair.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,17 +69,24 @@ from dpgp_audit.contract import Mechanism
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
+    "GRID_MAX_REL",
     "MAX_RELEASES",
     "AffineFit",
     "CoupledRun",
     "CouplingSurvey",
+    "GridFit",
     "NoiseDesign",
     "PairCoupling",
     "audit_greybox",
     "couple",
     "couple_pairs",
     "fit_affine",
+    "fit_grid",
+    "grid_laplace_epsilon",
+    "grid_mu_best",
+    "grid_mu_lower",
     "noise_design",
+    "output_grid",
     "rank_pairs_by_coupling",
 ]
 
@@ -81,6 +99,10 @@ ADDITIVE_FAMILIES: dict[str, str] = {"standard_normal": "gaussian", "normal": "g
 #: than that — the kit's own releases, rounded to a public grid of about sd/1500
 #: (issue 20 §4) — clips, selects or iterates misses by far more and is not called affine.
 FIT_RTOL = 1e-6
+#: A release rounded to a grid is bounded (grid-additive, :func:`_analyse_grid`) only when
+#: each output's grid is at most this fraction of the noise sd it receives (the kit's
+#: float-safe grid is between sd/2048 and sd/1024, privacy/float_release.py).
+GRID_MAX_REL = 2.0**-8
 #: Two recorded parameters or noise maps "differ" above this relative difference.
 PARAM_RTOL = 1e-12
 #: Spare rows beyond the unknowns of the affine fit (its residual degrees of freedom).
@@ -573,13 +595,480 @@ def _design_key(des: NoiseDesign) -> tuple:
     return (int(des.E.shape[1]), des.family)
 
 
+# --------------------------------------------------------------------------- grid-additive
+def output_grid(out: np.ndarray) -> np.ndarray:
+    """Per column of ``out``, the largest power of two of which every value is a multiple.
+
+    ``inf`` for a column of zeros, ``nan`` where a value is not finite. A release rounded
+    to a power-of-two grid Λ (privacy/float_release.py) gives at least Λ here; the
+    largest such power is what the outputs themselves show.
+    """
+    out = np.atleast_2d(np.asarray(out, dtype=float))
+    finite = np.all(np.isfinite(out), axis=0)
+    out = np.where(np.isfinite(out), out, 0.0)
+    mant, expo = np.frexp(out)  # out = mant · 2^expo, 1/2 <= |mant| < 1 (exact)
+    whole = np.abs(mant * 2.0**53).astype(np.int64)  # the 53-bit integer mantissa, exact
+    low = whole & -whole  # its lowest set bit (0 for a zero)
+    bit = np.frexp(low.astype(float))[1] - 1  # log2 of that bit, exact
+    power = np.where(out == 0, np.iinfo(np.int32).max, bit + expo - 53)
+    top = power.min(axis=0)
+    grid = np.where(top == np.iinfo(np.int32).max, np.inf,
+                    np.ldexp(1.0, np.minimum(top, 1023).astype(np.int32)))
+    return np.where(finite, grid, np.nan)
+
+
+def _sym_sqrt(cov: np.ndarray) -> np.ndarray:
+    """Σ^{1/2} of a covariance (negative round-off eigenvalues set to zero)."""
+    vals, vecs = np.linalg.eigh(0.5 * (cov + cov.T))
+    return (vecs * np.sqrt(np.clip(vals, 0.0, None))) @ vecs.T
+
+
+@dataclass(frozen=True, eq=False)
+class GridFit:
+    """A least-squares fit of releases rounded to a public grid, with its error bounds.
+
+    The structure checked: ``out[i, k] = Λ_k · round((c_k + a_k · e_i) / Λ_k)``, i.e.
+    ``out = X θ + ρ`` with ``|ρ[i, k]| <= Λ_k / 2`` (``X`` the intercept columns and the
+    recorded noise ``E``). For any weights ``w`` the projection ``out · w`` then carries
+    an error of at most ``η_w = Σ_k |w_k| Λ_k / 2`` per row, and the least-squares error
+    of the noise map is linear in it: ``‖Σ_e^{1/2}(Âᵀw − Aᵀw)‖ <= η_w · spread`` with
+    ``spread = ‖Σ_e^{1/2} S X⁺‖`` over the hypercube of ρ (``S`` selects the noise rows).
+
+    Attributes
+    ----------
+    theta
+        ``(p + m, d)`` fitted coefficients (``p`` intercepts, then ``Aᵀ``).
+    grid
+        ``(d,)`` Λ_k.
+    spread
+        The factor above: min(‖M‖₂ √rows, Σ_j ‖M_:j‖) with ``M = Σ_e^{1/2} S X⁺``.
+    root
+        ``Σ_e^{1/2}``.
+    intercepts
+        ``p``: one intercept per block of releases fitted (one per side).
+    inner, kappa
+        For a grid declared in the noise's own coordinates: λ_j per noise value (then
+        ``grid`` is each output's rounding carried through the fitted map) and κ with
+        ``Σ_j |u_j| λ_j/2 <= κ ‖Σ_e^{1/2} u‖``; ``None`` and 0 for a grid seen in the outputs.
+    """
+
+    theta: np.ndarray
+    grid: np.ndarray
+    spread: float
+    root: np.ndarray
+    intercepts: int
+    inner: np.ndarray | None = None
+    kappa: float = 0.0
+
+    @property
+    def A(self) -> np.ndarray:
+        """The fitted noise map ``(d, m)``."""
+        return self.theta[self.intercepts:].T
+
+    def eta(self, w: np.ndarray) -> float:
+        """η_w: the most the rounding moves ``w · out`` on one release.
+
+        Output grid: ``Σ_k |w_k| Λ_k / 2``. Grid ``λ`` in the noise's own coordinates
+        (``inner``; the release is ``c + A (e + ρ)``, ``|ρ_j| <= λ_j/2``): ``Σ_j |v_j| λ_j/2``
+        with ``v = Aᵀw`` known only as ``v̂``; since ``Σ_j |v_j − v̂_j| λ_j/2 <= κ ‖Σ_e^{1/2}
+        (v − v̂)‖ <= κ η_w · spread``, ``η_w <= η̂_w / (1 − κ · spread)``.
+        """
+        w = np.asarray(w, dtype=float)
+        if self.inner is None:
+            return 0.5 * float(np.abs(w) @ self.grid) * (1.0 + 1e-12)
+        est = 0.5 * float(np.abs(self.A.T @ w) @ self.inner) * (1.0 + 1e-9)
+        k = self.kappa * self.spread
+        return est / (1.0 - k) if k < 1.0 else math.inf
+
+    def sd_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) bound of each output's noise sd, given the structure."""
+        s_hat = np.linalg.norm(self.root @ self.theta[self.intercepts:], axis=0)
+        err = np.array([self.eta(row) for row in np.eye(s_hat.size)]) * self.spread
+        return np.maximum(s_hat - err, 0.0), s_hat + err
+
+
+def fit_grid(outs: Sequence[np.ndarray], E: np.ndarray, cov: np.ndarray, *,
+             inner: np.ndarray | None = None) -> GridFit | str:
+    """Fit ``outs[j] ≈ c_j + E Aᵀ`` (one intercept per block, one shared map) to a grid.
+
+    Infers Λ_k from the outputs (:func:`output_grid`), fits by least squares and checks
+    that every residual is one a rounding to Λ allows: ``(I − H) ρ`` with
+    ``|ρ| <= Λ/2`` has entries at most ``Λ/2 · ‖I − H‖_∞``. Returns a reason string when
+    the outputs show no grid, the fit cannot be checked, or a residual is too large.
+
+    ``inner``: a grid λ_j (in units of the recorded noise) on which the release is rounded
+    in the noise's own coordinates before a linear map — declared by the mechanism, not
+    read off the outputs; each output's grid is then ``Σ_j |Â_kj| λ_j`` (approximate: the
+    check of the residuals is a consistency check only, and such a fit gives leads).
+    """
+    blocks = [np.asarray(o, dtype=float) for o in outs]
+    n, m = E.shape
+    Y = np.vstack(blocks)
+    grid = output_grid(Y) if inner is None else np.ones(Y.shape[1])
+    if np.any(~np.isfinite(grid)) or np.any(grid <= 0):
+        return "the outputs are not all on a common power-of-two grid per coordinate"
+    p = len(blocks)
+    ind = np.kron(np.eye(p), np.ones((n, 1)))
+    X = np.hstack([ind, np.vstack([E] * p)])
+    rank = int(np.linalg.matrix_rank(X))
+    if rank < X.shape[1] or X.shape[0] <= rank:
+        return f"{X.shape[0]} rows cannot check a rounded affine fit with {X.shape[1]} unknowns"
+    pinv = np.linalg.pinv(X)
+    theta = pinv @ Y
+    if inner is not None:  # each output's rounding, carried through the fitted map
+        grid = 1.01 * np.abs(theta[p:].T) @ inner
+    resid = np.abs(Y - X @ theta)
+    gain = float(np.abs(np.eye(X.shape[0]) - X @ pinv).sum(axis=1).max())
+    fp = 1e-9 * (np.abs(Y).max(axis=0) + grid)  # round-off of the fit itself
+    bad = resid.max(axis=0) > 0.5 * grid * gain + fp
+    if np.any(bad):
+        k = int(np.flatnonzero(bad)[0])
+        return (f"not affine in the recorded noise up to a grid (output {k}: residual "
+                f"{resid[:, k].max():.3g}, grid {grid[k]:.3g})")
+    root = _sym_sqrt(cov)
+    M = root @ pinv[p:]
+    spread = min(float(np.linalg.norm(M, 2)) * math.sqrt(X.shape[0]),
+                 float(np.linalg.norm(M, axis=0).sum()))
+    kappa = 0.0
+    if inner is not None:  # Σ_j |u_j| λ_j/2 <= κ ‖Σ_e^{1/2} u‖ (Cauchy–Schwarz)
+        low = float(np.linalg.eigvalsh(0.5 * (cov + cov.T)).min())
+        kappa = 0.5 * float(np.linalg.norm(inner)) / math.sqrt(low) if low > 0 else math.inf
+    return GridFit(theta, grid, spread * (1.0 + 1e-9), root, p, inner, kappa)
+
+
+def grid_mu_lower(out0: np.ndarray, out1: np.ndarray, fit: GridFit, w: np.ndarray) -> float:
+    """A lower bound on the μ of the rounded pair along the test direction ``w``.
+
+    With ``X = c + A e`` unrounded and ``R`` the rounded release, ``|w·R − w·X| <= η_w``.
+    The test ``{w·R > t}`` has ``P_D′ >= Φ̄((t + η_w − w·c′)/s_w)`` and
+    ``P_D <= Φ̄((t − η_w − w·c)/s_w)``, so the rounded pair's hockey-stick divergence at
+    every ε is at least that of two Gaussians ``μ_eff = (w·Δc − 2η_w)/s_w`` apart. The
+    coupled rows bound ``w·Δc >= w·(out1_i − out0_i) − 2η_w`` (same noise, two roundings)
+    and the fit bounds ``s_w <= ‖Σ_e^{1/2}Âᵀw‖ + η_w · spread``. Returns 0 when the bound
+    says nothing. Sound for every ``w`` given the structure :func:`fit_grid` checked.
+    """
+    w = np.asarray(w, dtype=float)
+    if not np.all(np.isfinite(w)) or not np.any(w):
+        return 0.0
+    d = w.size
+    top = np.maximum(np.abs(out0).max(axis=0), np.abs(out1).max(axis=0))
+    fp = 4.0 * d * 2.0**-53 * float(np.abs(w) @ top)  # round-off of one dot product
+    eta = fit.eta(w) + fp
+    if not math.isfinite(eta):
+        return 0.0
+    t = (out1 - out0) @ w
+    gap = max(float(t.max()), float(-t.min())) - 4.0 * eta - 2.0 * fp
+    if gap <= 0:
+        return 0.0
+    s_up = float(np.linalg.norm(fit.root @ (fit.A.T @ w))) * (1.0 + 1e-9) + eta * fit.spread
+    return gap / s_up if s_up > 0 else math.inf
+
+
+#: Ridge weights (times diag(Λ²)) of the test directions tried by :func:`grid_mu_best`.
+_RIDGE = (0.0, 1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8)
+
+
+def grid_mu_best(out0: np.ndarray, out1: np.ndarray, fit: GridFit) -> tuple[float, np.ndarray]:
+    """The best :func:`grid_mu_lower` over a few directions, and that direction.
+
+    Tried: ``(Σ̂ + λ diag(Λ²))⁺ Δ̂`` over :data:`_RIDGE` (Σ̂ = Â Σ_e Âᵀ, Δ̂ the mean coupled
+    difference; the ridge keeps near-singular directions of Σ̂, where the grid error
+    dominates, from taking over), ``Δ̂`` and each output alone. The bound holds for every
+    direction, so choosing it from the data costs nothing.
+    """
+    delta = (out1 - out0).mean(axis=0)
+    A = fit.A
+    sig = A @ (fit.root @ fit.root) @ A.T
+    cands = [delta] + [row for row in np.eye(delta.size)]
+    for lam in _RIDGE:
+        reg = sig + lam * np.diag(fit.grid**2)
+        cands.append(np.linalg.pinv(reg, hermitian=True) @ delta)
+    best, arg = 0.0, delta
+    for w in cands:
+        mu = grid_mu_lower(out0, out1, fit, w)
+        if mu > best:
+            best, arg = mu, w
+    return best, arg
+
+
+def _grid_compare(mu: float, quantity: str, claimed: float, claim_delta: float | None,
+                  float_tv: float) -> tuple[float, bool, dict]:
+    """(lower bound of the claimed quantity, violated, details) for a rounded pair of μ >= mu.
+
+    The bound is on the rounding of the ideal (real-arithmetic) mechanism; the released
+    floats are within total variation τ = ``float_tv`` of it, which the claim states as
+    ``(1 + e^ε) τ`` more δ, and which costs as much again to pass from the ideal to the
+    floats: a violation needs ``δ_Gauss(mu; ε) > δ_claim (1 + slack) + 2 (1 + e^ε) τ``.
+    """
+    from dpgp_audit.privacy.conversions import zcdp_from_epsilon_delta, zcdp_to_epsilon
+    from dpgp_audit.privacy.gdp import gdp_delta, gdp_epsilon
+
+    def hockey(eps: float) -> float:
+        return gdp_delta(eps, mu) if mu > 0 else 0.0
+
+    def floats(eps: float) -> float:
+        return 2.0 * (1.0 + math.exp(eps)) * float_tv
+
+    extra: dict = {"mu_lower": mu}
+    if quantity == "epsilon":
+        del_c = float(claim_delta or 0.0)
+        d_at = hockey(claimed)
+        extra.update(delta_at_claimed_epsilon_lower=d_at, delta_claimed=del_c)
+        violated = mu > 0 and d_at > del_c * (1 + _REL_SLACK) + floats(claimed)
+        est = (math.inf if mu > 0 else 0.0) if del_c == 0 else (
+            gdp_epsilon(del_c, mu) if mu > 0 else 0.0)
+        return est, bool(violated), extra
+    if quantity == "mu":
+        if float_tv == 0.0:
+            return mu, mu > claimed * (1 + _REL_SLACK), extra
+        violated = mu > claimed and any(
+            hockey(e) > gdp_delta(e, claimed) * (1 + _REL_SLACK) + floats(e)
+            for e in (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0))
+        return mu, bool(violated), extra
+    # ρ-zCDP implies (ρ + 2√(ρ ln 1/δ), δ)-DP at every δ: a point beyond it refutes ρ
+    points = (1e-2, 1e-3, 1e-5, 1e-8, 1e-12)
+    violated = mu > 0 and any(hockey(e) > dl * (1 + _REL_SLACK) + floats(e)
+                              for dl in points for e in [zcdp_to_epsilon(claimed, dl)])
+    rho = max((zcdp_from_epsilon_delta(gdp_epsilon(dl, mu), dl) for dl in points),
+              default=0.0) if mu > 0 else 0.0
+    extra["rho_lower"] = rho
+    return rho, bool(violated), extra
+
+
+def _analyse_grid(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
+                  claim: tuple[str, float, float | None], float_tv: float,
+                  base: dict, inner_rel: np.ndarray | None = None,
+                  basis: tuple[np.ndarray, np.ndarray] | None = None) -> PairCoupling | str:
+    """The grid-additive route of (c): a release rounded to a public grid after the noise.
+
+    Both sides are fitted alone first: if their noise sds are apart beyond what the
+    rounding allows, the noise depends on the data (a lead). Then one noise map for both
+    sides; a Gaussian release whose grid is at most :data:`GRID_MAX_REL` of its noise gets
+    :func:`grid_mu_best`'s lower bound on μ, compared with the claim (a definitive finding
+    once confirmed). A release whose outputs show no grid, but whose mechanism declares one
+    in the noise's own coordinates is first mapped back by the public ``basis`` ``(P,
+    Λ)`` (:func:`_public_basis`): if ``P · out`` lies on the grid Λ up to round-off, the
+    rounded ``h(out) = Λ round(P out / Λ)`` is a fixed post-processing of the release, so
+    any lower bound for h's pair bounds the release's pair too, and h's grid is *seen*.
+    Failing that, with a declared grid (``inner_rel``: grid over sd per recorded noise
+    value, :func:`_declared_inner_grid`) it gets the bound with that grid — a lead only,
+    since the grid is declared, not seen. Returns a reason string when no route applies.
+    """
+    if des0.family != des1.family or des0.family not in ("gaussian", "laplace"):
+        return f"rounded {des0.family} releases are not bounded"
+    if des0.E.shape != des1.E.shape or not np.array_equal(des0.E, des1.E) or not np.allclose(
+            des0.cov, des1.cov, rtol=PARAM_RTOL, atol=0.0):
+        return "the coupled runs drew different noise"
+    if np.any(np.all(run.out0 == run.out0[:1], axis=0)) or np.any(
+            np.all(run.out1 == run.out1[:1], axis=0)):
+        return "an output takes one value on every release"
+    n, m = des0.E.shape
+    if n <= m + 1:  # each side alone is checked first: the survey grows the call
+        return f"{n} releases per side cannot check a rounded fit with {m + 1} unknowns"
+    fit: GridFit | str
+    side = [fit_grid([o], des0.E, des0.cov) for o in (run.out0, run.out1)]
+    if isinstance(side[0], GridFit) and isinstance(side[1], GridFit):
+        (lo0, hi0), (lo1, hi1) = side[0].sd_bounds(), side[1].sd_bounds()
+        delta = side[1].theta[0] - side[0].theta[0]
+        apart = (lo1 > hi0) | (lo0 > hi1)
+        if np.any(apart):
+            s0 = np.linalg.norm(side[0].root @ side[0].theta[1:], axis=0)
+            s1 = np.linalg.norm(side[1].root @ side[1].theta[1:], axis=0)
+            k = int(np.flatnonzero(apart)[0])
+            return PairCoupling(status="noise-depends-on-data", finding="lead",
+                                score=_gaussian_distance(delta, s0, s1), delta_out=delta,
+                                detail=(f"the release is rounded to a grid, and its noise sd "
+                                        f"depends on the data beyond what the rounding allows "
+                                        f"(output {k}: sd in [{lo0[k]:.6g}, {hi0[k]:.6g}] under "
+                                        f"D, [{lo1[k]:.6g}, {hi1[k]:.6g}] under D')"), **base)
+        fit = fit_grid([run.out0, run.out1], des0.E, des0.cov)
+        if isinstance(fit, str):
+            return fit + " with one noise map for D and D'"
+        lo, _ = fit.sd_bounds()
+        if np.any(fit.grid > GRID_MAX_REL * lo):
+            k = int(np.argmax(fit.grid / np.maximum(lo, 1e-300)))
+            return (f"grid too coarse for a bound (output {k}: grid {fit.grid[k]:.3g} against "
+                    f"noise sd >= {lo[k]:.3g})")
+        if des0.family == "laplace":
+            return _laplace_grid(run, des0, fit, claim, float_tv, base)
+        declared = False
+    elif des0.family != "gaussian":
+        return next(s for s in side if isinstance(s, str))
+    else:
+        reason = next(s for s in side if isinstance(s, str))
+        if basis is not None and basis[0].shape[1] == run.out0.shape[1]:
+            P, lam_abs = basis
+            mapped = [o @ P.T for o in (run.out0, run.out1)]
+            snapped = [lam_abs * np.round(g / lam_abs) for g in mapped]
+            # a sanity check only: h is a fixed map whatever it lands on, and its own
+            # structure is checked below, so soundness does not rest on this tolerance
+            if all(np.all(np.abs(g - r) <= 2.0**-6 * lam_abs)
+                   for g, r in zip(mapped, snapped, strict=True)):
+                inner = _analyse_grid(dataclasses.replace(run, out0=snapped[0],
+                                                          out1=snapped[1]),
+                                      des0, des1, claim, float_tv, base)
+                if isinstance(inner, PairCoupling):
+                    return dataclasses.replace(inner, detail=(
+                        "mapped by the public inverse of the noise factor onto its grid (a "
+                        "fixed post-processing, so a bound for it bounds the release): "
+                        + inner.detail), extra={**inner.extra, "public_basis": True})
+                reason = f"{reason}; mapped onto the noise's own grid: {inner}"
+            else:
+                reason += "; the public inverse of the noise factor does not land on its grid"
+        if inner_rel is None or inner_rel.shape != (m,):
+            return reason
+        if not np.all(inner_rel <= GRID_MAX_REL):
+            return reason + "; the declared grid is too coarse for a bound"
+        lam = inner_rel * np.sqrt(np.clip(np.diag(des0.cov), 0.0, None))
+        fit = fit_grid([run.out0, run.out1], des0.E, des0.cov, inner=lam)
+        if isinstance(fit, str):
+            return f"{reason}; with the declared grid in the noise's coordinates: {fit}"
+        declared = True
+    mu, w = grid_mu_best(run.out0, run.out1, fit)
+    quantity, claimed, claim_delta = claim
+    estimate, violated, extra = _grid_compare(mu, quantity, claimed, claim_delta, float_tv)
+    extra.update(noise="gaussian", noise_values_per_release=int(des0.E.shape[1]),
+                 grid=fit.grid.tolist(), grid_spread=fit.spread)
+    allowed = _mu_allowed(quantity, claimed, claim_delta)
+    if allowed:
+        extra["sensitivity_excess_lower"] = mu / allowed
+    if declared:
+        return PairCoupling(status="additive-declared-grid", finding="lead" if violated else "",
+                            score=mu, estimate=math.nan, delta_out=fit.theta[1] - fit.theta[0],
+                            direction=w, extra={**extra, "estimate_if_declared": estimate},
+                            detail=(f"additive Gaussian noise rounded in its own coordinates on "
+                                    f"the grid the mechanism declares: mu >= {mu:.4g} if that "
+                                    "grid is the one used (declared, not seen in the outputs: "
+                                    "a lead)"), **base)
+    return PairCoupling(status="additive-grid", finding="violation" if violated else "",
+                        score=mu, estimate=estimate, delta_out=fit.theta[1] - fit.theta[0],
+                        direction=w, extra=extra,
+                        detail=(f"additive Gaussian noise, release rounded to a public grid: "
+                                f"mu >= {mu:.4g} (a lower bound given the structure)"),
+                        **base)
+
+
+def grid_laplace_epsilon(out0: np.ndarray, out1: np.ndarray, fit: GridFit,
+                         scale: np.ndarray) -> tuple[float, float] | str:
+    """Lower bounds ``(ε, p)`` for a rounded release of independent scaled Laplace draws.
+
+    Structure: output k is ``Λ_k round((c_k + a_k e_j(k)) / Λ_k)`` with its own Laplace
+    value ``e_j(k)`` (scale β_j), so b_k = |a_k| β_j. On the grid cells beyond both centres
+    of a coordinate the rounded laws' ratio is exactly ``e^{|Δc_k|/b_k}`` (the Laplace
+    densities' ratio is constant there), so the product of those tails, a set S, has
+    ``P_D′(S) = e^{Σ_k |Δc_k|/b_k} P_D(S)``: pure ε >= Σ_k |Δc_k|/b_k. The coupled rows give
+    ``|Δc_k| >= |out1_ik − out0_ik| − Λ_k``; the fit gives ``|b_k − b̂_k| <= Λ_k · spread /
+    (2√2)`` (the map's error, in the noise's sd units, as for the Gaussian bound). Each tail
+    starts within one cell of the farther centre, so ``P_D′(S) >= Π_k ½ e^{−Λ_k/b_k}`` over
+    the coordinates used: δ(ε) >= p (1 − e^{ε − ε_lower}). A reason string when the fitted
+    map is not one Laplace value per output, each its own.
+    """
+    B = np.abs(fit.A) * scale  # |a_kj| β_j: each output's Laplace scale, per noise value
+    err = fit.grid * fit.spread / (2.0 * math.sqrt(2.0))
+    j = np.argmax(B, axis=1)
+    rows = np.arange(B.shape[0])
+    b_hat = B[rows, j]
+    others = B.copy()
+    others[rows, j] = 0.0
+    if np.any(b_hat <= err) or np.any(others > err[:, None]) or len(set(j.tolist())) < j.size:
+        return "the rounded release is not one Laplace value per output, each its own"
+    top = np.maximum(np.abs(out0).max(axis=0), np.abs(out1).max(axis=0))
+    moved = np.abs(out1 - out0).max(axis=0) - fit.grid - 4.0 * 2.0**-53 * top
+    moved = np.clip(moved, 0.0, None)
+    eps = float(np.sum(moved / (b_hat + err))) * (1.0 - 1e-12)
+    used = moved > 0
+    log_p = float(np.sum(-math.log(2.0) - fit.grid[used] / (b_hat[used] - err[used])))
+    return eps, math.exp(log_p)
+
+
+def _laplace_grid(run: CoupledRun, des: NoiseDesign, fit: GridFit,
+                  claim: tuple[str, float, float | None], float_tv: float,
+                  base: dict) -> PairCoupling | str:
+    """(c′) for Laplace noise: :func:`grid_laplace_epsilon` against an (ε, δ) claim."""
+    got = grid_laplace_epsilon(run.out0, run.out1, fit, des.laplace_scale)
+    if isinstance(got, str):
+        return got
+    eps, p = got
+    quantity, claimed, claim_delta = claim
+    extra = {"noise": "laplace", "laplace_pure_epsilon_lower": eps, "tail_mass_lower": p,
+             "noise_values_per_release": int(des.E.shape[1]), "grid": fit.grid.tolist(),
+             "grid_spread": fit.spread}
+    what = f"additive Laplace noise, release rounded to a public grid: pure eps >= {eps:.4g}"
+    if quantity != "epsilon":  # a GDP or zCDP claim: measured, not compared
+        return PairCoupling(status="additive-grid", score=eps, delta_out=fit.theta[1] -
+                            fit.theta[0], extra=extra, detail=what + " (not compared with a "
+                            f"{quantity} claim)", **base)
+    del_c = float(claim_delta or 0.0)
+    floats = 2.0 * (1.0 + math.exp(claimed)) * float_tv
+    if del_c == 0.0 and floats == 0.0:
+        violated, estimate = eps > claimed * (1 + _REL_SLACK), eps
+    else:  # δ(ε) >= p (1 − e^{ε − ε_lower}): the ε this bound reaches at the claimed δ
+        d_at = p * -math.expm1(claimed - eps) if eps > claimed else 0.0
+        violated = d_at > del_c * (1 + _REL_SLACK) + floats
+        estimate = eps + math.log1p(-del_c / p) if del_c < p else 0.0
+        extra["delta_at_claimed_epsilon_lower"] = d_at
+    return PairCoupling(status="additive-grid", finding="violation" if violated else "",
+                        score=eps, estimate=max(estimate, 0.0),
+                        delta_out=fit.theta[1] - fit.theta[0], extra=extra,
+                        detail=what + " (a lower bound given the structure)", **base)
+
+
+def _public_basis(mechanism: object) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(F⁺, Λ)`` for a release ``F · Λ round((B y + s z)/Λ)`` (methods/linear_gaussian.py).
+
+    F is the mechanism's public, data-independent ``noise_factor`` and Λ the grid its
+    ``float_release()`` states. Any fixed map will do for soundness (a post-processing can
+    only lose privacy); these make the inner grid visible. ``None`` when not declared.
+    """
+    F = getattr(mechanism, "noise_factor", None)
+    grid = _declared_inner_grid(mechanism, absolute=True)
+    if F is None or grid is None:
+        return None
+    try:
+        F = np.atleast_2d(np.asarray(F, dtype=float))
+    except (TypeError, ValueError):
+        return None
+    if F.ndim != 2 or F.shape[1] != grid.size or not np.all(np.isfinite(F)):
+        return None
+    return np.linalg.pinv(F), grid
+
+
+def _declared_inner_grid(mechanism: object, *, absolute: bool = False) -> np.ndarray | None:
+    """Grid over noise sd per noise coordinate, from a mechanism's ``float_release()``.
+
+    The kit's release classes round in the noise's own coordinates and map the result by
+    a public factor (methods/linear_gaussian.py); their ``float_release()`` states that
+    grid. ``None`` when the mechanism declares none (or not a Gaussian one).
+    ``absolute``: the grid itself (in the release's units) instead of grid over sd.
+    """
+    fr = getattr(mechanism, "float_release", None)
+    if not callable(fr):
+        return None
+    try:
+        rel = fr()
+        grid = np.asarray(rel.grid, dtype=float).ravel()
+        sd = np.asarray(rel.sd, dtype=float).ravel()
+        law = rel.law
+    except Exception:  # noqa: BLE001 - a declaration that cannot be read is no declaration
+        return None
+    if law != "gaussian" or grid.shape != sd.shape or not (
+            np.all(np.isfinite(grid)) and np.all(sd > 0) and np.all(np.isfinite(sd))):
+        return None
+    return grid if absolute else grid / sd
+
 def _analyse_run(run: CoupledRun, index: int, label: str,
                  claim: tuple[str, float, float | None],
-                 maps: dict[tuple, np.ndarray] | None = None) -> PairCoupling:
+                 maps: dict[tuple, np.ndarray] | None = None, *,
+                 float_tv: float = 0.0, inner_rel: np.ndarray | None = None,
+                 basis: tuple[np.ndarray, np.ndarray] | None = None) -> PairCoupling:
     """Everything one coupled call shows about a pair (before any confirmation).
 
     ``maps`` holds the noise maps fitted on earlier pairs (by :func:`_design_key`): a
     release that keeps one of them is verified on a few releases instead of refitted.
+    ``float_tv`` is the claim's τ (the released floats' distance to the exact mechanism),
+    used by the grid-additive route (:func:`_analyse_grid`), with ``inner_rel``, the grid
+    the mechanism declares in the noise's coordinates (:func:`_declared_inner_grid`), and
+    ``basis`` the public map onto that grid (:func:`_public_basis`).
     """
     base = {"index": index, "label": label, "runs": 1, "releases": run.n}
     if not run.complete:
@@ -625,6 +1114,12 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
         if kind:  # a noise scale depends on the data; the parameters measure by how much
             return PairCoupling(status="noise-depends-on-data", finding="lead", score=size,
                                 detail=why, delta_out=mean, **base)
+        if isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign):
+            grid = _analyse_grid(run, des0, des1, claim, float_tv, base, inner_rel,
+                                 basis)
+            if isinstance(grid, PairCoupling):
+                return grid
+            reason = f"{reason}; {grid}"
         return PairCoupling(status="not-additive", score=score, delta_out=mean,
                             spread=spread, detail=f"{reason}; {how}", **base)
     assert isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
@@ -718,6 +1213,16 @@ def _confirm(first: PairCoupling, second: PairCoupling, run1: CoupledRun,
     """Keep a definitive finding only if a second seed reproduces it; else demote to a lead."""
     runs = first.runs + second.runs
     rel = first.releases + second.releases
+    if first.status == "additive-grid":  # a bound: the second seed must give one beyond too
+        if second.status == first.status and second.finding == "violation":
+            return _replace(first, runs=runs, releases=rel,
+                            score=min(first.score, second.score),
+                            estimate=min(first.estimate, second.estimate),
+                            detail=first.detail + f"; reproduced on a second seed (mu >= "
+                                                  f"{second.score:.4g})")
+        return _replace(first, finding="lead", runs=runs, releases=rel,
+                        detail=first.detail + "; NOT reproduced on a second seed "
+                                              f"({second.status}: {second.detail})")
     if first.status == "no-noise":
         same = (second.status == "no-noise" and np.array_equal(run1.out0, run2.out0)
                 and np.array_equal(run1.out1, run2.out1))
@@ -812,6 +1317,8 @@ class CouplingSurvey:
         leads = [c for _, c in ranked if c.finding == "lead"]
         exact = [c for _, c in ranked if not math.isnan(c.estimate)
                  and c.status in ("additive", "no-noise", "one-side-no-noise")]
+        bounded = [c for _, c in ranked if not math.isnan(c.estimate)
+                   and c.status == "additive-grid"]
         statuses: dict[str, int] = {}
         for c in self.couplings:
             statuses[c.status] = statuses.get(c.status, 0) + 1
@@ -826,11 +1333,16 @@ class CouplingSurvey:
                      "auditors and never set a violation by themselves")}
         if violations:
             top = violations[0]
-            verdict, guarantee, estimate = Verdict.VIOLATION, Guarantee.GREYBOX_EXACT, \
-                top.estimate
+            verdict, estimate = Verdict.VIOLATION, top.estimate
+            guarantee = (Guarantee.GREYBOX_GRID if top.status == "additive-grid"
+                         else Guarantee.GREYBOX_EXACT)
         elif exact:
             top = max(exact, key=lambda c: c.estimate)
             verdict, guarantee, estimate = Verdict.NO_EVIDENCE, Guarantee.GREYBOX_EXACT, \
+                top.estimate
+        elif bounded:
+            top = max(bounded, key=lambda c: c.estimate)
+            verdict, guarantee, estimate = Verdict.NO_EVIDENCE, Guarantee.GREYBOX_GRID, \
                 top.estimate
         else:
             top = ranked[0][1] if ranked else None
@@ -841,6 +1353,7 @@ class CouplingSurvey:
             details.update(witness={**pair.as_dict()}, witness_label=pair.label,
                            witness_index=top.index, witness_coupling=top.as_dict())
         details["exact_pairs"] = len(exact)
+        details["grid_bounded_pairs"] = len(bounded)
         return AuditResult(auditor="greybox", verdict=verdict, guarantee=guarantee,
                            estimate=float(estimate), claimed=float(claimed),
                            quantity=quantity, alpha=None, details=details)
@@ -919,6 +1432,9 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
     rng = check_rng(rng)
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     numbers = _claim_numbers(claim)
+    float_tv = float(getattr(claim, "float_tv", 0.0) or 0.0)
+    inner_rel = _declared_inner_grid(mechanism)
+    basis = _public_basis(mechanism)
     extra_rows = check_positive_int("extra_rows", extra_rows)
     max_rows = check_positive_int("max_rows", max_rows)
     if max_releases is not None:
@@ -927,7 +1443,9 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
     root = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
     spent = 0
     maps: dict[tuple, np.ndarray] = {}  # noise maps fitted so far, reused and re-verified
-    fits = {"affine": 0, "not": 0}  # a release that is never affine stops growing the calls
+    # a release that is never affine stops growing the calls; a rounded one grows them
+    # while the budget leaves a probe for every later pair
+    fits = {"affine": 0, "not": 0, "grid": 0}
     coupled: bool | None = None  # does one seed give one release? (checked once)
     results: list[PairCoupling] = []
 
@@ -936,8 +1454,17 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
         spent += n
         return couple(mechanism, pair.d0, pair.d1, n, root.spawn(1)[0])
 
+    direct: int | None = None  # a rounded release's fit size, once known: no probe call
+
+    def affords(rows: int, i: int) -> bool:
+        # ``rows`` now and a probe for every later pair: a rounded release's larger fits
+        # never leave pairs unrun that probes alone would have reached
+        return max_releases is None or spent + rows + PROBE_ROWS * (
+            len(plist) - i - 1) <= max_releases
+
     for i, pair in enumerate(plist):
-        if max_releases is not None and spent + PROBE_ROWS > max_releases:
+        n_first = direct if direct is not None and affords(direct, i) else PROBE_ROWS
+        if max_releases is not None and spent + n_first > max_releases:
             results.append(PairCoupling(i, pair.label, "not-run",
                                         detail="the survey's release budget was spent"))
             continue
@@ -946,29 +1473,41 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                 rep = couple(mechanism, pair.d0, pair.d0, PROBE_ROWS, root.spawn(1)[0])
                 spent += PROBE_ROWS
                 coupled = bool(np.array_equal(rep.out0, rep.out1, equal_nan=True))
-            first = run(pair, PROBE_ROWS)
-            res = _analyse_run(first, i, pair.label, numbers, maps)
+            first = run(pair, n_first)
+            res = _analyse_run(first, i, pair.label, numbers, maps,
+                                    float_tv=float_tv, inner_rel=inner_rel,
+                                    basis=basis)
             need = _rows_needed(first, extra_rows)
             hopeless = fits["not"] >= 3 and not fits["affine"]
             checkable = need is not None and need - extra_rows < PROBE_ROWS  # n > m + 1
             if (res.status == "not-additive" and need is not None and not checkable
-                    and need <= max_rows and not hopeless):
+                    and first.n < need <= max_rows and not hopeless
+                    and (not fits["grid"] or affords(need, i))):
                 # the first call showed how much noise one release draws: fit it afresh
                 first = run(pair, need)
-                res = _analyse_run(first, i, pair.label, numbers, maps)
+                res = _analyse_run(first, i, pair.label, numbers, maps,
+                                    float_tv=float_tv, inner_rel=inner_rel,
+                                    basis=basis)
                 res = _replace(res, runs=2, releases=res.releases + PROBE_ROWS)
             elif need is not None and need > max_rows and res.status == "not-additive":
                 res = _replace(res, detail=res.detail + f" (an affine fit needs {need} "
                                                         f"releases per call, above {max_rows})")
-            if res.status in ("additive", "additive-mixed"):
+            if res.status in ("additive", "additive-mixed", "additive-grid",
+                              "additive-declared-grid"):
                 fits["affine"] += 1
+            if res.status in ("additive-grid", "additive-declared-grid") and need is not None:
+                fits["grid"] += 1
+                # a rounded release reuses no noise map: later pairs go straight to its fit
+                direct = max(need, PROBE_ROWS)
             elif res.status == "not-additive" and need is not None and (
                     checkable or first.n >= need):
                 fits["not"] += 1
             if res.finding == "violation" or res.status in ("no-noise", "one-side-no-noise"):
                 if confirm:
                     second = run(pair, first.n)
-                    res = _confirm(res, _analyse_run(second, i, pair.label, numbers, maps),
+                    res = _confirm(res, _analyse_run(second, i, pair.label, numbers, maps,
+                                    float_tv=float_tv, inner_rel=inner_rel,
+                                    basis=basis),
                                    first, second)
                 elif res.finding == "violation":
                     res = _replace(res, finding="lead",

@@ -345,7 +345,7 @@ def _rows_pairs(data: Dataset, rows: Sequence[int], b: float, rng: np.random.Gen
     return out
 
 
-def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
+def pair_score(mechanism: Mechanism, pair: NeighbourPair, memo: dict | None = None) -> float:
     """A cheap, sample-free measure of how distinguishable a pair is (exploration only).
 
     * :class:`GaussianRelease` with equal covariances: the white-box μ,
@@ -358,22 +358,35 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair) -> float:
       of probability e⁻³⁰, which no draw cap reaches).
     * otherwise :class:`SensitivityQuery`: ``norm(q(D) − q(D′)) / bound``.
     * otherwise ``nan`` (rank by a pilot sample instead, see :func:`rank_pairs`).
+
+    ``memo`` (a dictionary, :func:`rank_pairs` passes one): the model's outputs per
+    dataset object, computed once for the many pairs that share a dataset (issue 20 §2).
     """
     from dpgp_audit.norms import Mahalanobis
 
+    def once(what: str, fn: Callable[[Dataset], object], data: Dataset) -> object:
+        if memo is None:
+            return fn(data)
+        key = (what, id(data))
+        if key not in memo:
+            memo[key] = (data, fn(data))  # the dataset is kept alive, so its id stays its own
+        return memo[key][1]
+
     if isinstance(mechanism, GaussianRelease):
-        m0, m1 = np.ravel(mechanism.mean(pair.d0)), np.ravel(mechanism.mean(pair.d1))
-        c0 = np.atleast_2d(mechanism.cov(pair.d0))
-        c1 = np.atleast_2d(mechanism.cov(pair.d1))
+        m0 = np.ravel(once("mean", mechanism.mean, pair.d0))
+        m1 = np.ravel(once("mean", mechanism.mean, pair.d1))
+        c0 = np.atleast_2d(once("cov", mechanism.cov, pair.d0))
+        c1 = np.atleast_2d(once("cov", mechanism.cov, pair.d1))
         if not np.allclose(c0, c1, rtol=1e-10, atol=1e-14 * max(1.0, float(np.abs(c0).max()))):
             return math.inf
         return Mahalanobis(c0)(m1 - m0)
     if isinstance(mechanism, DiscreteRelease):
-        p0 = np.exp(np.ravel(mechanism.log_probabilities(pair.d0)))
-        p1 = np.exp(np.ravel(mechanism.log_probabilities(pair.d1)))
+        p0 = np.exp(np.ravel(once("logp", mechanism.log_probabilities, pair.d0)))
+        p1 = np.exp(np.ravel(once("logp", mechanism.log_probabilities, pair.d1)))
         return max(_detectable_epsilon(p1, p0), _detectable_epsilon(p0, p1))
     if isinstance(mechanism, SensitivityQuery):
-        diff = np.ravel(mechanism.query(pair.d1)) - np.ravel(mechanism.query(pair.d0))
+        diff = np.ravel(once("query", mechanism.query, pair.d1)) - \
+            np.ravel(once("query", mechanism.query, pair.d0))
         return mechanism.norm(diff) / float(mechanism.sensitivity_bound())
     return math.nan
 
@@ -410,8 +423,27 @@ def _detectable_epsilon(a: np.ndarray, b: np.ndarray, delta: float = DETECTABLE_
     return 0.0
 
 
+def _pilot_sample(mechanism: Mechanism, data: Dataset, n: int, rng: np.random.Generator,
+                  shared: dict | None) -> np.ndarray:
+    """``n`` pilot outputs of ``data`` as rows, drawn once per dataset when ``shared`` is given.
+
+    Most generated pairs share their first dataset (the user's D), so
+    :func:`rank_pairs` passes a dictionary keyed by the dataset object and every pair
+    with that D is compared with one pilot sample of M(D) (issue 20 §2: it halves the
+    pilot's ``sample`` calls). Common random numbers also make the pairs' pilot
+    statistics differ by their D′ sides only, which suits a ranking.
+    """
+    key = id(data)
+    if shared is not None and key in shared:
+        return shared[key][1]
+    out = np.asarray(mechanism.sample(data, n, rng), dtype=float).reshape(n, -1)
+    if shared is not None:
+        shared[key] = (data, out)  # the dataset is kept alive, so its id stays its own
+    return out
+
+
 def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
-                 rng: np.random.Generator) -> float:
+                 rng: np.random.Generator, shared: dict | None = None) -> float:
     """How distinguishable a pair looks on a small pilot sample (black-box exploration).
 
     The largest of three z-like statistics over the output coordinates (all in
@@ -420,9 +452,10 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
     standard error ``sqrt(4/(n−1))`` (data-dependent noise moves the variance,
     not the mean), and for outputs with repeated values the total-variation
     distance of their empirical laws times ``sqrt(n)`` (discrete releases, atoms).
+    ``shared``: pilot samples already drawn, by dataset (:func:`_pilot_sample`).
     """
-    a = np.asarray(mechanism.sample(pair.d0, n, rng), dtype=float).reshape(n, -1)
-    b = np.asarray(mechanism.sample(pair.d1, n, rng), dtype=float).reshape(n, -1)
+    a = _pilot_sample(mechanism, pair.d0, n, rng, shared)
+    b = _pilot_sample(mechanism, pair.d1, n, rng, shared)
     sd = np.sqrt(0.5 * (a.var(axis=0) + b.var(axis=0)))
     diff = np.abs(a.mean(axis=0) - b.mean(axis=0))
     z = np.where(sd > 0, diff / np.where(sd > 0, sd, 1.0), np.where(diff > 0, np.inf, 0.0))
@@ -467,14 +500,16 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     by the pilot score, so a tie never hides a pair the pilot ranks higher — and
     then the best pilot-ranked pair not yet taken. Without a model score the pilot
     ranking alone decides. Every pair is piloted, in model order (every pair tied at
-    the top first): the ranking is a function of the inputs, never of the clock
-    (issue 20 §1). What keeps slow mechanisms affordable is ``pilot_n``, which the
-    default path derives from the draw cap (:func:`~dpgp_audit.audit.defaults.pilot_draws`:
-    8 per side for a slow mechanism's small cap), and the ranking hook of
-    :mod:`~dpgp_audit.audit.parts`, through which an earlier part (A.9's coupled runs) can
-    rank the pairs instead. ``stop`` (a zero-argument callable, true once the audit's time
-    guard has fired) ends the pilot between pairs; ``info`` (a dictionary, if given)
-    receives ``piloted`` (pairs piloted) and ``stopped``. The pilot samples must **not**
+    the top first), and pairs that share a dataset share its pilot sample (one
+    ``sample`` call per distinct dataset, issue 20 §2): the ranking is a function of
+    the inputs, never of the clock (issue 20 §1). What keeps slow mechanisms affordable
+    is ``pilot_n``, which the default path derives from the draw cap
+    (:func:`~dpgp_audit.audit.defaults.pilot_draws`: 8 per side for a slow mechanism's
+    small cap), and the ranking hook of :mod:`~dpgp_audit.audit.parts`, through which an
+    earlier part (A.9's coupled runs) can rank the pairs instead. ``stop`` (a
+    zero-argument callable, true once the audit's time guard has fired) ends the pilot
+    between pairs; ``info`` (a dictionary, if given) receives ``piloted`` (pairs
+    piloted) and ``stopped``. The pilot samples must **not**
     be reused for the confirmatory audit: pass a different generator to the auditors.
     ``pilot_budget_s`` is accepted for old callers and ignored (it was a time budget).
 
@@ -491,9 +526,10 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     rng = check_rng(rng)
     top = max(1, int(top))
     scored: list[tuple[NeighbourPair, float]] = []
+    memo: dict = {}  # the model's outputs per dataset object (issue 20 §2)
     for pair in pairs:
         try:
-            s = pair_score(mechanism, pair)
+            s = pair_score(mechanism, pair, memo)
         except ValueError:
             s = math.nan  # no model score here (e.g. a zero covariance): the pilot decides
         scored.append((pair, s))
@@ -506,6 +542,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     rejected: set[int] = set()
     stopped = False
     known = {} if implementation is None else dict(implementation)
+    shared: dict = {}  # one pilot sample per dataset object (issue 20 §2)
     for i in order:
         if i in known:
             if known[i] is None:
@@ -517,7 +554,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
             stopped = True
             break
         try:
-            pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng)
+            pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng, shared)
         except ValueError:  # the mechanism rejects this pair's datasets: drop it
             rejected.add(i)
     if info is not None:

@@ -61,6 +61,9 @@ class Guarantee(StrEnum):
     GREYBOX_EXACT = ("exact for the witness pair given the noise structure recorded on "
                      "coupled runs (release verified affine in the noise drawn from the "
                      "handed generator, or drawing none); no alpha spent")
+    GREYBOX_GRID = ("a lower bound for the witness pair given the noise structure recorded on "
+                    "coupled runs (release verified affine in the noise drawn from the handed "
+                    "generator up to rounding to a public power-of-two grid); no alpha spent")
     GREYBOX_LEAD = ("exploratory (grey-box coupling): leads and a pair ranking only, no "
                     "guarantee; the white-box and black-box auditors certify")
 

@@ -32,9 +32,11 @@ __all__ = [
     "cp_upper_raw",
     "epsilon_ceiling",
     "epsilon_lower_bound",
+    "epsilon_lower_bound_paired_tails",
     "epsilon_lower_bound_rank_count",
     "mu_ceiling",
     "mu_lower_bound",
+    "paired_tails_pvalue",
     "rank_count_pvalue",
 ]
 
@@ -287,6 +289,91 @@ def epsilon_lower_bound_rank_count(rank: float | np.ndarray, n_ref: float | np.n
         hi = np.where(rej, hi, mid)
     out = np.where(ok, lo, 0.0).reshape(shape)
     return float(out[0]) if out.size == 1 and np.ndim(rank) == 0 else out
+
+
+#: Bins per side of the two-dimensional integral of :func:`paired_tails_pvalue`.
+PAIRED_GRID = 256
+
+
+def paired_tails_pvalue(epsilon: float, rank: int, n0: int, n1: int, hits: int, delta: float,
+                        grid: int = PAIRED_GRID) -> float:
+    """Upper bound on the p-value of one **paired-tails** test of (ε, δ) between P and Q.
+
+    The pair of events, for a shift of Q above P: ``t_u`` is the (rank + 1)-th
+    largest of ``n0`` draws from P and ``t_l`` the (rank + 1)-th smallest of ``n1``
+    draws from Q; ``hits`` = #{Q-draws > max(t_u, t_l)} + #{P-draws < min(t_l, t_u)}.
+    (ε, δ)-DP both ways bounds both events' masses, and the test pools their counts,
+    so each side's noise is averaged over twice the draws (issue 20 §5).
+
+    Why the bound holds (continuous scores; break ties at random first):
+    ``P_u = P(X > t_u)`` and ``Q_l = Q(Y < t_l)`` are independent Beta(rank + 1,
+    n − rank) variables (David & Nagaraja, *Order Statistics*, §2.1). Given ``t_l``,
+    the n1 − rank − 1 Q-draws above it are i.i.d. from Q restricted there, so the
+    first count is Binomial(n1 − rank − 1, π_u) with
+    π_u ≤ min(1, (e^ε P_u + δ) / (1 − Q_l)) under "Q(S) ≤ e^ε P(S) + δ"; likewise the
+    second is Binomial(n0 − rank − 1, π_l), π_l ≤ min(1, (e^ε Q_l + δ) / (1 − P_u)),
+    and given (t_u, t_l) the two counts are independent. A sum of independent
+    Bernoulli trials exceeds c ≥ M p̄ + 2 (M trials, mean probability p̄ ≥ 1/M) no
+    more often than Binomial(M, p̄) does (Hoeffding 1956, Ann. Math. Statist. 27; checked
+    against exact convolutions in the tests), and the tail grows
+    with every trial's probability, so an upper Riemann sum over bins of (P_u, Q_l)
+    with exact masses, at each cell's upper corner, bounds the p-value from above
+    whatever ``grid`` (the mass beyond the bins counts as 1).
+    """
+    if not (0 <= delta < 1):
+        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+    r, n0, n1, c = int(rank), int(n0), int(n1), int(hits)
+    if not (0 <= r < min(n0, n1)):
+        raise ValueError("rank must lie in [0, min(n0, n1)) (ranks count from 0)")
+    m1, m0 = n1 - r - 1, n0 - r - 1
+    total = m0 + m1
+    if not (0 <= c <= total):
+        raise ValueError(f"hits must lie in [0, {total}], got {hits!r}")
+    if c == 0:
+        return 1.0
+    b, w, tail = _beta_bins(np.array([r, r], dtype=float), np.array([n0, n1], dtype=float),
+                            int(grid))
+    bu, bl = b[0][:, None], b[1][None, :]  # P_u down the rows, Q_l across the columns
+    g = float(np.exp(epsilon))
+    pi_u = np.minimum(1.0, (g * bu + delta) / np.maximum(1.0 - bl, 1e-300))
+    pi_l = np.minimum(1.0, (g * bl + delta) / np.maximum(1.0 - bu, 1e-300))
+    mean = (m1 * pi_u + m0 * pi_l) / total
+    ok = (c >= total * mean + 2.0) & (total * mean >= 1.0)
+    with np.errstate(invalid="ignore"):
+        h = np.where(ok, special.betainc(float(c), total - c + 1.0, np.where(ok, mean, 0.5)),
+                     1.0)
+    inner = float(np.sum(w[0][:, None] * w[1][None, :] * h))
+    return min(1.0, inner + 1.0 - (1.0 - tail[0]) * (1.0 - tail[1]))
+
+
+def epsilon_lower_bound_paired_tails(rank: int, n0: int, n1: int, hits: int, delta: float,
+                                     a: float, grid: int = PAIRED_GRID,
+                                     tol: float = 1e-5) -> float:
+    """Certified ε of one paired-tails test: the largest ε :func:`paired_tails_pvalue` rejects.
+
+    The p-value grows with ε; the value returned satisfies p ≤ ``a`` (bisection,
+    rounded down by at most ``tol``). Floored at 0.
+    """
+    a = float(_check_level(a, "a"))
+
+    def rejects(e: float) -> bool:
+        return paired_tails_pvalue(e, rank, n0, n1, hits, delta, grid) <= a
+
+    if not rejects(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    cap = float(np.log(max(n0, n1) + 1.0) + 40.0)
+    while rejects(hi) and hi < cap:
+        lo, hi = hi, min(2.0 * hi, cap)
+    if lo >= cap:
+        return lo
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if rejects(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def mu_lower_bound(fpr_ub: float | np.ndarray, fnr_ub: float | np.ndarray) -> float | np.ndarray:

@@ -3,6 +3,7 @@ correct mechanisms, and soundness (an exploratory lead never sets a violation)."
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -451,15 +452,20 @@ ADDITIVE_BUGS = ["planted/sensitivity-x2", "planted/std-as-variance", "planted/l
                  "planted/gp-sup-norm", "planted/shared-noise-model", "planted/fixed-seed"]
 
 
-@pytest.mark.parametrize("bug_id", ADDITIVE_BUGS)
-def test_additive_planted_bugs_get_their_true_epsilon_exactly(bug_id):
+def _zoo_survey(bug_id: str):
+    """(bug, mechanism, survey) for a planted bug on its default data's generated pairs."""
     from dpgp_audit.bugs import zoo
 
     bug = zoo.get(bug_id)
     data = bug.default_data()
     mech = bug.build(data, **bug.defaults)
     pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(0))
-    sv = couple_pairs(mech, pairs, np.random.default_rng(1))
+    return bug, mech, couple_pairs(mech, pairs, np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("bug_id", ADDITIVE_BUGS)
+def test_additive_planted_bugs_get_their_true_epsilon_exactly(bug_id):
+    bug, _, sv = _zoo_survey(bug_id)
     r = sv.result()
     assert r.verdict is Verdict.VIOLATION
     assert max(c.runs for c in sv.couplings) <= 10
@@ -582,3 +588,331 @@ def test_every_catalogue_mechanism_draws_only_through_recorded_calls():
         assert out.shape[0] == 2, entry.id
         assert verify_log(gen.log).complete, entry.id
         assert not any("bit_generator" in n for n in gen.log.notes), entry.id
+
+
+# --------------------------------------------------------------------------- rounded releases (A.9)
+def _cell_masses(centre: float, sigma: float, grid: float, cells: np.ndarray) -> np.ndarray:
+    """P(Λ round(N(centre, σ²)/Λ) = g) for each grid point g (closed form, scipy's Φ)."""
+    from scipy.stats import norm
+
+    return (norm.cdf((cells + grid / 2 - centre) / sigma)
+            - norm.cdf((cells - grid / 2 - centre) / sigma))
+
+
+def _rounded_hockey(p0: np.ndarray, p1: np.ndarray, eps: float) -> float:
+    """δ(ε) of the pair (D′ against D) of two discrete laws on the same cells."""
+    return float(np.sum(np.clip(p1 - math.exp(eps) * p0, 0.0, None)))
+
+
+def _rounded_scalar_run(shift: float, sigma: float, grid: float, n: int, seed: int):
+    from dpgp_audit.privacy.float_release import round_to_grid
+
+    z = np.random.default_rng(seed).standard_normal((n, 1))
+    g = np.array([grid])
+    out0 = round_to_grid(np.zeros(1), sigma * z, g)
+    out1 = round_to_grid(np.array([shift]), sigma * z, g)
+    return z, out0, out1
+
+
+def test_output_grid_reads_the_largest_power_of_two_of_each_column():
+    from dpgp_audit.audit.greybox import output_grid
+
+    out = np.array([[0.75, 0.0, 3.0, 1.0], [1.5, 0.0, -0.5, np.nan], [-0.25, 0.0, 2**-30, 2.0]])
+    g = output_grid(out)
+    assert g[0] == 0.25 and math.isinf(g[1]) and g[2] == 2**-30 and math.isnan(g[3])
+    assert output_grid(np.array([[0.1]]))[0] == 2.0**-55  # 0.1 = 3602879701896397 · 2^-55
+
+
+@pytest.mark.parametrize("bits", [2, 5, 8, 11])
+def test_grid_mu_lower_bound_never_exceeds_the_rounded_pair_closed_form(bits):
+    """Soundness against a closed form: the rounded scalar Gaussian pair's exact δ(ε).
+
+    The pair Λ round(N(0, σ²)/Λ) vs Λ round(N(Δ, σ²)/Λ) has δ(ε) = Σ_g (p1(g) − e^ε p0(g))₊
+    over the grid cells (summed from Φ). The auditor's μ lower bound must give a δ(ε) no
+    larger, for every shift and grid tried (including grids far coarser than the kit's,
+    where the bound is weak but must stay sound).
+    """
+    from dpgp_audit.audit.greybox import fit_grid, grid_mu_best
+    from dpgp_audit.privacy.gdp import gdp_delta
+
+    sigma = 1.7
+    grid = 2.0 ** (math.floor(math.log2(sigma)) - bits)
+    cells = grid * np.arange(math.floor(-14 * sigma / grid), math.ceil(20 * sigma / grid) + 1)
+    for k, shift in enumerate([0.3 * grid, 0.5, 1.1, sigma, 2.9 * sigma + 0.37 * grid]):
+        z, out0, out1 = _rounded_scalar_run(shift, sigma, grid, 12, seed=k + 7 * bits)
+        fit = fit_grid([out0, out1], z, np.eye(1))
+        assert not isinstance(fit, str), fit
+        mu, _ = grid_mu_best(out0, out1, fit)
+        assert 0.0 <= mu <= shift / sigma  # never above the unrounded pair's μ
+        p0 = _cell_masses(0.0, sigma, grid, cells)
+        p1 = _cell_masses(shift, sigma, grid, cells)
+        for eps in (0.0, 0.3, 1.0, 2.5):
+            exact = _rounded_hockey(p0, p1, eps)
+            bound = gdp_delta(eps, mu) if mu > 0 else 0.0
+            assert bound <= exact * (1 + 1e-9) + 1e-14, (bits, shift, eps, mu)
+        if bits >= 8 and shift >= 0.5:  # the kit's grids: the bound is nearly exact
+            assert mu >= 0.97 * shift / sigma
+
+
+def test_grid_mu_lower_bound_is_sound_for_two_correlated_outputs():
+    """Two outputs X = c + L z rounded on their own grids: δ from the product cell masses.
+
+    With L diagonal the cells factor, so the exact δ(ε) is a sum over a 2-D table.
+    """
+    from dpgp_audit.audit.greybox import fit_grid, grid_mu_best
+    from dpgp_audit.privacy.float_release import round_to_grid
+    from dpgp_audit.privacy.gdp import gdp_delta
+
+    sig = np.array([1.3, 0.6])
+    grid = 2.0 ** (np.floor(np.log2(sig)) - 4)
+    shift = np.array([0.7, -0.4])
+    z = np.random.default_rng(5).standard_normal((10, 2))
+    out0 = round_to_grid(np.zeros(2), z * sig, grid)
+    out1 = round_to_grid(shift, z * sig, grid)
+    fit = fit_grid([out0, out1], z, np.eye(2))
+    assert not isinstance(fit, str), fit
+    mu, _ = grid_mu_best(out0, out1, fit)
+    mu_true = float(np.linalg.norm(shift / sig))
+    assert 0.5 * mu_true <= mu <= mu_true  # a coarse grid (sd/16..sd/32): a weak bound
+    tables = []
+    for centre in (np.zeros(2), shift):
+        per = [_cell_masses(centre[k], sig[k], grid[k],
+                            grid[k] * np.arange(math.floor(-12 * sig[k] / grid[k]),
+                                                math.ceil(12 * sig[k] / grid[k]) + 1))
+               for k in range(2)]
+        tables.append(np.outer(per[0], per[1]))
+    for eps in (0.0, 0.5, 1.5):
+        assert gdp_delta(eps, mu) <= _rounded_hockey(*tables, eps) * (1 + 1e-9) + 1e-14
+
+
+@dataclass(frozen=True, eq=False)
+class RoundedSum:
+    """Sum of targets + N(0, σ²), rounded to a power-of-two grid 2^(⌊log₂σ⌋ − bits).
+
+    ``bits = 10`` is the kit's float-safe grid (privacy/float_release.py); ``under`` divides
+    the noise calibrated for the claim (test-only).
+    """
+
+    under: float = 1.0
+    bits: int = 10
+    claim: object = field(default_factory=lambda: dataclasses.replace(GAUSS, float_tv=1e-11))
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.float_release import round_to_grid
+
+        sigma = SIGMA / self.under
+        grid = np.array([2.0 ** (math.floor(math.log2(sigma)) - self.bits)])
+        return round_to_grid(np.array([float(np.sum(data.y))]),
+                             sigma * rng.standard_normal((n, 1)), grid)
+
+
+def test_a_rounded_correct_mechanism_gives_no_finding():
+    pairs = neighbour_pairs(BASE, GAUSS.relation, np.random.default_rng(0))
+    sv = _survey(RoundedSum(), pairs)
+    assert not [c for c in sv.couplings if c.finding]
+    assert {c.status for c in sv.couplings} <= {"additive-grid", "unchanged"}
+    r = sv.result()
+    assert r.verdict is Verdict.NO_EVIDENCE and r.guarantee is Guarantee.GREYBOX_GRID
+    assert r.estimate <= EPS  # a lower bound of the pair's ε(δ): at most the claim
+
+
+def test_a_rounded_under_noised_mechanism_is_a_confirmed_lower_bound_violation():
+    sv = _survey(RoundedSum(under=1.2))
+    c = sv.couplings[0]
+    mu_true = 1.2 * D / SIGMA
+    assert c.status == "additive-grid" and c.finding == "violation" and c.runs == 2
+    assert 0.97 * mu_true <= c.score <= mu_true
+    eps_true = gdp_epsilon(DELTA, mu_true)
+    assert EPS < c.estimate <= eps_true  # the unrounded pair's ε(δ) bounds the rounded one
+    r = sv.result()
+    assert r.verdict is Verdict.VIOLATION and r.guarantee is Guarantee.GREYBOX_GRID
+
+
+def test_a_grid_too_coarse_for_the_noise_gives_no_exact_claim():
+    c = _survey(RoundedSum(under=1.2, bits=5)).couplings[0]  # grid ~ sd/32 > sd/256
+    assert c.status == "not-additive" and c.finding == "" and math.isnan(c.estimate)
+    assert "too coarse" in c.detail
+
+
+def test_a_grid_bound_that_a_second_seed_does_not_reproduce_is_a_lead():
+    from dpgp_audit.audit.greybox import _confirm
+
+    first = _survey(RoundedSum(under=1.2), confirm=False).couplings[0]
+    first = dataclasses.replace(first, finding="violation")
+    second = dataclasses.replace(first, finding="")
+    got = _confirm(first, second, None, None)  # type: ignore[arg-type]
+    assert got.finding == "lead" and "NOT reproduced" in got.detail
+
+
+@dataclass(frozen=True, eq=False)
+class RoundedScaleFromData(RoundedSum):
+    """Rounded sum whose noise sd follows the data (test-only): a lead, never a violation."""
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.float_release import round_to_grid
+
+        sigma = SIGMA * (1.0 + abs(float(np.sum(data.y))))
+        grid = np.array([2.0 ** (math.floor(math.log2(SIGMA)) - self.bits)])
+        return round_to_grid(np.array([float(np.sum(data.y))]),
+                             sigma * rng.standard_normal((n, 1)), grid)
+
+
+def test_rounded_noise_whose_scale_follows_the_data_is_a_lead():
+    sv = _survey(RoundedScaleFromData())
+    c = sv.couplings[0]
+    assert c.status == "noise-depends-on-data" and c.finding == "lead"
+    assert sv.result().verdict is not Verdict.VIOLATION
+
+
+@dataclass(frozen=True, eq=False)
+class InnerRounded:
+    """``F · Λ round((F⁺ C y + s z)/Λ)``: rounded in the noise's coordinates, then mapped.
+
+    As the kit's linear Gaussian releases (methods/linear_gaussian.py). ``factor``: expose
+    ``noise_factor`` (the public map back onto the grid) or only ``float_release()``.
+    """
+
+    under: float = 1.0
+    factor: bool = True
+    claim: object = GAUSS
+
+    F = np.array([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [0.3, 0.5, 0.7]])
+
+    @property
+    def scale(self) -> float:
+        # C = I: the pair's μ is ‖F⁻¹ Δ‖/s; calibrate s for the worst unit change
+        return SIGMA * float(np.linalg.norm(np.linalg.inv(self.F), axis=0).max()) / self.under
+
+    def float_release(self):
+        from dpgp_audit.privacy.float_release import iid_gaussian_release
+
+        return iid_gaussian_release(np.full(3, self.scale))
+
+    def __getattr__(self, name):
+        if name == "noise_factor" and self.factor:
+            return self.F
+        raise AttributeError(name)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.float_release import round_to_grid
+
+        q = np.linalg.solve(self.F, data.y[:3])
+        inner = round_to_grid(q, self.scale * rng.standard_normal((n, 3)),
+                              self.float_release().grid)
+        return inner @ self.F.T
+
+
+@pytest.mark.parametrize("factor", [True, False])
+def test_releases_rounded_in_the_noise_coordinates(factor):
+    """With the public factor: definitive (mapped back onto the grid, a post-processing);
+    with only the declared grid: a lead at most. Correct: no finding either way."""
+    pairs = [NeighbourPair(BASE, BASE.with_target(j, BASE.y[j] + D), f"y[{j}] + d")
+             for j in range(3)]
+    ok = _survey(InnerRounded(factor=factor), pairs)
+    assert not [c for c in ok.couplings if c.finding]
+    want = "additive-grid" if factor else "additive-declared-grid"
+    assert {c.status for c in ok.couplings} == {want}
+    bad = _survey(InnerRounded(under=1.3, factor=factor), pairs)
+    assert {c.finding for c in bad.couplings} - {""} == ({"violation"} if factor else {"lead"})
+    assert (bad.result().verdict is Verdict.VIOLATION) is factor
+
+
+ROUNDED_BUGS = ["planted/s18-delta-no-sqrt", "planted/s18-supnorm",
+                "planted/histogram-edge-double-count", "planted/data-dependent-scale"]
+
+
+@pytest.mark.parametrize("bug_id", ROUNDED_BUGS)
+def test_additive_planted_bugs_on_rounded_releases_are_flagged_soundly(bug_id):
+    """The kit's release classes round after the noise (issue 20 §4): A.9's grid bound.
+
+    The violation is a lower bound: above the claim, at most the zoo's true ε.
+    """
+    bug, mech, sv = _zoo_survey(bug_id)
+    r = sv.result()
+    assert r.verdict is Verdict.VIOLATION and r.guarantee is Guarantee.GREYBOX_GRID
+    assert max(c.runs for c in sv.couplings) <= 10
+    assert mech.claim.epsilon < r.estimate <= bug.true_epsilon * (1 + 1e-9)
+    if bug_id.endswith("data-dependent-scale"):  # the noise sd follows sd(y): leads too
+        assert any(c.status == "noise-depends-on-data" and c.finding == "lead"
+                   for c in sv.couplings)
+
+
+def _laplace_cell_masses(centre: float, b: float, grid: float, cells: np.ndarray) -> np.ndarray:
+    """P(Λ round(Laplace(centre, b)/Λ) = g) for each grid point g (closed form)."""
+    from scipy.stats import laplace
+
+    return (laplace.cdf(cells + grid / 2, loc=centre, scale=b)
+            - laplace.cdf(cells - grid / 2, loc=centre, scale=b))
+
+
+@pytest.mark.parametrize("bits", [3, 8, 11])
+def test_grid_laplace_bound_never_exceeds_the_rounded_pair_closed_form(bits):
+    """The rounded Laplace pair: pure ε = |Δ|/b on the tail cells, δ(ε) from cell masses.
+
+    The auditor's (ε, p) must give ε <= |Δ|/b and p (1 − e^{ε' − ε}) <= δ(ε') exactly
+    summed over the cells, for every shift and grid tried.
+    """
+    from dpgp_audit.audit.greybox import fit_grid, grid_laplace_epsilon
+    from dpgp_audit.privacy.float_release import round_to_grid
+
+    b = 0.8
+    grid = 2.0 ** (math.floor(math.log2(b * math.sqrt(2))) - bits)
+    cells = grid * np.arange(math.floor(-40 * b / grid), math.ceil(44 * b / grid) + 1)
+    for k, shift in enumerate([0.4 * grid, 0.3, 1.0, 2.7]):
+        e = np.random.default_rng(k + 11 * bits).laplace(0.0, b, size=(9, 1))
+        out0 = round_to_grid(np.zeros(1), e, np.array([grid]))
+        out1 = round_to_grid(np.array([shift]), e, np.array([grid]))
+        fit = fit_grid([out0, out1], e, np.array([[2 * b * b]]))
+        assert not isinstance(fit, str), fit
+        got = grid_laplace_epsilon(out0, out1, fit, np.array([b]))
+        assert not isinstance(got, str), got
+        eps, p = got
+        assert 0.0 <= eps <= shift / b
+        p0 = _laplace_cell_masses(0.0, b, grid, cells)
+        p1 = _laplace_cell_masses(shift, b, grid, cells)
+        for e_test in (0.0, 0.5 * eps, 0.9 * eps):
+            assert p * -math.expm1(e_test - eps) <= _rounded_hockey(p0, p1, e_test) + 1e-14
+        if bits >= 8 and shift >= 0.3:
+            assert eps >= 0.97 * shift / b
+
+
+@dataclass(frozen=True, eq=False)
+class RoundedLaplaceSum:
+    """Sum of targets + Laplace(d/(ε · over)), rounded to 2^(⌊log₂ sd⌋ − 10) (test-only)."""
+
+    over: float = 1.0
+    claim: object = PURE
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.float_release import round_to_grid
+
+        b = D / (EPS * self.over)
+        grid = np.array([2.0 ** (math.floor(math.log2(b * math.sqrt(2))) - 10)])
+        return round_to_grid(np.array([float(np.sum(data.y))]),
+                             rng.laplace(0.0, b, size=(n, 1)), grid)
+
+
+def test_rounded_laplace_releases_correct_and_under_noised():
+    pairs = neighbour_pairs(BASE, PURE.relation, np.random.default_rng(0))
+    ok = _survey(RoundedLaplaceSum(), pairs)
+    assert not [c for c in ok.couplings if c.finding]
+    assert ok.result().estimate <= EPS
+    bad = _survey(RoundedLaplaceSum(over=1.3))
+    c = bad.couplings[0]
+    assert c.status == "additive-grid" and c.finding == "violation" and c.runs == 2
+    assert EPS < c.estimate <= 1.3 * EPS  # pure ε of the unrounded pair bounds it
+    assert bad.result().guarantee is Guarantee.GREYBOX_GRID
+
+
+def test_grid_bound_against_gdp_and_zcdp_claims():
+    """A Gaussian pair at the claim's own μ satisfies it (GDP exactly; zCDP: μ²/2 = ρ),
+    so a lower bound at or below that μ must never be a violation; twice it must be."""
+    from dpgp_audit.audit.greybox import _grid_compare
+
+    for tv in (0.0, 1e-10):
+        assert not _grid_compare(0.4, "mu", 0.4, None, tv)[1]
+        assert _grid_compare(0.8, "mu", 0.4, None, tv)[1]
+        rho = 0.1
+        est, violated, _ = _grid_compare(math.sqrt(2 * rho), "rho", rho, None, tv)
+        assert not violated and est <= rho  # the (ε, δ) route loses some ρ, never adds
+        assert _grid_compare(2 * math.sqrt(2 * rho), "rho", rho, None, tv)[1]

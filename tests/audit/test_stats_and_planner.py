@@ -16,9 +16,11 @@ from dpgp_audit.audit.stats import (
     cp_upper,
     epsilon_ceiling,
     epsilon_lower_bound,
+    epsilon_lower_bound_paired_tails,
     epsilon_lower_bound_rank_count,
     mu_ceiling,
     mu_lower_bound,
+    paired_tails_pvalue,
     rank_count_pvalue,
 )
 from dpgp_audit.privacy.gdp import gdp_epsilon, gdp_mu
@@ -338,3 +340,69 @@ def test_rank_count_input_validation():
         epsilon_lower_bound_rank_count(1, 10, 11, 10, 0.0, 0.05)
     with pytest.raises(ValueError, match="a"):
         epsilon_lower_bound_rank_count(1, 10, 3, 10, 0.0, 0.0)
+
+
+# --------------------------------------------------------------- paired tails (issue 20 §5)
+def test_paired_tails_majorant_is_hoeffdings_binomial():
+    # Independent check of the step the p-value rests on (Hoeffding 1956, Thm. 4): two
+    # binomials with different proportions exceed c >= M p_bar + 2 no more often than one
+    # Binomial(M, p_bar); exact convolution by scipy, 400 random cases, every admissible c.
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        m1, m0 = rng.integers(1, 120, 2)
+        a, b = rng.uniform(0.0, 0.7, 2)
+        total, p_bar = m1 + m0, (m1 * a + m0 * b) / (m1 + m0)
+        pmf = np.convolve(stats.binom.pmf(np.arange(m1 + 1), m1, a),
+                          stats.binom.pmf(np.arange(m0 + 1), m0, b))
+        for c in range(int(math.ceil(total * p_bar + 2)), total + 1):
+            if total * p_bar < 1:
+                break
+            bound = stats.binom.sf(c - 1, total, p_bar)
+            assert pmf[c:].sum() <= bound * (1 + 1e-9) + 1e-300 or bound < 1e-250
+
+
+def _paired_hits(s0, s1, r):
+    """The paired-tails count of the docstring, written out independently (sorted copies)."""
+    t_u = np.sort(s0)[::-1][r]  # (r+1)-th largest of the P-draws
+    t_l = np.sort(s1)[r]  # (r+1)-th smallest of the Q-draws
+    return int(np.sum(s1 > max(t_u, t_l)) + np.sum(s0 < min(t_l, t_u)))
+
+
+def test_paired_tails_test_has_its_level_at_the_boundary():
+    # Laplace(0, 1) against Laplace(1, 1) at eps = 1: every upper tail beyond 1 and every
+    # lower tail below 0 has ratio exactly e, so both events of the pair sit on the boundary
+    # of the hypothesis. 2000 runs per case; the rejection rate at a = 0.1 must not exceed a
+    # (binomial p >= 1e-3: a rate of 1.3 a is detected with probability > 0.9) and the test
+    # is not empty (rate above a / 4).
+    rng = np.random.default_rng(12)
+    for n, r in ((200, 0), (200, 8), (400, 30)):
+        sims, a, rej = 2000, 0.1, 0
+        for _ in range(sims):
+            s0, s1 = rng.laplace(0.0, 1.0, n), rng.laplace(1.0, 1.0, n)
+            rej += paired_tails_pvalue(1.0, r, n, n, _paired_hits(s0, s1, r), 0.0, grid=64) <= a
+        assert stats.binomtest(rej, sims, a, alternative="greater").pvalue >= 1e-3
+        assert rej > sims * a / 4
+
+
+def test_paired_tails_bound_inverts_its_pvalue_and_pools_the_two_tails():
+    a = 0.0125
+    # the expected counts of the (1, 1e-5) Gaussian at rank 128 of 1000, in both tails
+    e = epsilon_lower_bound_paired_tails(128, 1000, 1000, 2 * 193, 1e-5, a)
+    assert paired_tails_pvalue(e, 128, 1000, 1000, 2 * 193, 1e-5) <= a
+    assert paired_tails_pvalue(e + 1e-3, 128, 1000, 1000, 2 * 193, 1e-5) > a
+    # pooling two tails' evidence beats either tail's exact test alone at the same a
+    assert e > epsilon_lower_bound_rank_count(128, 1000, 193, 1000, 1e-5, a) + 0.03
+    # a coarser grid is an upper Riemann sum: never a larger bound
+    assert epsilon_lower_bound_paired_tails(128, 1000, 1000, 386, 1e-5, a, grid=64) <= e + 1e-5
+    assert epsilon_lower_bound_paired_tails(10, 1000, 1000, 0, 0.0, a) == 0.0
+
+
+def test_paired_tails_input_validation():
+    with pytest.raises(ValueError, match="rank"):
+        paired_tails_pvalue(0.1, 10, 10, 20, 3, 0.0)
+    with pytest.raises(ValueError, match="hits"):
+        paired_tails_pvalue(0.1, 1, 10, 10, 17, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_lower_bound_paired_tails(1, 10, 10, 3, 1.0, 0.05)
+    with pytest.raises(ValueError, match="a"):
+        epsilon_lower_bound_paired_tails(1, 10, 10, 3, 0.0, 0.0)

@@ -23,7 +23,21 @@ exact likelihood ratio, whose direction is known) gives a bound valid with confi
 1 − α without any split (Clopper & Pearson 1934; David & Nagaraja, *Order
 Statistics*, §2.1). Issue 20 §5: at n = 10³–10⁶ per side this reaches 0.8–1.0 of the
 oracle-threshold reference (:func:`~dpgp_audit.audit.blackbox.twosample.hindsight_epsilon`;
-``docs/benchmarks.md``).
+``docs/benchmarks.md``), and lies above the prescient reference
+(:func:`~dpgp_audit.audit.blackbox.twosample.prescient_epsilon`: one Clopper–Pearson event
+fixed from the true laws) in every Gaussian and Laplace cell.
+
+Variants judged and not adopted (``benchmarks/bench_orderstat_variants.py``, fresh seeds;
+numbers in ``docs/benchmarks.md``): more α to one tail pair (a shift either way shows in
+the two upper-tail tests, but for a symmetric law the lower pair is an independent second
+look at the same shift, worth more than the larger α share, and a lower-tail-only leak
+loses its tests); no rank-0 test (gains under 0.01 and loses disjoint supports); a
+Šidák or joint test across the two orders of one tail (of the two, one is informative
+for a given direction, and for nearly independent tests Šidák's α/2 differs from
+Bonferroni's in the fourth digit); the paired-tails test
+(:func:`~dpgp_audit.audit.stats.epsilon_lower_bound_paired_tails`, which pools the two
+informative tails of a location shift: ahead on the symmetric Gaussian only when it
+takes all of α, and then blind to a one-tail leak).
 """
 
 from __future__ import annotations

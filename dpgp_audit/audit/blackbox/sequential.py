@@ -39,8 +39,9 @@ fitted on one half of the earlier rounds' raw draws and judged on the other half
 by the expected log growth of their best bet at the claimed ε. The main score
 wins ties. Candidates are refitted only when the raw draws seen have grown fourfold
 (issue 20 §2): at about 256, 1 024, 4 096, 16 384 and finally :data:`CANDIDATE_ROWS`
-draws per side; between refits the fitted ones are judged again every round on the
-draws held out from them; after the last refit the choice is frozen. The
+(32 768) draws per side; between refits the candidate that won the last judging (if any) is
+judged again every round against the main score on the draws held out from it (the
+others wait for the next refit); after the last refit the choice is frozen. The
 gradient-boosted classifier, the audit's most expensive step, is trained on a bounded
 subsample
 (:data:`CLASSIFIER_ROWS` per side, refitted only when that subsample grows, so twice)
@@ -99,7 +100,6 @@ from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
 from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs, split_sizes
 from dpgp_audit.audit.blackbox.scores import (
     CANDIDATE_RULE,
-    EXTRA_RAW_ROWS,
     ClassifierScore,
     IdentityScore,
     LinearScore,
@@ -137,9 +137,12 @@ _COARSE_FRACTIONS = BET_FRACTIONS[::4]  # the short-listing of thresholds uses e
 _FIT_LEVEL = 0.2  # one-sided level of the pessimistic rates used to choose events and bets
 _TAILS = ("upper", "lower")
 #: Raw draws per side on which the extra candidate scores are fitted and chosen, at most
-#: (the fixed-n auditor's :data:`~dpgp_audit.audit.blackbox.scores.EXTRA_RAW_ROWS` per
-#: half); they are refitted whenever the draws seen have grown fourfold, then frozen.
-CANDIDATE_ROWS = 2 * EXTRA_RAW_ROWS
+#: (half of them fit, half judge); they are refitted whenever the draws seen have grown
+#: fourfold, then frozen. A power of two, so that the last refit falls at the end of a
+#: doubling round (32 768 draws per side with the default first round) instead of one
+#: round later on 45 000 held-out draws (issue 20 §2); about the fixed-n auditor's
+#: :data:`~dpgp_audit.audit.blackbox.scores.EXTRA_RAW_ROWS` per half.
+CANDIDATE_ROWS = 32_768
 #: The classifier candidate (gradient-boosted trees, the one expensive fit) is trained on
 #: at most this many rows per side, and judged on at most twice this many held-out rows.
 CLASSIFIER_ROWS = 1_024
@@ -398,6 +401,7 @@ class _Stream:
     candidate_names: list = field(default_factory=list)
     next_choice: int = _MIN_CANDIDATE_ROWS  # rows per side at which candidates are refitted
     candidate_won: bool = False  # the current score is an extra candidate
+    winner: int | None = None  # index in ``cands`` of the candidate that won the last judging
     cands: list = field(default_factory=list)  # the candidates of the latest refit
     cand_half: int = 0  # their fitting half: draws [0, cand_half) per side
     cache: dict = field(default_factory=dict)  # the classifier, reused while its rows stay
@@ -478,13 +482,14 @@ class _Stream:
         if self.cand_rng is not None and self.fixed is None and name == "categorical":
             self.cand_rng = None  # discrete outputs: categorical is already the full LR
         if self.cand_rng is not None:
-            if rows >= self.next_choice:
+            refit = rows >= self.next_choice
+            if refit:
                 self._fit_candidates(rows)
                 if rows >= CANDIDATE_ROWS:
                     self.cand_rng = None  # the last refit: the choice below is final
                 else:
                     self.next_choice = min(_CANDIDATE_GROWTH * rows, CANDIDATE_ROWS)
-            self._judge_candidates(rows)
+            self._judge_candidates(rows, everyone=refit)
         if self.cand_rng is None and (self.candidate_won or self.fixed is not None
                                       or rows >= MAIN_FIT_ROWS or self.score_name == "identity"):
             self._freeze()  # nothing will be refitted any more
@@ -527,20 +532,31 @@ class _Stream:
         self.cands, self.cand_half, self.judged = cands, k // 2, {}
         self.candidate_names = [getattr(c, "name", "candidate") for c in cands]
 
-    def _judge_candidates(self, rows: int) -> None:
+    def _judge_candidates(self, rows: int, everyone: bool = True) -> None:
         """Keep the main score or switch to the fitted candidate whose best bet grows most.
 
         Each candidate is judged, like the main score, by the expected log growth at the
         claimed ε of its best event, on its scores of every draw after its fitting half
         (the classifier on at most ``2 * CLASSIFIER_ROWS`` of them: its scoring is the
         costly part); a winning candidate bets with those scores as its past.
+
+        ``everyone`` (the rounds of a refit): every candidate is judged. Between refits
+        (issue 20 §2) only the candidate that won the last judging is judged again against
+        the main score — so a chance winner still loses its bets as soon as the new draws
+        speak against it — and the others wait for the next refit: their scores of the
+        draws of these rounds would be thrown away by it (those draws join the next
+        fitting half).
         """
         if not self.cands:
             return
         assert self.X0 is not None and self.X1 is not None
         h = self.cand_half
         best = self.events()[0]["growth"] if self.s0.size and self.s1.size else -math.inf
-        for i, c in enumerate(self.cands):
+        judged = range(len(self.cands)) if everyone else \
+            ([] if self.winner is None else [self.winner])
+        self.winner = None
+        for i in judged:
+            c = self.cands[i]
             m = h + 2 * CLASSIFIER_ROWS if isinstance(c, ClassifierScore) else rows
             c0, c1 = self._candidate_scores(i, c, h, min(m, rows))
             if c0.size == 0 or c1.size == 0:
@@ -551,7 +567,7 @@ class _Stream:
                 best, self.score, self.s0, self.s1 = g, c, c0, c1
                 self.ranked = (c0, c1, ev)
                 self.score_name = str(getattr(c, "name", "candidate"))
-                self.candidate_won = True
+                self.candidate_won, self.winner = True, i
 
     def _candidate_scores(self, i: int, c: object, h: int,
                           stop: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,8 @@ The candidate thresholds, the tail counts at each, the empirical trade-off point
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import special
 
@@ -24,6 +26,7 @@ __all__ = [
     "NO_PROOF_NOTE",
     "bound_verdict",
     "hindsight_epsilon",
+    "prescient_epsilon",
     "SMOOTH_WIDTH",
     "smooth",
     "tail_counts",
@@ -167,3 +170,48 @@ def hindsight_epsilon(s0: np.ndarray, s1: np.ndarray, delta: float, alpha: float
         best = max(best, float(np.max(e)) if e.size else 0.0)
     return best
 
+
+
+def prescient_epsilon(s0: np.ndarray, s1: np.ndarray, sf0: Callable[[np.ndarray], np.ndarray],
+                      sf1: Callable[[np.ndarray], np.ndarray], grid: np.ndarray,
+                      delta: float, alpha: float) -> float:
+    """The prescient-threshold reference: a valid bound that knows the true laws (issue 20 §5).
+
+    The event — a threshold from ``grid``, a tail and an order — is the one whose
+    Clopper–Pearson bound (:func:`~dpgp_audit.audit.stats.epsilon_lower_bound`,
+    α/2 per proportion) is largest at the *expected* counts of the true laws
+    (survival functions ``sf0`` of M(D)'s score and ``sf1`` of M(D′)'s, continuous),
+    fixed before the draws are looked at; the bound is then that one test on the
+    draws. One event chosen without the data: a confidence bound at level
+    1 − α, but only an oracle could choose it (it needs the true laws). Beside
+    :func:`hindsight_epsilon` it shows how much of that reference's lead is the
+    choice made after seeing the counts (the power benchmark prints both).
+
+    Parameters
+    ----------
+    s0, s1
+        Scores of the draws from M(D) and M(D′).
+    sf0, sf1
+        ``t ↦ P(score > t)`` under the true laws of M(D) and M(D′) (vectorised).
+    grid
+        Candidate thresholds, fixed without the draws.
+    delta, alpha
+        δ of the statement tested and the error of the one test.
+    """
+    s0 = np.sort(np.asarray(s0, dtype=float))
+    s1 = np.sort(np.asarray(s1, dtype=float))
+    n0, n1 = s0.size, s1.size
+    t = np.asarray(grid, dtype=float)
+    u0, u1 = np.clip(sf0(t), 0.0, 1.0), np.clip(sf1(t), 0.0, 1.0)
+    # (numerator mass, its n, denominator mass, its n) of the four tail x order events
+    events = ((u1, n1, u0, n0), (1 - u0, n0, 1 - u1, n1),
+              (u0, n0, u1, n1), (1 - u1, n1, 1 - u0, n0))
+    pred = np.stack([np.asarray(epsilon_lower_bound(q * nq, nq, p * n_p, n_p, delta, alpha))
+                     for q, nq, p, n_p in events])
+    e, j = np.unravel_index(int(np.argmax(pred)), pred.shape)
+    above0, below0 = tail_counts(s0, t[j:j + 1])
+    above1, below1 = tail_counts(s1, t[j:j + 1])
+    k_num, n_num, k_den, n_den = ((above1, n1, above0, n0), (below0, n0, below1, n1),
+                                  (above0, n0, above1, n1), (below1, n1, below0, n0))[e]
+    bound = np.asarray(epsilon_lower_bound(k_num, n_num, k_den, n_den, delta, alpha))
+    return float(bound.ravel()[0])

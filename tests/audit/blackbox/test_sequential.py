@@ -347,7 +347,7 @@ def test_stopped_says_max_n_only_when_the_cap_was_reached():
     # mechanism declares an expensive draw, so every round has eight pieces to stop after.
     class Timed(ScalarGaussianWB):
         now = 0.0
-        cost_per_draw_s = 1e-3
+        declared_cost_per_draw_s = 1e-3  # declared: the audit never measures it
 
         def sample(self, data, n, rng):
             Timed.now += 1e-3 * n
