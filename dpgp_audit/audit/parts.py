@@ -775,18 +775,20 @@ class PrecisionPart(AuditorPart):
         """Pilot draws per side of A.7's screen: ``(rounding pairs, support pairs)``.
 
         The rounding pairs follow the black-box pilot rule (:func:`pilot_draws`); the
-        float-support pairs get at least
-        :data:`~dpgp_audit.audit.precision.SUPPORT_PILOT` (their evidence needs it), or
+        float-support pairs get
+        :func:`~dpgp_audit.audit.precision.support_pilot_draws` of the certification
+        draws (an eighth, at least :data:`~dpgp_audit.audit.precision.SUPPORT_PILOT`:
+        their evidence needs it), or
         0 when the support test does not run: turned off, or fewer certification draws
         than :data:`~dpgp_audit.audit.precision.SUPPORT_MIN_N`
         (:func:`~dpgp_audit.audit.precision.support_skip_reason`).
         """
-        from dpgp_audit.audit.precision import SUPPORT_PILOT, support_skip_reason
+        from dpgp_audit.audit.precision import support_pilot_draws, support_skip_reason
 
         pilot = pilot_draws(settings.n, settings.sequential)
-        runs = settings.precision_support and \
-            support_skip_reason(self._draws(settings)) is None
-        return pilot, (max(pilot, SUPPORT_PILOT) if runs else 0)
+        draws = self._draws(settings)
+        runs = settings.precision_support and support_skip_reason(draws) is None
+        return pilot, (max(pilot, support_pilot_draws(draws)) if runs else 0)
 
     @staticmethod
     def _draws(settings: AuditSettings) -> int:

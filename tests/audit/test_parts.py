@@ -35,9 +35,11 @@ from dpgp_audit.audit.parts import (
 )
 from dpgp_audit.audit.precision import (
     CERTIFY_PAIRS,
+    SUPPORT_MAX_N,
     SUPPORT_MIN_N,
     SUPPORT_PAIRS,
     SUPPORT_PILOT,
+    SUPPORT_PILOT_SHARE,
 )
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.runner import audit_mechanism
@@ -141,14 +143,18 @@ def test_A6_allowances_are_work_units_from_the_settings():
         draws=400, pilot_draws=40, pairs=1)
     # A.7: the black-box pilot rule, and a tenth of a sequential cap per chosen pair; the
     # float-support test (on by default, issue 20 §4) adds its pairs with the same draws
-    # per side and a pilot of at least SUPPORT_PILOT (its evidence needs it), where those
-    # draws reach SUPPORT_MIN_N
+    # per side and a pilot of an eighth of those draws, at least SUPPORT_PILOT (its evidence
+    # needs it), where those draws reach SUPPORT_MIN_N
     both = CERTIFY_PAIRS + SUPPORT_PAIRS
     assert PrecisionPart().allowance(fixed) == Allowance(draws=400, pilot_draws=40,
                                                          pairs=CERTIFY_PAIRS)
     assert PrecisionPart().screen_pilots(fixed) == (40, 0)  # 400 < SUPPORT_MIN_N: not run
-    assert PrecisionPart().allowance(seq) == Allowance(draws=20_000, pilot_draws=200,
+    assert PrecisionPart().screen_pilots(seq) == (200, 20_000 // SUPPORT_PILOT_SHARE)
+    assert PrecisionPart().allowance(seq) == Allowance(draws=20_000, pilot_draws=2_500,
                                                        pairs=both)
+    # fixed mode certifies with n itself: the support pilot stops at SUPPORT_MAX_N's share
+    assert PrecisionPart().screen_pilots(_settings(10**6, "fixed"))[1] == \
+        SUPPORT_MAX_N // SUPPORT_PILOT_SHARE
     at_min = _settings(10 * SUPPORT_MIN_N, "sequential")  # a tenth: SUPPORT_MIN_N draws
     assert PrecisionPart().screen_pilots(at_min) == (10, SUPPORT_PILOT)
     assert PrecisionPart().allowance(at_min) == Allowance(draws=SUPPORT_MIN_N,
@@ -198,7 +204,8 @@ def test_A6_the_float_support_test_certifies_within_the_precision_allowance():
     prec = rep.result("precision")
     allowed, used = prec.details["allowance"], prec.details["used"]
     assert allowed == PrecisionPart().allowance(_settings(20_000, "sequential")).as_dict()
-    assert used["pilot_draws"] == SUPPORT_PILOT == prec.details["support_pilot_per_side"]
+    # 2 000 certification draws: an eighth is 250 support-pilot draws per side
+    assert used["pilot_draws"] == 250 == prec.details["support_pilot_per_side"]
     rows = prec.details["support_certified"]
     assert rows and all(r["n_per_side"] <= allowed["draws"] for r in rows)
     assert used["draws"] <= allowed["draws"] and used["pairs"] <= allowed["pairs"]

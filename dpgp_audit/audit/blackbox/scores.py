@@ -764,29 +764,43 @@ class FloatSupportScore:
     A category seen often under one side and never under the other (a float grid one
     side's outputs never leave) gets a large value, so the top tail of the score is the
     event "some coordinate lies in a float category the other side does not produce".
+    With ``pooled=True`` the categories are counted over every coordinate together (the
+    coordinate dropped from the code): one table for releases whose coordinates share
+    their float structure, fitted on all of them.
     """
 
     keys: np.ndarray
     values: np.ndarray
     sign: float = 1.0
+    pooled: bool = False
     name: str = "float-support (exponent x trailing bits, categorical)"
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """Score each row of ``X``."""
         codes = float_structure(X)
+        if self.pooled:
+            codes = codes % _FLOAT_STRIDE
         pos = np.minimum(np.searchsorted(self.keys, codes), self.keys.size - 1)
         v = np.where(self.keys[pos] == codes, self.sign * self.values[pos], 0.0)
         return np.max(v, axis=1) if v.shape[1] else np.zeros(v.shape[0])
 
 
-def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0) -> FloatSupportScore:
-    """Fit :class:`FloatSupportScore` on outputs ``X0`` of D and ``X1`` of D′."""
+def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0, *,
+                      pooled: bool = False) -> FloatSupportScore:
+    """Fit :class:`FloatSupportScore` on outputs ``X0`` of D and ``X1`` of D′.
+
+    ``pooled=True``: one category table over all coordinates.
+    """
     c0, c1 = float_structure(X0).ravel(), float_structure(X1).ravel()
+    if pooled:
+        c0, c1 = c0 % _FLOAT_STRIDE, c1 % _FLOAT_STRIDE
     keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
     n0 = np.bincount(inv[: c0.size], minlength=keys.size)
     n1 = np.bincount(inv[c0.size:], minlength=keys.size)
     vals = np.log((n1 + 0.5) / (n0 + 0.5)) - math.log(np.shape(X1)[0] / np.shape(X0)[0])
-    return FloatSupportScore(keys=keys, values=vals, sign=float(sign))
+    name = FloatSupportScore.name + (", pooled over coordinates" if pooled else "")
+    return FloatSupportScore(keys=keys, values=vals, sign=float(sign), pooled=pooled,
+                             name=name)
 
 
 def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
@@ -800,10 +814,23 @@ def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
     ``m`` the other side's size. The result is the largest ``−log2`` of that chance: a grid
     one side never leaves (half of a full-entropy binade has an odd last bit) gives about
     one bit per output of the other side in that binade, while a category that is rare on
-    both sides gives little. Used to rank pairs; it certifies nothing.
+    both sides gives little. The same is computed with the categories pooled over the
+    coordinates (a coordinate's output counted as one more output; ``n`` then counts every
+    coordinate's), and the larger of the two is returned: a leak that lands in a different
+    coordinate from draw to draw (a value released at the first query above a threshold)
+    is rare in each coordinate and frequent in all of them. Used to rank pairs; it
+    certifies nothing.
     """
-    c0, c1 = float_structure(X0).ravel(), float_structure(X1).ravel()
-    n0, n1 = np.shape(X0)[0], np.shape(X1)[0]
+    c0, c1 = float_structure(X0), float_structure(X1)
+    per_coordinate = _support_bits(c0.ravel(), c1.ravel(), c0.shape[0], c1.shape[0])
+    # pooled: every coordinate's output one more draw of the same categories
+    pooled = _support_bits((c0 % _FLOAT_STRIDE).ravel(), (c1 % _FLOAT_STRIDE).ravel(),
+                           c0.size, c1.size)
+    return max(per_coordinate, pooled)
+
+
+def _support_bits(c0: np.ndarray, c1: np.ndarray, n0: int, n1: int) -> float:
+    """:func:`float_support_evidence` on category codes ``c0`` (of D) and ``c1`` (of D′)."""
     keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
     k0 = np.bincount(inv[: c0.size], minlength=keys.size)
     k1 = np.bincount(inv[c0.size:], minlength=keys.size)
