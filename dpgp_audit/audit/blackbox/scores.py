@@ -779,10 +779,15 @@ class FloatSupportScore:
         """Score each row of ``X``."""
         codes = float_structure(X)
         if self.pooled:
-            codes = codes % _FLOAT_STRIDE
+            codes = _pooled(codes)
         pos = np.minimum(np.searchsorted(self.keys, codes), self.keys.size - 1)
         v = np.where(self.keys[pos] == codes, self.sign * self.values[pos], 0.0)
         return np.max(v, axis=1) if v.shape[1] else np.zeros(v.shape[0])
+
+
+def _pooled(codes: np.ndarray) -> np.ndarray:
+    """Category codes of :func:`float_structure` with the coordinate dropped (pooled)."""
+    return codes % _FLOAT_STRIDE
 
 
 def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0, *,
@@ -793,7 +798,7 @@ def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0, *,
     """
     c0, c1 = float_structure(X0).ravel(), float_structure(X1).ravel()
     if pooled:
-        c0, c1 = c0 % _FLOAT_STRIDE, c1 % _FLOAT_STRIDE
+        c0, c1 = _pooled(c0), _pooled(c1)
     keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
     n0 = np.bincount(inv[: c0.size], minlength=keys.size)
     n1 = np.bincount(inv[c0.size:], minlength=keys.size)
@@ -824,7 +829,7 @@ def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
     c0, c1 = float_structure(X0), float_structure(X1)
     per_coordinate = _support_bits(c0.ravel(), c1.ravel(), c0.shape[0], c1.shape[0])
     # pooled: every coordinate's output one more draw of the same categories
-    pooled = _support_bits((c0 % _FLOAT_STRIDE).ravel(), (c1 % _FLOAT_STRIDE).ravel(),
+    pooled = _support_bits(_pooled(c0).ravel(), _pooled(c1).ravel(),
                            c0.size, c1.size)
     return max(per_coordinate, pooled)
 
