@@ -379,7 +379,9 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair, memo: dict | None = No
         c1 = np.atleast_2d(once("cov", mechanism.cov, pair.d1))
         if not np.allclose(c0, c1, rtol=1e-10, atol=1e-14 * max(1.0, float(np.abs(c0).max()))):
             return math.inf
-        return Mahalanobis(c0)(m1 - m0)
+        # the norm of D's covariance (an eigendecomposition), built once per dataset
+        norm = once("mahalanobis", lambda _: Mahalanobis(c0), pair.d0)
+        return norm(m1 - m0)  # type: ignore[operator]
     if isinstance(mechanism, DiscreteRelease):
         p0 = np.exp(np.ravel(once("logp", mechanism.log_probabilities, pair.d0)))
         p1 = np.exp(np.ravel(once("logp", mechanism.log_probabilities, pair.d1)))
