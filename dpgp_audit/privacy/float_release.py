@@ -227,6 +227,8 @@ def _max_abs(x: np.ndarray, k: int | None = None) -> np.ndarray:
     k = x.shape[-1] if k is None else k
     if x.ndim == 1 and x.shape[0] == k:  # one row: its max and -min, without the reshapes
         return np.maximum(x, -x)
+    if x.ndim == 2 and x.shape[1] == k and x.shape[0]:  # already rows of k
+        return np.maximum(x.max(axis=0), -x.min(axis=0))
     flat = np.broadcast_to(x, x.shape[:-1] + (k,) if x.ndim else (k,)).reshape(-1, k)
     if flat.shape[0] == 0:
         return np.zeros(k)
