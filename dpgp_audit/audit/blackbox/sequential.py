@@ -667,20 +667,29 @@ def _growth(p1: np.ndarray | float, p0: np.ndarray | float, logs: tuple) -> np.n
             + p1 * p0 * l11 + (1 - p1) * (1 - p0) * l00)
 
 
-def _max_growth(p1: np.ndarray, p0: np.ndarray, logs: tuple) -> np.ndarray:
-    """``_growth(p1[:, None], p0[:, None], logs).max(axis=1)`` for 1-D rates (issue 20 §2).
+def _growth_inplace(p1: np.ndarray | float, p0: np.ndarray | float,
+                    logs: tuple) -> np.ndarray:
+    """:func:`_growth`, its sums taken in place (issue 20 §2).
 
-    The same operations on every element, in the same order (so the same values to the last
-    bit), laid out with the bet fractions first: the maximum then runs across long rows
-    instead of along short ones, and the sums are taken in place.
+    The same operations on every element in the same order, so the same values to the last
+    bit; the first product must already have the full broadcast shape.
     """
-    l10, l01, l11, l00 = (lg[:, None] for lg in logs)
+    l10, l01, l11, l00 = logs
     q1, q0 = 1 - p1, 1 - p0
     out = (p1 * q0) * l10
     out += (p0 * q1) * l01
     out += (p1 * p0) * l11
     out += (q1 * q0) * l00
-    return out.max(axis=0)
+    return out
+
+
+def _max_growth(p1: np.ndarray, p0: np.ndarray, logs: tuple) -> np.ndarray:
+    """``_growth(p1[:, None], p0[:, None], logs).max(axis=1)`` for 1-D rates (issue 20 §2).
+
+    Laid out with the bet fractions first, so that the maximum runs across long rows instead
+    of along short ones (the values are those of :func:`_growth`).
+    """
+    return _growth_inplace(p1, p0, tuple(lg[:, None] for lg in logs)).max(axis=0)
 
 
 def _select_events(s0: np.ndarray, s1: np.ndarray, eps_c: float,
@@ -762,7 +771,7 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
     for ev in events[:tests]:
         c = {k: v for k, v in ev.items() if k != "_p"}
         pn_c, pd_c = ev["_p"]
-        gu = _growth(pn_c, pd_c, logs)
+        gu = _growth_inplace(pn_c, pd_c, logs)
         best = gu.argmax(axis=1)
         c["u"] = np.where(gu[np.arange(grid.size), best] > 0, BET_FRACTIONS[best], 0.0)
         out.append(c)
