@@ -38,7 +38,9 @@ def as_finite_array(name: str, value: object, *, ndim: int | tuple[int, ...] | N
             raw = np.asarray(value)
         except (TypeError, ValueError) as err:  # ragged nests
             raise ValueError(f"{name} must be a numeric array: {err}") from None
-    if np.iscomplexobj(raw) and not np.issubdtype(np.dtype(dtype), np.complexfloating):
+    # raw is an ndarray: np.iscomplexobj(raw) is its dtype's kind "c" (checked without the
+    # wrappers: every release validates its inputs on each call, issue 20 §2)
+    if raw.dtype.kind == "c" and not np.issubdtype(np.dtype(dtype), np.complexfloating):
         raise ValueError(f"{name} must be real, got complex dtype {raw.dtype} "
                          "(the imaginary part would be dropped silently)")
     if raw.dtype.kind in "SUVMm":
@@ -52,7 +54,7 @@ def as_finite_array(name: str, value: object, *, ndim: int | tuple[int, ...] | N
         allowed = (ndim,) if isinstance(ndim, int) else ndim
         if arr.ndim not in allowed:
             raise ValueError(f"{name} must have ndim in {allowed}, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf)")
     return arr

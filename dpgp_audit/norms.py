@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from scipy import linalg
 
-__all__ = ["L1", "L2", "Linf", "Mahalanobis", "Norm", "RKHS"]
+__all__ = ["L1", "L2", "Linf", "Mahalanobis", "Norm", "RKHS", "row_norms"]
 
 
 @runtime_checkable
@@ -132,3 +132,29 @@ class RKHS:
         beta = np.ravel(diff).astype(float)
         q = float(beta @ np.asarray(self.gram) @ beta)
         return float(np.sqrt(max(q, 0.0)))
+
+
+def row_norms(norm: Norm, diffs: np.ndarray) -> np.ndarray | None:
+    """``[norm(d) for d in diffs]`` in one pass where it is the same arithmetic, else ``None``.
+
+    ``diffs`` holds one query difference per row (shape (m, k), floats). The values are
+    exactly those of calling ``norm`` on each row (issue 20 §2: a query-edge scan measures
+    thousands of them): :class:`Linf` for any k (a maximum of absolute values is exact in
+    any order); :class:`L1` and :class:`L2` for scalar queries (k = 1), where the sum of one
+    absolute value is that value and the Euclidean norm is ``sqrt(d·d)`` of one product.
+    Any other norm or shape: ``None`` (call the norm row by row).
+    """
+    D = np.asarray(diffs)
+    if D.ndim != 2 or D.dtype != np.float64 or D.shape[1] == 0:
+        return None
+    kind = type(norm)
+    if kind is Linf:
+        return np.abs(D).max(axis=1)
+    if D.shape[1] != 1:
+        return None
+    if kind is L1:
+        return np.abs(D[:, 0])
+    if kind is L2:
+        d = D[:, 0]
+        return np.sqrt(d * d)
+    return None

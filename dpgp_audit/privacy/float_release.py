@@ -37,8 +37,9 @@ claim exactly; the float release differs from it with probability at most τ, he
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -95,6 +96,23 @@ _SPLIT = 134217729.0  # 2^27 + 1, Veltkamp's splitter
 #: keeps below 2^(53 − GUARD_BITS) Λ, so ≤ 2^−(52 + GUARD_BITS) Λ: a chance ≤ 2⁻⁶⁰ of moving
 #: the rounding) and the noise beyond TAIL_SDS sd; a generous constant.
 _PER_COORD = 2.0**-58
+#: Built :class:`FloatRelease` objects and exact query sums, by the bytes of their inputs
+#: (pure functions of immutable values; issue 20 §2: a release calls them once per
+#: ``sample`` call, which the sequential auditor makes hundreds of times).
+_MEMO: dict[tuple, object] = {}
+_T = TypeVar("_T")
+_MEMO_SIZE = 256
+
+
+def _memo(key: tuple, build: Callable[[], _T]) -> _T:
+    """``build()`` once per ``key`` (a tuple of immutable values; bounded, cleared when full)."""
+    hit = _MEMO.get(key)
+    if hit is None:
+        hit = build()
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = hit
+    return hit
 
 
 def release_grid(sd: object) -> np.ndarray:
@@ -175,9 +193,42 @@ def linear_hi_lo(C: np.ndarray, y: np.ndarray, offset: np.ndarray | None = None
     return hi, lo
 
 
+#: Largest ``C.size + y.size`` whose exact sums :func:`_exact_query` keeps (by their bytes).
+_MEMO_VALUES = 1 << 14
+
+
+def _exact_query(C: np.ndarray, y: np.ndarray, offset: np.ndarray | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`linear_hi_lo`, computed once per content of ``(C, y, offset)`` (read-only).
+
+    A release evaluates the same query on every ``sample`` call; the exact sums are a pure
+    function of the float values, so they are kept by the bytes of the inputs themselves
+    (small queries only, so the memo stays small).
+    """
+    C2 = np.atleast_2d(np.asarray(C, dtype=float))
+    y1 = np.asarray(y, dtype=float).ravel()
+    if C2.size + y1.size > _MEMO_VALUES:
+        return linear_hi_lo(C2, y1, offset)
+    off = None if offset is None else np.asarray(offset, dtype=float)
+    key = ("hi-lo", C2.shape, C2.tobytes(), y1.shape, y1.tobytes(),
+           None if off is None else (off.shape, off.tobytes()))
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        hi, lo = linear_hi_lo(C2, y1, off)
+        hi.setflags(write=False)
+        lo.setflags(write=False)
+        return hi, lo
+
+    return _memo(key, build)
+
+
 def _max_abs(x: np.ndarray, k: int | None = None) -> np.ndarray:
     """The largest |x| over every axis but the last (two reductions, no |x| temporary)."""
     k = x.shape[-1] if k is None else k
+    if x.ndim == 1 and x.shape[0] == k:  # one row: its max and -min, without the reshapes
+        return np.maximum(x, -x)
+    if x.ndim == 2 and x.shape[1] == k and x.shape[0]:  # already rows of k
+        return np.maximum(x.max(axis=0), -x.min(axis=0))
     flat = np.broadcast_to(x, x.shape[:-1] + (k,) if x.ndim else (k,)).reshape(-1, k)
     if flat.shape[0] == 0:
         return np.zeros(k)
@@ -233,7 +284,7 @@ def _round_exact(hi: np.ndarray, lo: np.ndarray | None, noise: np.ndarray, grid:
     if lo is not None:
         mag = mag + _max_abs(np.asarray(lo, dtype=float), noise.shape[-1])
     err = mag * 2.0**-50 + 2.0**-1070
-    if not (np.all(np.isfinite(b)) and np.all(err < grid / 8.0)):
+    if not (np.isfinite(b).all() and (err < grid / 8.0).all()):
         raise ValueError("the release is too large for its float-safe grid (float spacing "
                          "near a tenth of the grid): declare a smaller domain bound")
     t = b * inv  # exact scaling by a power of two
@@ -378,6 +429,7 @@ class FloatRelease:
             arr = np.array(getattr(self, name), dtype=float).ravel()
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
+        object.__setattr__(self, "_passed", {})  # check_domain's passing checks, by value
 
     @property
     def k(self) -> int:
@@ -405,7 +457,7 @@ class FloatRelease:
     def round_linear(self, C: np.ndarray, y: np.ndarray, noise: object,
                      offset: np.ndarray | None = None) -> np.ndarray:
         """The rounded release of the exactly evaluated linear query ``C y + offset``."""
-        hi, lo = linear_hi_lo(C, y, offset)
+        hi, lo = _exact_query(C, y, offset)
         return self.round(hi, noise, lo)
 
     def check_domain(self, bound: float, gains: object, *, offset: object | None = None,
@@ -430,6 +482,12 @@ class FloatRelease:
         gains = np.broadcast_to(np.abs(np.asarray(gains, dtype=float)).ravel(), (self.k,))
         off = (np.zeros(self.k) if offset is None else np.broadcast_to(
             np.abs(np.asarray(offset, dtype=float)).ravel(), (self.k,)))
+        # a pure function of the (immutable) grid and sd and of these values: a release
+        # checks the same domain on every sample call, so a passing check is kept
+        key = (what, bound, gains.tobytes(), off.tobytes())
+        passed = self._passed.get(key)
+        if passed is not None:
+            return passed
         top = bound * gains + off + TAIL_SDS * self.sd
         if not np.all(np.isfinite(top)):
             raise ValueError(f"{what} = {bound:g} times the query's gain overflows")
@@ -445,6 +503,8 @@ class FloatRelease:
                 f"where the float spacing {np.spacing(top[k]):.3g} exceeds 2^-{GUARD_BITS} of "
                 f"its release grid {self.grid[k]:.3g} (noise sd {self.sd[k]:.4g}); the largest "
                 f"safe {what} is {max(safe, 0.0):.6g}")
+        if len(self._passed) < 64:
+            self._passed[key] = worst
         return worst
 
 
@@ -466,9 +526,13 @@ def iid_gaussian_release(sd: object) -> FloatRelease:
     :data:`NORMAL_COUPLING` times σ_k, plus the product's rounding ``u σ_k |ẑ|`` (|ẑ| ≤ 12).
     """
     s = as_finite_array("sd", sd).ravel()
-    grid = release_grid(s)
-    rel = np.full(s.shape, NORMAL_COUPLING + 1.01 * _U * _Z_MAX)
-    return FloatRelease(grid, s, _gaussian_tv(s, grid, rel, s.size), "gaussian")
+
+    def build() -> FloatRelease:
+        grid = release_grid(s)
+        rel = np.full(s.shape, NORMAL_COUPLING + 1.01 * _U * _Z_MAX)
+        return FloatRelease(grid, s, _gaussian_tv(s, grid, rel, s.size), "gaussian")
+
+    return _memo(("iid-gaussian", s.shape, s.tobytes()), build)  # frozen, read-only arrays
 
 
 def _product_rel(r: int, depth: int) -> float:
@@ -534,7 +598,11 @@ def laplace_release(scale: object) -> FloatRelease:
     b = as_finite_array("scale", scale).ravel()
     if not np.all(b > 0):
         raise ValueError("scale: every Laplace scale must be > 0")
-    sd = math.sqrt(2.0) * b
-    grid = release_grid(sd)
-    per = 2.0**-48 * (b / grid + 3.0)
-    return FloatRelease(grid, sd, float(np.sum(per)) + b.size * _PER_COORD, "laplace")
+
+    def build() -> FloatRelease:
+        sd = math.sqrt(2.0) * b
+        grid = release_grid(sd)
+        per = 2.0**-48 * (b / grid + 3.0)
+        return FloatRelease(grid, sd, float(np.sum(per)) + b.size * _PER_COORD, "laplace")
+
+    return _memo(("laplace", b.shape, b.tobytes()), build)  # frozen, read-only arrays

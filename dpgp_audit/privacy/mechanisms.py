@@ -27,6 +27,7 @@ from dpgp_audit._validation import (
     check_positive_int,
     check_rng,
 )
+from dpgp_audit.privacy.float_release import _MEMO_VALUES, _memo
 
 __all__ = [
     "exponential_log_probabilities",
@@ -84,12 +85,17 @@ def laplace_noise(scale: float, shape: int | tuple[int, ...],
     return rng.laplace(0.0, scale, _shape(shape))
 
 
-def _exponential_logits(utilities: np.ndarray, epsilon: float, sensitivity: float) -> np.ndarray:
+def _exponential_inputs(utilities: np.ndarray, epsilon: float, sensitivity: float
+                        ) -> tuple[np.ndarray, float, float]:
+    """The exponential mechanism's inputs, checked: utilities (k ≥ 1,), ε, Δu."""
     u = as_finite_array("utilities", utilities, ndim=1)
     if u.size == 0:
         raise ValueError("utilities must hold at least one candidate")
-    epsilon = check_epsilon(epsilon)
-    sensitivity = check_positive_float("sensitivity", sensitivity)
+    return u, check_epsilon(epsilon), check_positive_float("sensitivity", sensitivity)
+
+
+def _exponential_logits(utilities: np.ndarray, epsilon: float, sensitivity: float) -> np.ndarray:
+    u, epsilon, sensitivity = _exponential_inputs(utilities, epsilon, sensitivity)
     # Shift by the maximum before scaling: only differences matter, and they are
     # exact to the rounding of u even when |u| is 1e12.
     return (u - np.max(u)) * (epsilon / (2.0 * sensitivity))
@@ -144,12 +150,22 @@ def exponential_mechanism(utilities: np.ndarray, epsilon: float, sensitivity: fl
     """
     n = check_positive_int("n", n)
     rng = check_rng(rng)
-    p = exponential_probabilities(utilities, epsilon, sensitivity)
-    cdf = np.cumsum(p)
-    # Close the CDF at the last candidate with positive mass so that rounding in
-    # the cumulative sum can neither leave a gap below 1 nor select a zero-mass tail.
-    last = int(np.flatnonzero(p > 0)[-1])
-    cdf[last:] = 1.0
+    u_checked, eps, sens = _exponential_inputs(utilities, epsilon, sensitivity)
+    key = ("exponential-cdf", u_checked.tobytes(), eps, sens)
+
+    def build() -> np.ndarray:
+        p = exponential_probabilities(u_checked, epsilon, sensitivity)
+        cdf = np.cumsum(p)
+        # Close the CDF at the last candidate with positive mass so that rounding in
+        # the cumulative sum can neither leave a gap below 1 nor select a zero-mass tail.
+        last = int(np.flatnonzero(p > 0)[-1])
+        cdf[last:] = 1.0
+        cdf.setflags(write=False)
+        return cdf
+
+    # the CDF is a pure function of the checked values: built once per (u, ε, Δu) (issue
+    # 20 §2: a sampled audit calls this hundreds of times with the same utilities)
+    cdf = _memo(key, build) if u_checked.size <= _MEMO_VALUES else build()
     u = rng.random(n)
     return np.searchsorted(cdf, u, side="right").astype(np.int64, copy=False)
 

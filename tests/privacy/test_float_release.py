@@ -109,6 +109,40 @@ def test_linear_queries_are_evaluated_exactly():
         assert abs(Fraction(hi[k]) + Fraction(lo[k]) - exact) <= abs(exact) * Fraction(2)**-104
 
 
+def test_memoised_releases_and_sums_are_those_computed_afresh_and_cannot_be_altered():
+    # issue 20 §2: a release's grid, τ, exact query sum and passing domain check are kept
+    # by the values of their inputs; each must equal the computation from scratch
+    from dpgp_audit.privacy.float_release import FloatRelease
+
+    sd = np.array([0.7, 3.1])
+    fr = iid_gaussian_release(sd)
+    assert iid_gaussian_release(sd.copy()) is fr
+    fresh = FloatRelease(release_grid(sd), sd, fr.tv, "gaussian")
+    assert np.array_equal(fr.grid, fresh.grid) and np.array_equal(fr.sd, sd)
+    assert not fr.grid.flags.writeable and not fr.sd.flags.writeable
+    assert iid_gaussian_release([0.7, 3.2]).tv != fr.tv or not np.array_equal(
+        iid_gaussian_release([0.7, 3.2]).sd, sd)  # another sd is another release
+    with pytest.raises(ValueError, match="scale"):  # a refusal is never kept
+        laplace_release([0.0])
+    with pytest.raises(ValueError, match="scale"):
+        laplace_release([0.0])
+    rng = np.random.default_rng(4)
+    C, y = rng.normal(size=(2, 7)), rng.normal(size=7)
+    noise = rng.normal(size=(5, 2))
+    hi, lo = linear_hi_lo(C, y)
+    for _ in range(2):  # the second call reads the kept sums
+        assert np.array_equal(fr.round_linear(C, y, noise), fr.round(hi, noise, lo))
+    y2 = y.copy()
+    y2[0] += 1.0  # other targets: other sums
+    hi2, lo2 = linear_hi_lo(C, y2)
+    assert np.array_equal(fr.round_linear(C, y2, noise), fr.round(hi2, noise, lo2))
+    ratio = fr.check_domain(10.0, [1.0, 2.0])
+    assert fr.check_domain(10.0, [1.0, 2.0]) == ratio
+    for _ in range(2):  # a failing check fails every time
+        with pytest.raises(ValueError, match="y_bound"):
+            fr.check_domain(1e30, [1.0, 2.0])
+
+
 # ----------------------------------------------------------------------------- the bounds τ
 def test_total_variation_bounds_are_scale_free_and_add_over_coordinates():
     # τ depends on σ only through σ / Λ, which a power-of-two scale leaves unchanged

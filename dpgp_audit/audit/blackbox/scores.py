@@ -125,6 +125,9 @@ def _row_keys(X: np.ndarray) -> np.ndarray:
     return X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1])))[:, 0]
 
 
+_FEW_KEYS = 8  # CategoricalScore: up to this many float keys are compared one by one
+
+
 @dataclass(frozen=True, eq=False)
 class CategoricalScore:
     """Plug-in log-likelihood ratio of discrete outputs (0 for outcomes unseen when fitting)."""
@@ -136,6 +139,13 @@ class CategoricalScore:
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """Score each row of ``X``."""
         k = _row_keys(X).astype(self.keys.dtype, copy=False)
+        if self.keys.size <= _FEW_KEYS and self.keys.dtype.kind == "f":
+            # a handful of atoms (issue 20 §2): one comparison per key instead of a binary
+            # search per row; the keys are distinct, so a row equals at most one of them
+            out = np.zeros(k.shape)
+            for key, value in zip(self.keys, self.values, strict=True):
+                out[k == key] = value
+            return out
         pos = np.searchsorted(self.keys, k)
         pos = np.minimum(pos, self.keys.size - 1)
         hit = self.keys[pos] == k

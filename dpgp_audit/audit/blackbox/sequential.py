@@ -336,12 +336,31 @@ def _candidate_thresholds(s0: np.ndarray, s1: np.ndarray, c_min: float,
             mids = (uniq[:-1] + uniq[1:]) / 2 if uniq.size > 1 else uniq
             return np.unique(np.concatenate([[uniq[0] - 1.0], mids, [uniq[-1] + 1.0]]))
     m = s0.size + s1.size
-    masses = np.geomspace(max(c_min, 1.0 / m), 0.5, size)
-    q = np.concatenate([masses, 1.0 - masses])
-    ranks = np.clip(np.ceil(q * m).astype(np.int64) - 1, 0, m - 1)  # inverted CDF
+    ranks = _threshold_ranks(max(c_min, 1.0 / m), m, size)
     if m <= _MERGE_MAX:  # small samples: merging is cheaper than the binary search
         return np.unique(np.sort(np.concatenate([s0, s1]))[ranks])
     return np.unique(_kth_of_two(s0, s1, ranks))
+
+
+def _threshold_ranks(start: float, m: int, size: int) -> np.ndarray:
+    """0-based pooled ranks of the inverted-CDF quantiles at tail masses ``start`` .. ½, both tails.
+
+    A pure function of its arguments, computed once per round size (issue 20 §2), read-only.
+    """
+    key = (start, m, size)
+    hit = _RANK_CACHE.get(key)
+    if hit is None:
+        masses = np.geomspace(start, 0.5, size)
+        q = np.concatenate([masses, 1.0 - masses])
+        hit = np.clip(np.ceil(q * m).astype(np.int64) - 1, 0, m - 1)  # inverted CDF
+        hit.setflags(write=False)
+        if len(_RANK_CACHE) >= 256:
+            _RANK_CACHE.clear()
+        _RANK_CACHE[key] = hit
+    return hit
+
+
+_RANK_CACHE: dict = {}
 
 
 def _kth_of_two(a: np.ndarray, b: np.ndarray, ranks: np.ndarray) -> np.ndarray:
@@ -354,17 +373,19 @@ def _kth_of_two(a: np.ndarray, b: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     take = ranks + 1  # values taken from the union
     lo = np.maximum(0, take - nb)
     hi = np.minimum(take, na)
-    # np.minimum/np.maximum instead of np.clip: the same indices, without clip's overhead
     ia_max, ib_max = max(na - 1, 0), max(nb - 1, 0)
+    last = take - 1
     open_ = lo < hi
     while open_.any():
-        i = (lo + hi) // 2
-        j = take - i
-        # too few from a if a[i] < b[j - 1] (more of a belongs to the first take values)
-        more = open_ & (i < na) & (j > 0)
-        more &= a[np.minimum(i, ia_max)] < b[np.minimum(np.maximum(j - 1, 0), ib_max)]
+        i = (lo + hi) >> 1
+        # too few from a if a[i] < b[j - 1], j = take - i (more of a belongs to the first
+        # take values). Where the search is open, lo <= i < hi <= min(take, na) and
+        # i >= take - nb, so 0 <= i < na and 0 <= j - 1 < nb: no index needs a clamp there;
+        # elsewhere the comparison is masked (an index of -1 or na is only read, clamped)
+        more = a[np.minimum(i, ia_max)] < b[np.minimum(last - i, ib_max)]
+        more &= open_
         lo = np.where(more, i + 1, lo)
-        hi = np.where(more | ~open_, hi, i)
+        hi = np.where(open_ & ~more, i, hi)
         open_ = lo < hi
     i, j = lo, take - lo
     from_a = np.where(i > 0, a[np.minimum(np.maximum(i - 1, 0), ia_max)], -np.inf)
@@ -646,6 +667,31 @@ def _growth(p1: np.ndarray | float, p0: np.ndarray | float, logs: tuple) -> np.n
             + p1 * p0 * l11 + (1 - p1) * (1 - p0) * l00)
 
 
+def _growth_inplace(p1: np.ndarray | float, p0: np.ndarray | float,
+                    logs: tuple) -> np.ndarray:
+    """:func:`_growth`, its sums taken in place (issue 20 §2).
+
+    The same operations on every element in the same order, so the same values to the last
+    bit; the first product must already have the full broadcast shape.
+    """
+    l10, l01, l11, l00 = logs
+    q1, q0 = 1 - p1, 1 - p0
+    out = (p1 * q0) * l10
+    out += (p0 * q1) * l01
+    out += (p1 * p0) * l11
+    out += (q1 * q0) * l00
+    return out
+
+
+def _max_growth(p1: np.ndarray, p0: np.ndarray, logs: tuple) -> np.ndarray:
+    """``_growth(p1[:, None], p0[:, None], logs).max(axis=1)`` for 1-D rates (issue 20 §2).
+
+    Laid out with the bet fractions first, so that the maximum runs across long rows instead
+    of along short ones (the values are those of :func:`_growth`).
+    """
+    return _growth_inplace(p1, p0, tuple(lg[:, None] for lg in logs)).max(axis=0)
+
+
 def _select_events(s0: np.ndarray, s1: np.ndarray, eps_c: float,
                    delta: float) -> list[dict]:
     """The best threshold of every tail × order on sorted past scores, best first.
@@ -676,8 +722,8 @@ def _select_events(s0: np.ndarray, s1: np.ndarray, eps_c: float,
             else:
                 specs.append((tail, direction, k0, k1, lo_all[i0], hi_all[i1]))
     # the growth itself under the cheap bounds, on a coarse grid of bet fractions
-    proxies = _growth(np.stack([s[4] for s in specs])[:, :, None],
-                      np.stack([s[5] for s in specs])[:, :, None], coarse).max(axis=2)
+    proxies = _max_growth(np.concatenate([s[4] for s in specs]),
+                          np.concatenate([s[5] for s in specs]), coarse).reshape(len(specs), -1)
     combos, tops, nums, dens = [], [], [], []
     for (tail, direction, kn, kd, _, _), proxy in zip(specs, proxies, strict=True):
         sep = (kn - kd) / nf
@@ -689,10 +735,12 @@ def _select_events(s0: np.ndarray, s1: np.ndarray, eps_c: float,
     # the exact pessimistic rates and growth of every short-listed event, in one call each
     sizes = [t.size for t in tops]
     # Clopper-Pearson at the fitting level, unchecked: the counts are valid by construction
-    p_num = cp_lower_raw(np.concatenate(nums).astype(float), float(nf), _FIT_LEVEL)
-    p_den = cp_upper_raw(np.concatenate(dens).astype(float), float(nf), _FIT_LEVEL)
-    g_all = _growth(p_num[:, None], p_den[:, None],
-                    _growth_logs(eps_c, delta, BET_FRACTIONS)).max(axis=1)
+    # (elementwise, so on the distinct counts only: about a third of them, issue 20 §2)
+    k_num, i_num = np.unique(np.concatenate(nums).astype(float), return_inverse=True)
+    k_den, i_den = np.unique(np.concatenate(dens).astype(float), return_inverse=True)
+    p_num = cp_lower_raw(k_num, float(nf), _FIT_LEVEL)[i_num.ravel()]
+    p_den = cp_upper_raw(k_den, float(nf), _FIT_LEVEL)[i_den.ravel()]
+    g_all = _max_growth(p_num, p_den, _growth_logs(eps_c, delta, BET_FRACTIONS))
     out = []
     start = 0
     for (tail, direction, sep), top, m in zip(combos, tops, sizes, strict=True):
@@ -723,7 +771,7 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
     for ev in events[:tests]:
         c = {k: v for k, v in ev.items() if k != "_p"}
         pn_c, pd_c = ev["_p"]
-        gu = _growth(pn_c, pd_c, logs)
+        gu = _growth_inplace(pn_c, pd_c, logs)
         best = gu.argmax(axis=1)
         c["u"] = np.where(gu[np.arange(grid.size), best] > 0, BET_FRACTIONS[best], 0.0)
         out.append(c)

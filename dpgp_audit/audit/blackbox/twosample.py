@@ -93,10 +93,22 @@ def smooth(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def tail_counts(s: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """#{s > t} and #{s < t} for each threshold t, ``s`` sorted."""
-    above = s.size - np.searchsorted(s, t, side="right")
+    """#{s > t} and #{s < t} for each threshold t, ``s`` sorted.
+
+    One binary search per threshold: ``#{s <= t}`` equals ``#{s < t}`` unless ``s`` holds
+    ``t`` itself, and only those thresholds are searched again (issue 20 §2; on large
+    sorted samples the searches are most of the cost).
+    """
+    t = np.asarray(t)
     below = np.searchsorted(s, t, side="left")
-    return above, below
+    if t.ndim == 0 or s.size == 0:
+        return s.size - np.searchsorted(s, t, side="right"), below
+    right = below.copy()
+    # s[below] > t (or below = size) leaves nothing equal to t; otherwise search again
+    again = ~(s[np.minimum(below, s.size - 1)] > t) & (below < s.size)
+    if again.any():
+        right[again] = np.searchsorted(s, t[again], side="right")
+    return s.size - right, below
 
 
 def tail_rates(counts: dict[str, np.ndarray], tail: str) -> tuple[np.ndarray, np.ndarray]:

@@ -21,3 +21,20 @@ def test_normaltest_pvalues_equal_scipy(law, n):
     M = np.round(rng.normal(size=(n, 3)) * 4) / 4 if law == "rounded" else draw[law](size=(n, 3))
     want = stats.normaltest(M, axis=0).pvalue
     np.testing.assert_allclose(normaltest_pvalues(M), want, rtol=1e-9, atol=1e-300)
+
+
+@pytest.mark.parametrize("n_keys", [1, 3, 8, 9, 40])
+def test_categorical_score_is_the_fitted_log_ratio_of_each_outcome_and_zero_elsewhere(n_keys):
+    # few keys are compared one by one, many are binary-searched (issue 20 §2): both must
+    # give each row its outcome's value, -0.0 and 0.0 being one outcome, unseen ones 0
+    from dpgp_audit.audit.blackbox.scores import CategoricalScore
+
+    rng = np.random.default_rng(n_keys)
+    keys = np.arange(n_keys, dtype=float) - n_keys // 2
+    values = rng.normal(size=n_keys)
+    score = CategoricalScore(keys=keys, values=values)
+    X = rng.integers(-n_keys, n_keys + 1, size=(500, 1)).astype(float)
+    X[:5, 0] = -0.0
+    table = {float(k): float(v) for k, v in zip(keys, values, strict=True)}
+    expected = [table.get(float(x), 0.0) for x in X[:, 0]]
+    assert score(X).tolist() == expected

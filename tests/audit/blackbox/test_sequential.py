@@ -46,6 +46,46 @@ def _power_of_false_alarm_check(runs: int, alpha: float, true_rate: float) -> fl
 
 
 # ----------------------------------------------------------------------------- wealth arithmetic
+@pytest.mark.parametrize("kind", ["continuous", "ties", "unequal"])
+def test_pooled_quantiles_of_two_sorted_samples_are_those_of_their_merge(kind):
+    # issue 20 §2: the binary search must give the merge's values, ties and ends included
+    from dpgp_audit.audit.blackbox.sequential import _kth_of_two
+
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        na, nb = rng.integers(1, 3000, size=2) if kind == "unequal" else (2048, 2048)
+        if kind == "ties":
+            a, b = rng.integers(0, 9, na).astype(float), rng.integers(3, 12, nb).astype(float)
+        else:
+            a, b = rng.normal(size=na), rng.normal(0.3, 2.0, size=nb)
+        a, b = np.sort(a), np.sort(b)
+        ranks = np.concatenate([[0, na + nb - 1], rng.integers(0, na + nb, 60)])
+        assert np.array_equal(_kth_of_two(a, b, ranks), np.sort(np.concatenate([a, b]))[ranks])
+
+
+def test_in_place_growth_is_the_growth_to_the_last_bit():
+    # the event choice compares growths exactly: the faster forms must not move a bit
+    from dpgp_audit.audit.blackbox.sequential import (
+        BET_FRACTIONS,
+        _growth,
+        _growth_inplace,
+        _growth_logs,
+        _max_growth,
+    )
+
+    rng = np.random.default_rng(12)
+    p1, p0 = rng.random(300), rng.random(300)
+    logs = _growth_logs(1.3, 1e-5, BET_FRACTIONS)
+    assert np.array_equal(_max_growth(p1, p0, logs),
+                          _growth(p1[:, None], p0[:, None], logs).max(axis=1))
+    grid_logs = _growth_logs(epsilon_grid(1.0)[:, None], 1e-5, BET_FRACTIONS[None, :])
+    assert np.array_equal(_growth_inplace(0.31, 0.07, grid_logs),
+                          _growth(0.31, 0.07, grid_logs))
+    assert np.array_equal(_growth(0.31, 0.07, grid_logs),
+                          expected_log_growth(0.31, 0.07, BET_FRACTIONS[None, :],
+                                              epsilon_grid(1.0)[:, None], 1e-5))
+
+
 
 
 def test_log_wealth_matches_a_naive_product_over_draws():

@@ -66,3 +66,17 @@ def test_A3_prescient_reference_takes_its_event_from_the_laws(shift):
         x0, x1 = rng.standard_normal(2000), rng.normal(shift, 1.0, 2000)
         presc = prescient_epsilon(x0, x1, sf0, sf1, grid, 0.0, 0.05)
         assert 0.3 < presc <= hindsight_epsilon(x0, x1, 0.0, 0.05) + 1e-12
+
+
+def test_tail_counts_are_the_strict_counts_above_and_below_ties_included():
+    # issue 20 §2: one binary search per threshold, a second only where a score equals it
+    from dpgp_audit.audit.blackbox.twosample import tail_counts
+
+    rng = np.random.default_rng(21)
+    for trial in range(200):
+        n = int(rng.integers(0, 400))
+        s = np.sort(rng.normal(size=n) if trial % 2 else rng.integers(-3, 4, n).astype(float))
+        t = np.sort(np.concatenate([rng.normal(size=30), np.arange(-4.0, 5.0)]))
+        above, below = tail_counts(s, t)
+        assert np.array_equal(above, (s[:, None] > t[None, :]).sum(axis=0))
+        assert np.array_equal(below, (s[:, None] < t[None, :]).sum(axis=0))
