@@ -51,6 +51,7 @@ __all__ = [
     "FLOAT_DELTA_SHARE",
     "GRID_BITS",
     "GUARD_BITS",
+    "MEMO_MAX_VALUES",
     "NORMAL_COUPLING",
     "NORMAL_LAW_TV",
     "TAIL_SDS",
@@ -59,6 +60,7 @@ __all__ = [
     "float_safe_release",
     "factored_gaussian_release",
     "gaussian_release",
+    "memo_by_value",
     "gaussian_tv_bound",
     "iid_gaussian_release",
     "decode_laplace_exact_uniform",
@@ -104,7 +106,7 @@ _T = TypeVar("_T")
 _MEMO_SIZE = 256
 
 
-def _memo(key: tuple, build: Callable[[], _T]) -> _T:
+def memo_by_value(key: tuple, build: Callable[[], _T]) -> _T:
     """``build()`` once per ``key`` (a tuple of immutable values; bounded, cleared when full)."""
     hit = _MEMO.get(key)
     if hit is None:
@@ -193,8 +195,9 @@ def linear_hi_lo(C: np.ndarray, y: np.ndarray, offset: np.ndarray | None = None
     return hi, lo
 
 
-#: Largest ``C.size + y.size`` whose exact sums :func:`_exact_query` keeps (by their bytes).
-_MEMO_VALUES = 1 << 14
+#: Largest input size (values) whose results are kept by value: ``C.size + y.size`` for
+#: :func:`_exact_query`, the utilities for the exponential mechanism's CDF.
+MEMO_MAX_VALUES = 1 << 14
 
 
 def _exact_query(C: np.ndarray, y: np.ndarray, offset: np.ndarray | None
@@ -207,7 +210,7 @@ def _exact_query(C: np.ndarray, y: np.ndarray, offset: np.ndarray | None
     """
     C2 = np.atleast_2d(np.asarray(C, dtype=float))
     y1 = np.asarray(y, dtype=float).ravel()
-    if C2.size + y1.size > _MEMO_VALUES:
+    if C2.size + y1.size > MEMO_MAX_VALUES:
         return linear_hi_lo(C2, y1, offset)
     off = None if offset is None else np.asarray(offset, dtype=float)
     key = ("hi-lo", C2.shape, C2.tobytes(), y1.shape, y1.tobytes(),
@@ -219,7 +222,7 @@ def _exact_query(C: np.ndarray, y: np.ndarray, offset: np.ndarray | None
         lo.setflags(write=False)
         return hi, lo
 
-    return _memo(key, build)
+    return memo_by_value(key, build)
 
 
 def _max_abs(x: np.ndarray, k: int | None = None) -> np.ndarray:
@@ -532,7 +535,7 @@ def iid_gaussian_release(sd: object) -> FloatRelease:
         rel = np.full(s.shape, NORMAL_COUPLING + 1.01 * _U * _Z_MAX)
         return FloatRelease(grid, s, _gaussian_tv(s, grid, rel, s.size), "gaussian")
 
-    return _memo(("iid-gaussian", s.shape, s.tobytes()), build)  # frozen, read-only arrays
+    return memo_by_value(("iid-gaussian", s.shape, s.tobytes()), build)  # frozen, read-only arrays
 
 
 def _product_rel(r: int, depth: int) -> float:
@@ -605,4 +608,4 @@ def laplace_release(scale: object) -> FloatRelease:
         per = 2.0**-48 * (b / grid + 3.0)
         return FloatRelease(grid, sd, float(np.sum(per)) + b.size * _PER_COORD, "laplace")
 
-    return _memo(("laplace", b.shape, b.tobytes()), build)  # frozen, read-only arrays
+    return memo_by_value(("laplace", b.shape, b.tobytes()), build)  # frozen, read-only arrays

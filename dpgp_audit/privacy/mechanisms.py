@@ -27,7 +27,7 @@ from dpgp_audit._validation import (
     check_positive_int,
     check_rng,
 )
-from dpgp_audit.privacy.float_release import _MEMO_VALUES, _memo
+from dpgp_audit.privacy.float_release import MEMO_MAX_VALUES, memo_by_value
 
 __all__ = [
     "exponential_log_probabilities",
@@ -165,7 +165,7 @@ def exponential_mechanism(utilities: np.ndarray, epsilon: float, sensitivity: fl
 
     # the CDF is a pure function of the checked values: built once per (u, ε, Δu) (issue
     # 20 §2: a sampled audit calls this hundreds of times with the same utilities)
-    cdf = _memo(key, build) if u_checked.size <= _MEMO_VALUES else build()
+    cdf = memo_by_value(key, build) if u_checked.size <= MEMO_MAX_VALUES else build()
     u = rng.random(n)
     return np.searchsorted(cdf, u, side="right").astype(np.int64, copy=False)
 
