@@ -126,6 +126,26 @@ def _row_keys(X: np.ndarray) -> np.ndarray:
 
 
 _FEW_KEYS = 8  # CategoricalScore: up to this many float keys are compared one by one
+_TABLE_SPAN = 4096  # ... and integer-valued float keys within this span are looked up by index
+
+
+def _integer_table(keys: np.ndarray, values: np.ndarray) -> tuple | None:
+    """``(lo, hi, slot keys, slot values)`` for float keys that are integers within a short span.
+
+    Slot ``j`` stands for the integer ``lo + j``: its key (NaN where no key is that integer)
+    and its value (0 there). ``None`` where the keys are not such integers.
+    """
+    if keys.dtype.kind != "f" or keys.size == 0 or not np.all(np.isfinite(keys)):
+        return None
+    lo, hi = float(keys.min()), float(keys.max())
+    if not np.all(keys == np.floor(keys)) or hi - lo > _TABLE_SPAN or \
+            max(abs(lo), abs(hi)) > 2.0**52:
+        return None
+    pos = (keys - lo).astype(np.intp)
+    slot_keys = np.full(int(hi - lo) + 1, np.nan)
+    slot_values = np.zeros(int(hi - lo) + 1)
+    slot_keys[pos], slot_values[pos] = keys, values
+    return lo, hi, slot_keys, slot_values
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,6 +159,17 @@ class CategoricalScore:
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """Score each row of ``X``."""
         k = _row_keys(X).astype(self.keys.dtype, copy=False)
+        table = self._table()
+        if table is not None:
+            # integer outcomes (an index, a count; issue 20 §2): the slot of each row's
+            # integer part within [lo, hi], kept only where the slot's key equals the row
+            # (NaN rows go to slot 0 and match nothing), so the value is the same
+            lo, hi, slot_keys, slot_values = table
+            pos = np.fmin(np.fmax(k, lo), hi).astype(np.intp)
+            pos -= int(lo)
+            out = slot_values.take(pos)
+            out[slot_keys.take(pos) != k] = 0.0
+            return out
         if self.keys.size <= _FEW_KEYS and self.keys.dtype.kind == "f":
             # a handful of atoms (issue 20 §2): one comparison per key instead of a binary
             # search per row; the keys are distinct, so a row equals at most one of them
@@ -150,6 +181,12 @@ class CategoricalScore:
         pos = np.minimum(pos, self.keys.size - 1)
         hit = self.keys[pos] == k
         return np.where(hit, self.values[pos], 0.0)
+
+    def _table(self) -> tuple | None:
+        """:func:`_integer_table` of the keys (built once)."""
+        if "_slots" not in self.__dict__:
+            object.__setattr__(self, "_slots", _integer_table(self.keys, self.values))
+        return self.__dict__["_slots"]
 
 
 def fit_categorical(X0: np.ndarray, X1: np.ndarray) -> CategoricalScore:

@@ -38,3 +38,26 @@ def test_categorical_score_is_the_fitted_log_ratio_of_each_outcome_and_zero_else
     table = {float(k): float(v) for k, v in zip(keys, values, strict=True)}
     expected = [table.get(float(x), 0.0) for x in X[:, 0]]
     assert score(X).tolist() == expected
+
+
+@pytest.mark.parametrize("keys", [[0.0, 1.0, 2.0, 3.0, 4.0], [-3.0, 0.0, 7.0], [5.0],
+                                  list(range(-20, 20)), [-0.0, 2.0], [0.0, 4096.0],
+                                  [0.0, 4097.0], [0.5, 1.0, 2.0], [1e300, 2e300]])
+def test_categorical_score_integer_outcomes_by_slot_equal_a_lookup_table(keys):
+    # integer-valued keys within a short span are looked up by slot (issue 20 §2); every row
+    # must still get exactly its outcome's value: non-integers, values outside the span,
+    # -0.0 against 0.0, infinities and NaN included (unseen outcomes score 0)
+    from dpgp_audit.audit.blackbox.scores import CategoricalScore
+
+    rng = np.random.default_rng(len(keys))
+    keys = np.asarray(keys, dtype=float)
+    values = rng.normal(size=keys.size)
+    score = CategoricalScore(keys=keys, values=values)
+    x = np.concatenate([rng.choice(keys, 300), rng.integers(-30, 30, 300).astype(float),
+                        rng.choice(keys, 50) + 0.5, rng.choice(keys, 50) - 0.25,
+                        [-0.0, 0.0, np.nan, np.inf, -np.inf, 1e300, -1e300, 4096.0, 4097.0]])
+    table = {float(k): float(v) for k, v in zip(keys, values, strict=True)}
+    expected = [table.get(float(v), 0.0) for v in x]  # NaN is in no key: 0
+    got = score(x[:, None])
+    assert got.dtype == np.float64 and got.shape == x.shape
+    assert got.tolist() == expected
