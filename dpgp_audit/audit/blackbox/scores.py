@@ -569,9 +569,109 @@ class ClassifierScore:
     name: str = "classifier (gradient-boosted trees, log-odds)"
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        """Score each row of ``X``."""
+        """Score each row of ``X``.
+
+        The trees are read from tables of their cells (:func:`_tree_tables`, issue 20 §2:
+        scikit-learn's per-row traversal was most of an audit whose classifier won) and
+        summed in scikit-learn's order, so the values are its ``decision_function``'s;
+        inputs with NaN (sent along the trees' missing-value branches), without rows or of
+        the wrong width go to scikit-learn itself.
+        """
         X = np.asarray(X, dtype=float).reshape(X.shape[0], -1)
+        if "_tables" not in self.__dict__:
+            object.__setattr__(self, "_tables", _tree_tables(self.model))
+        tables = self.__dict__["_tables"]
+        if tables is not None and X.shape[0] and X.shape[1] == len(tables[1]) and \
+                not np.isnan(X).any():
+            return _tree_decision(tables, X)
         return np.asarray(self.model.decision_function(X), dtype=float)  # type: ignore
+
+
+_TREE_TABLE_CELLS = 1 << 16  # cells per tree above which a tree is traversed by scikit-learn
+
+
+def _tree_tables(model: object) -> tuple | None:
+    """Each tree of a fitted binary ``HistGradientBoostingClassifier`` as a table of its cells.
+
+    A tree's numerical split sends ``x`` left iff ``x <= t`` (NaN aside), so every row
+    whose coordinates have the same count of the tree's thresholds below them, feature by
+    feature, reaches the same leaf: the tree is a table over those cells, filled by
+    scikit-learn's own predictor on one point of each cell (the threshold itself; past
+    the last one, the next float). A row's count for a tree is read from its count among
+    the thresholds of all trees (one binary search per feature) through a cumulative map.
+    Returns ``(baseline, thresholds per feature, trees)`` or ``None`` when the model is
+    not of that form (categorical splits, several trees per iteration, private
+    attributes missing); a tree with over :data:`_TREE_TABLE_CELLS` cells is kept as is.
+    """
+    try:
+        trees = [it[0] for it in model._predictors]  # type: ignore[attr-defined]
+        per_iteration = int(model.n_trees_per_iteration_)  # type: ignore[attr-defined]
+        base = np.asarray(model._baseline_prediction, dtype=float)  # type: ignore[attr-defined]
+        known, f_idx_map = model._bin_mapper.make_known_categories_bitsets()  # type: ignore
+        dim = int(model.n_features_in_)  # type: ignore[attr-defined]
+        splits = [t.nodes[t.nodes["is_leaf"] == 0] for t in trees]
+    except (AttributeError, TypeError, ValueError, IndexError, KeyError):
+        return None
+    if per_iteration != 1 or base.size != 1 or \
+            any(len(it) != 1 for it in model._predictors):  # type: ignore[attr-defined]
+        return None
+    for sp in splits:
+        if np.any(sp["is_categorical"]) or np.any(np.isnan(sp["num_threshold"])):
+            return None
+    union = [np.unique(np.concatenate([sp["num_threshold"][sp["feature_idx"] == f]
+                                       for sp in splits] + [np.empty(0)]))
+             for f in range(dim)]
+    out = []
+    for tree, sp in zip(trees, splits, strict=True):
+        feats = sorted({int(f) for f in sp["feature_idx"]})
+        thr = [np.unique(sp["num_threshold"][sp["feature_idx"] == f]) for f in feats]
+        sizes = [t.size + 1 for t in thr]
+        if math.prod(sizes) > _TREE_TABLE_CELLS:
+            out.append(("tree", tree))
+            continue
+        points = [np.append(t, np.nextafter(t[-1], np.inf)) for t in thr]
+        R = np.zeros((math.prod(sizes), dim))
+        if feats:
+            grid = np.meshgrid(*points, indexing="ij")
+            for f, g in zip(feats, grid, strict=True):
+                R[:, f] = g.ravel()
+        values = tree.predict(R, known, f_idx_map, 1)
+        maps = []
+        stride = math.prod(sizes)
+        for f, t, size in zip(feats, thr, sizes, strict=True):
+            stride //= size
+            below = np.concatenate([[0], np.cumsum(np.isin(union[f], t))])
+            maps.append((f, (below * stride).astype(np.intp)))
+        out.append(("table", maps, values))
+    return float(base.ravel()[0]), union, out, (known, f_idx_map)
+
+
+def _tree_decision(tables: tuple, X: np.ndarray) -> np.ndarray:
+    """``decision_function`` of the model of :func:`_tree_tables` on finite or infinite rows.
+
+    The sum starts at zero plus the baseline and adds the trees in order, as scikit-learn's
+    ``_raw_predict`` does, so it is the same to the last bit.
+    """
+    base, union, trees, (known, f_idx_map) = tables
+    counts = {}
+    out = np.zeros(X.shape[0])
+    out += base
+    for tree in trees:
+        if tree[0] == "tree":
+            out += tree[1].predict(X, known, f_idx_map, 1)
+            continue
+        _, maps, values = tree
+        if not maps:
+            out += values.take(np.zeros(X.shape[0], dtype=np.intp))
+            continue
+        for f, _ in maps:
+            if f not in counts:
+                counts[f] = np.searchsorted(union[f], X[:, f], side="left")
+        cell = maps[0][1].take(counts[maps[0][0]])
+        for f, m in maps[1:]:
+            cell += m.take(counts[f])
+        out += values.take(cell)
+    return out
 
 
 def fit_classifier(X0: np.ndarray, X1: np.ndarray, rng: np.random.Generator, *,

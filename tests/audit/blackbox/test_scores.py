@@ -61,3 +61,34 @@ def test_categorical_score_integer_outcomes_by_slot_equal_a_lookup_table(keys):
     got = score(x[:, None])
     assert got.dtype == np.float64 and got.shape == x.shape
     assert got.tolist() == expected
+
+
+@pytest.mark.parametrize(("dim", "cells"), [(1, None), (5, None), (16, None), (5, 8)])
+def test_classifier_score_from_tree_tables_is_scikit_learns_decision_function(
+        dim, cells, monkeypatch):
+    # issue 20 §2: the boosted trees are read from tables of their cells; the scores must be
+    # scikit-learn's decision_function to the last bit, on rows at the split thresholds
+    # themselves, just past them, at +-inf, and with NaN (scikit-learn's missing branch);
+    # cells=8 forces most trees back to scikit-learn's traversal, mixed with tables
+    from dpgp_audit.audit.blackbox import scores as sc
+
+    if cells is not None:
+        monkeypatch.setattr(sc, "_TREE_TABLE_CELLS", cells)
+    rng = np.random.default_rng(dim)
+    X0 = np.round(rng.laplace(size=(1024, dim)) * 16) / 16
+    X1 = rng.laplace(size=(1024, dim)) + 0.4
+    clf = sc.fit_classifier(X0, X1, rng, **sc.LIGHT_CLASSIFIER)
+    assert clf is not None
+    thr = np.concatenate([t.nodes["num_threshold"][t.nodes["is_leaf"] == 0]
+                          for (t,) in clf.model._predictors])
+    X = rng.laplace(size=(3000, dim)) * 1.5
+    X[:1000] = X0[:1000]
+    X[1000:1400, 0] = rng.choice(thr, 400)
+    X[1400:1800, -1] = np.nextafter(rng.choice(thr, 400), np.inf)
+    X[1800, 0], X[1801, -1] = np.inf, -np.inf
+    want = np.asarray(clf.model.decision_function(X), dtype=float)
+    got = clf(X)
+    assert sc._tree_tables(clf.model) is not None
+    assert got.dtype == np.float64 and got.tolist() == want.tolist()
+    X[5, 0] = np.nan
+    assert clf(X).tolist() == np.asarray(clf.model.decision_function(X)).tolist()
