@@ -449,6 +449,33 @@ _KDE_GRID = 1024
 EXTRA_RAW_ROWS = 20_000  # raw rows per side for learned candidates beside a fixed score
 
 
+_HASH_MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                              0xD6E8FEB86659FD93], dtype=np.uint64)  # odd: bijective mod 2^64
+
+
+def _rows_distinct(X0: np.ndarray, X1: np.ndarray) -> bool:
+    """True only when no two rows of ``X0`` and ``X1`` together have the same bytes.
+
+    Rows of two or more 8-byte values (their keys are their bytes) get a 64-bit hash;
+    equal rows have equal hashes, so distinct hashes prove distinct rows (issue 20 §2: a
+    sort of integers instead of a sort of row bytes). ``False`` means "not shown": equal
+    hashes, or rows this does not cover (scalars, whose keys are compared as floats).
+    """
+    rows = [np.ascontiguousarray(np.asarray(X).reshape(X.shape[0], -1)) for X in (X0, X1)]
+    if rows[0].shape[1] < 2 or rows[0].shape[1] != rows[1].shape[1] or \
+            any(R.dtype.itemsize != 8 or R.dtype.kind not in "fiu" for R in rows):
+        return False
+    words = np.concatenate([R.view(np.uint64) for R in rows])
+    h = np.zeros(words.shape[0], dtype=np.uint64)
+    for j in range(words.shape[1]):
+        w = words[:, j]
+        h ^= w ^ (w >> np.uint64(29))
+        h *= _HASH_MULTIPLIERS[j % _HASH_MULTIPLIERS.size]
+        h ^= h >> np.uint64(32)
+    h.sort()
+    return not np.any(h[1:] == h[:-1])
+
+
 def fit_atoms(X0: np.ndarray, X1: np.ndarray,
               min_count: int = ATOM_MIN_COUNT) -> CategoricalScore | None:
     """Categorical log-ratio restricted to *atoms*: output rows seen ≥ ``min_count`` times.
@@ -464,6 +491,8 @@ def fit_atoms(X0: np.ndarray, X1: np.ndarray,
                             np.asarray(X1).reshape(X1.shape[0], -1)[:, 0]])
     if min_count >= 2 and np.unique(first).size == first.size:
         return None  # no two rows share even their first value: no atom (and no row sort)
+    if min_count >= 2 and _rows_distinct(X0, X1):
+        return None  # no two rows share their bytes: no atom (without the sort of rows)
     k0, k1 = _row_keys(X0), _row_keys(X1)
     keys, inv, counts = np.unique(np.concatenate([k0, k1]), return_inverse=True,
                                   return_counts=True)

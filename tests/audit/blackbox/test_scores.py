@@ -92,3 +92,52 @@ def test_classifier_score_from_tree_tables_is_scikit_learns_decision_function(
     assert got.dtype == np.float64 and got.tolist() == want.tolist()
     X[5, 0] = np.nan
     assert clf(X).tolist() == np.asarray(clf.model.decision_function(X)).tolist()
+
+
+@pytest.mark.parametrize("case", ["distinct", "one copy", "many atoms", "signed zero", "ints",
+                                  "scalar"])
+def test_fit_atoms_with_the_row_hash_shortcut_equals_a_count_of_row_bytes(case):
+    # issue 20 §2: distinct row hashes prove distinct rows and skip the sort of row bytes;
+    # the atoms found (or None) must be those of counting each row's bytes directly
+    from collections import Counter
+
+    from dpgp_audit.audit.blackbox.scores import _rows_distinct, fit_atoms
+
+    rng = np.random.default_rng(len(case))
+    dim = 1 if case == "scalar" else 4
+    X0 = np.round(rng.normal(size=(3000, dim)) * 50) / 50  # first values repeat
+    X1 = np.round(rng.normal(size=(2500, dim)) * 50) / 50 + 0.01
+    if case == "one copy":
+        X1[7] = X0[3]
+    elif case == "many atoms":
+        X0[::10] = X0[0]
+        X1[::7] = X0[0]
+        X1[1::9] = X1[1]
+    elif case == "signed zero":  # bytes differ: not one outcome for row keys
+        X0[0], X1[0] = 0.0, -0.0
+    elif case == "ints":
+        X0 = rng.integers(0, 3, size=(3000, dim)).astype(np.int64)
+        X1 = rng.integers(0, 3, size=(2500, dim)).astype(np.int64)
+    elif case == "scalar":
+        X0 = np.round(rng.normal(size=(3000, 1)) * 1e6) / 1e6
+        X1 = np.round(rng.normal(size=(2500, 1)) * 1e6) / 1e6
+        X1[4] = X0[9]
+    n0 = Counter(r.tobytes() for r in np.ascontiguousarray(X0))
+    n1 = Counter(r.tobytes() for r in np.ascontiguousarray(X1))
+    atoms = {k for k in n0.keys() | n1.keys() if n0[k] + n1[k] >= 2}
+    if dim > 1:  # these rows are few enough for the hashes of distinct rows to differ
+        assert _rows_distinct(X0, X1) == (not atoms)
+    score = fit_atoms(X0, X1)
+    if not atoms:
+        assert score is None
+        return
+    assert score is not None
+    if dim == 1:
+        assert sorted(score.keys.tolist()) == sorted(np.frombuffer(k).item() for k in atoms)
+        return
+    got = {k.tobytes(): v for k, v in zip(score.keys, score.values, strict=True)}
+    want = {k: np.log((n1[k] + 0.5) / (n0[k] + 0.5)) - np.log(X1.shape[0] / X0.shape[0])
+            for k in atoms}
+    assert got.keys() == want.keys()
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, rel=1e-12, abs=1e-12)
