@@ -129,19 +129,34 @@ _FEW_KEYS = 8  # CategoricalScore: up to this many float keys are compared one b
 _TABLE_SPAN = 4096  # ... and integer-valued float keys within this span are looked up by index
 
 
+def _integer_span(k: np.ndarray) -> tuple[float, float] | None:
+    """``(min, max)`` of a 1-D float64 array of integers spanning at most :data:`_TABLE_SPAN`.
+
+    ``None`` for anything else (NaN, infinities, fractions, a wider span, other dtypes):
+    then ``k - min`` is exact and indexes ``max - min + 1`` slots.
+    """
+    if k.dtype != np.float64 or k.ndim != 1 or k.size == 0:
+        return None
+    lo, hi = float(k.min()), float(k.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo > _TABLE_SPAN or \
+            max(abs(lo), abs(hi)) > 2.0**52 or not np.all(k == np.floor(k)):
+        return None
+    return lo, hi
+
+
 def _integer_table(keys: np.ndarray, values: np.ndarray) -> tuple | None:
     """``(lo, hi, slot keys, slot values)`` for float keys that are integers within a short span.
 
     Slot ``j`` stands for the integer ``lo + j``: its key (NaN where no key is that integer)
     and its value (0 there). ``None`` where the keys are not such integers.
     """
-    if keys.dtype.kind != "f" or keys.size == 0 or not np.all(np.isfinite(keys)):
+    span = _integer_span(keys)
+    if span is None:
         return None
-    lo, hi = float(keys.min()), float(keys.max())
-    if not np.all(keys == np.floor(keys)) or hi - lo > _TABLE_SPAN or \
-            max(abs(lo), abs(hi)) > 2.0**52:
-        return None
+    lo, hi = span
     pos = (keys - lo).astype(np.intp)
+    if np.unique(pos).size != pos.size:
+        return None  # repeated keys (never fitted so): the other paths decide which value
     slot_keys = np.full(int(hi - lo) + 1, np.nan)
     slot_values = np.zeros(int(hi - lo) + 1)
     slot_keys[pos], slot_values[pos] = keys, values
@@ -192,9 +207,21 @@ class CategoricalScore:
 def fit_categorical(X0: np.ndarray, X1: np.ndarray) -> CategoricalScore:
     """Smoothed empirical ``log((c1(o) + ½)/(c0(o) + ½)) − log(n1/n0)`` per outcome."""
     k0, k1 = _row_keys(X0), _row_keys(X1)
-    keys, inv = np.unique(np.concatenate([k0, k1]), return_inverse=True)
-    c0 = np.bincount(inv[: k0.size], minlength=keys.size)
-    c1 = np.bincount(inv[k0.size:], minlength=keys.size)
+    both = np.concatenate([k0, k1])
+    span = _integer_span(both)
+    if span is not None and not (span[0] <= 0.0 <= span[1] and
+                                 np.any(np.signbit(both) & (both == 0))):
+        # integer outcomes (issue 20 §2): counted by slot instead of sorted; every value
+        # of a slot has the same bits (no -0.0 beside 0.0), so the keys are np.unique's
+        slot = (both - span[0]).astype(np.intp)
+        c0 = np.bincount(slot[: k0.size], minlength=int(span[1] - span[0]) + 1)
+        c1 = np.bincount(slot[k0.size:], minlength=int(span[1] - span[0]) + 1)
+        seen = np.flatnonzero(c0 + c1)
+        keys, c0, c1 = span[0] + seen.astype(np.float64), c0[seen], c1[seen]
+    else:
+        keys, inv = np.unique(both, return_inverse=True)
+        c0 = np.bincount(inv[: k0.size], minlength=keys.size)
+        c1 = np.bincount(inv[k0.size:], minlength=keys.size)
     vals = np.log((c1 + 0.5) / (c0 + 0.5)) - math.log(k1.size / k0.size)
     return CategoricalScore(keys=keys, values=vals)
 
@@ -328,6 +355,10 @@ def looks_discrete(X: np.ndarray) -> bool:
         return True
     rows = X.reshape(X.shape[0], -1)
     limit = min(1000, max(2, rows.shape[0] // 20))
+    span = _integer_span(rows[:, 0]) if rows.shape[1] == 1 else None
+    if span is not None:  # integer outputs: the distinct values counted by slot (issue 20 §2)
+        slot = (rows[:, 0] - span[0]).astype(np.intp)
+        return int(np.count_nonzero(np.bincount(slot))) <= limit
     # distinct rows only grow with more rows: a head already past the limit settles it
     # without sorting every row (the sequential auditor asks after every round)
     head = rows[: 2 * limit + 2]
@@ -628,8 +659,9 @@ def _tree_tables(model: object) -> tuple | None:
     scikit-learn's own predictor on one point of each cell (the threshold itself; past
     the last one, the next float). A row's count for a tree is read from its count among
     the thresholds of all trees (one binary search per feature) through a cumulative map.
-    Returns ``(baseline, thresholds per feature, trees)`` or ``None`` when the model is
-    not of that form (categorical splits, several trees per iteration, private
+    Returns ``(baseline, thresholds per feature, trees, (known categories, feature map))``
+    (the last two are scikit-learn's arguments to a tree's ``predict``), or ``None`` when
+    the model is not of that form (categorical splits, several trees per iteration, private
     attributes missing); a tree with over :data:`_TREE_TABLE_CELLS` cells is kept as is.
     """
     try:

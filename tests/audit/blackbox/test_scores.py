@@ -63,6 +63,16 @@ def test_categorical_score_integer_outcomes_by_slot_equal_a_lookup_table(keys):
     assert got.tolist() == expected
 
 
+def test_categorical_integer_slots_only_for_distinct_integer_keys_in_a_short_span():
+    from dpgp_audit.audit.blackbox.scores import _TABLE_SPAN, _integer_table
+
+    v = np.ones(3)
+    assert _integer_table(np.array([0.0, 2.0, 5.0]), v) is not None
+    assert _integer_table(np.array([1.0, 1.0, 2.0]), v) is None  # repeated keys
+    assert _integer_table(np.array([0.0, 0.5, 2.0]), v) is None
+    assert _integer_table(np.array([0.0, 1.0, _TABLE_SPAN + 1.0]), v) is None
+
+
 @pytest.mark.parametrize(("dim", "cells"), [(1, None), (5, None), (16, None), (5, 8)])
 def test_classifier_score_from_tree_tables_is_scikit_learns_decision_function(
         dim, cells, monkeypatch):
@@ -141,3 +151,30 @@ def test_fit_atoms_with_the_row_hash_shortcut_equals_a_count_of_row_bytes(case):
     assert got.keys() == want.keys()
     for k, v in want.items():
         assert got[k] == pytest.approx(v, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("case", ["index", "negative", "signed zero", "fractions", "wide", "one"])
+def test_fit_categorical_and_looks_discrete_by_slot_equal_the_sorting_computation(case):
+    # issue 20 §2: integer outputs are counted by slot; keys (to the bit), values and the
+    # discreteness verdict must be those of np.unique on the outputs
+    from dpgp_audit.audit.blackbox.scores import _row_keys, fit_categorical, looks_discrete
+
+    rng = np.random.default_rng(len(case))
+    make = {"index": lambda n: rng.integers(0, 5, n).astype(float),
+            "negative": lambda n: rng.integers(-40, 3, n).astype(float),
+            "signed zero": lambda n: np.where(rng.random(n) < 0.5, -0.0, 1.0),
+            "fractions": lambda n: rng.integers(0, 8, n) / 2.0,
+            "wide": lambda n: rng.choice([0.0, 1e4], n),
+            "one": lambda n: np.full(n, 3.0)}[case]
+    X0, X1 = make(3000)[:, None], make(2000)[:, None]
+    both = np.concatenate([_row_keys(X0), _row_keys(X1)])
+    keys, inv = np.unique(both, return_inverse=True)
+    c0 = np.bincount(inv[:3000], minlength=keys.size)
+    c1 = np.bincount(inv[3000:], minlength=keys.size)
+    vals = np.log((c1 + 0.5) / (c0 + 0.5)) - np.log(2000 / 3000)
+    score = fit_categorical(X0, X1)
+    assert score.keys.dtype == keys.dtype and score.keys.tobytes() == keys.tobytes()
+    assert score.values.tobytes() == vals.tobytes()
+    for X in (X0, X1, X0[:40]):
+        limit = min(1000, max(2, X.shape[0] // 20))
+        assert looks_discrete(X) == (np.unique(X[:, 0]).size <= limit)
