@@ -23,6 +23,7 @@ marked unproven.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -110,8 +111,12 @@ def hall_sigma(epsilon: float, delta: float, sensitivity: float = 1.0, *,
                               allow_unproven=allow_unproven).sigma
 
 
+@functools.lru_cache(maxsize=256)
 def _balle_wang_alpha(epsilon: float, delta: float) -> float:
     """The factor α of Balle & Wang (2018), Alg. 1, with σ = α Δ / sqrt(2ε).
+
+    Kept by value (a pure function of two checked floats; issue 20 §2): a mechanism that
+    calibrates σ inside every ``sample`` call pays one root search per (ε, δ), not per call.
 
     δ₀ = Φ(0) − e^ε Φ(−sqrt(2ε)) splits two cases. With
     B⁺(v) = Φ(sqrt(εv)) − e^ε Φ(−sqrt(ε(v + 2))) (increasing from δ₀) and

@@ -116,3 +116,17 @@ def test_p3_inverse_round_trips(epsilon, mu):
 def test_p3_sensitivity_scales_sigma_linearly():
     base = analytic_gaussian_sigma(1.0, 1e-5)
     assert np.isclose(analytic_gaussian_sigma(1.0, 1e-5, 7.5), 7.5 * base, rtol=1e-14)
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.1, 1e-5), (1.0, 1e-5), (3.0, 1e-9)])
+def test_p1_analytic_factor_kept_by_value_is_the_root_search_itself(epsilon, delta):
+    # issue 20 §2: the Balle-Wang factor is memoised by (eps, delta); the kept value must be
+    # the root search's own, bit for bit, on a first call and on every repeat
+    from dpgp_audit.privacy import calibrate as cal
+
+    cal._balle_wang_alpha.cache_clear()
+    direct = cal._balle_wang_alpha.__wrapped__(epsilon, delta)
+    assert cal._balle_wang_alpha(epsilon, delta) == direct
+    assert cal._balle_wang_alpha(epsilon, delta) == direct
+    assert cal._balle_wang_alpha.cache_info().hits >= 1
+    assert analytic_gaussian_sigma(epsilon, delta, 2.0) == direct / math.sqrt(2 * epsilon) * 2.0

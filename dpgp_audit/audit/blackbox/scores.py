@@ -126,6 +126,41 @@ def _row_keys(X: np.ndarray) -> np.ndarray:
 
 
 _FEW_KEYS = 8  # CategoricalScore: up to this many float keys are compared one by one
+_TABLE_SPAN = 4096  # ... and integer-valued float keys within this span are looked up by index
+
+
+def _integer_span(k: np.ndarray) -> tuple[float, float] | None:
+    """``(min, max)`` of a 1-D float64 array of integers spanning at most :data:`_TABLE_SPAN`.
+
+    ``None`` for anything else (NaN, infinities, fractions, a wider span, other dtypes):
+    then ``k - min`` is exact and indexes ``max - min + 1`` slots.
+    """
+    if k.dtype != np.float64 or k.ndim != 1 or k.size == 0:
+        return None
+    lo, hi = float(k.min()), float(k.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo > _TABLE_SPAN or \
+            max(abs(lo), abs(hi)) > 2.0**52 or not np.all(k == np.floor(k)):
+        return None
+    return lo, hi
+
+
+def _integer_table(keys: np.ndarray, values: np.ndarray) -> tuple | None:
+    """``(lo, hi, slot keys, slot values)`` for float keys that are integers within a short span.
+
+    Slot ``j`` stands for the integer ``lo + j``: its key (NaN where no key is that integer)
+    and its value (0 there). ``None`` where the keys are not such integers.
+    """
+    span = _integer_span(keys)
+    if span is None:
+        return None
+    lo, hi = span
+    pos = (keys - lo).astype(np.intp)
+    if np.unique(pos).size != pos.size:
+        return None  # repeated keys (never fitted so): the other paths decide which value
+    slot_keys = np.full(int(hi - lo) + 1, np.nan)
+    slot_values = np.zeros(int(hi - lo) + 1)
+    slot_keys[pos], slot_values[pos] = keys, values
+    return lo, hi, slot_keys, slot_values
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,6 +174,17 @@ class CategoricalScore:
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """Score each row of ``X``."""
         k = _row_keys(X).astype(self.keys.dtype, copy=False)
+        table = self._table()
+        if table is not None:
+            # integer outcomes (an index, a count; issue 20 §2): the slot of each row's
+            # integer part within [lo, hi], kept only where the slot's key equals the row
+            # (NaN rows go to slot 0 and match nothing), so the value is the same
+            lo, hi, slot_keys, slot_values = table
+            pos = np.fmin(np.fmax(k, lo), hi).astype(np.intp)
+            pos -= int(lo)
+            out = slot_values.take(pos)
+            out[slot_keys.take(pos) != k] = 0.0
+            return out
         if self.keys.size <= _FEW_KEYS and self.keys.dtype.kind == "f":
             # a handful of atoms (issue 20 §2): one comparison per key instead of a binary
             # search per row; the keys are distinct, so a row equals at most one of them
@@ -151,13 +197,31 @@ class CategoricalScore:
         hit = self.keys[pos] == k
         return np.where(hit, self.values[pos], 0.0)
 
+    def _table(self) -> tuple | None:
+        """:func:`_integer_table` of the keys (built once)."""
+        if "_slots" not in self.__dict__:
+            object.__setattr__(self, "_slots", _integer_table(self.keys, self.values))
+        return self.__dict__["_slots"]
+
 
 def fit_categorical(X0: np.ndarray, X1: np.ndarray) -> CategoricalScore:
     """Smoothed empirical ``log((c1(o) + ½)/(c0(o) + ½)) − log(n1/n0)`` per outcome."""
     k0, k1 = _row_keys(X0), _row_keys(X1)
-    keys, inv = np.unique(np.concatenate([k0, k1]), return_inverse=True)
-    c0 = np.bincount(inv[: k0.size], minlength=keys.size)
-    c1 = np.bincount(inv[k0.size:], minlength=keys.size)
+    both = np.concatenate([k0, k1])
+    span = _integer_span(both)
+    if span is not None and not (span[0] <= 0.0 <= span[1] and
+                                 np.any(np.signbit(both) & (both == 0))):
+        # integer outcomes (issue 20 §2): counted by slot instead of sorted; every value
+        # of a slot has the same bits (no -0.0 beside 0.0), so the keys are np.unique's
+        slot = (both - span[0]).astype(np.intp)
+        c0 = np.bincount(slot[: k0.size], minlength=int(span[1] - span[0]) + 1)
+        c1 = np.bincount(slot[k0.size:], minlength=int(span[1] - span[0]) + 1)
+        seen = np.flatnonzero(c0 + c1)
+        keys, c0, c1 = span[0] + seen.astype(np.float64), c0[seen], c1[seen]
+    else:
+        keys, inv = np.unique(both, return_inverse=True)
+        c0 = np.bincount(inv[: k0.size], minlength=keys.size)
+        c1 = np.bincount(inv[k0.size:], minlength=keys.size)
     vals = np.log((c1 + 0.5) / (c0 + 0.5)) - math.log(k1.size / k0.size)
     return CategoricalScore(keys=keys, values=vals)
 
@@ -291,6 +355,10 @@ def looks_discrete(X: np.ndarray) -> bool:
         return True
     rows = X.reshape(X.shape[0], -1)
     limit = min(1000, max(2, rows.shape[0] // 20))
+    span = _integer_span(rows[:, 0]) if rows.shape[1] == 1 else None
+    if span is not None:  # integer outputs: the distinct values counted by slot (issue 20 §2)
+        slot = (rows[:, 0] - span[0]).astype(np.intp)
+        return int(np.count_nonzero(np.bincount(slot))) <= limit
     # distinct rows only grow with more rows: a head already past the limit settles it
     # without sorting every row (the sequential auditor asks after every round)
     head = rows[: 2 * limit + 2]
@@ -412,6 +480,33 @@ _KDE_GRID = 1024
 EXTRA_RAW_ROWS = 20_000  # raw rows per side for learned candidates beside a fixed score
 
 
+_HASH_MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                              0xD6E8FEB86659FD93], dtype=np.uint64)  # odd: bijective mod 2^64
+
+
+def _rows_distinct(X0: np.ndarray, X1: np.ndarray) -> bool:
+    """True only when no two rows of ``X0`` and ``X1`` together have the same bytes.
+
+    Rows of two or more 8-byte values (their keys are their bytes) get a 64-bit hash;
+    equal rows have equal hashes, so distinct hashes prove distinct rows (issue 20 §2: a
+    sort of integers instead of a sort of row bytes). ``False`` means "not shown": equal
+    hashes, or rows this does not cover (scalars, whose keys are compared as floats).
+    """
+    rows = [np.ascontiguousarray(np.asarray(X).reshape(X.shape[0], -1)) for X in (X0, X1)]
+    if rows[0].shape[1] < 2 or rows[0].shape[1] != rows[1].shape[1] or \
+            any(R.dtype.itemsize != 8 or R.dtype.kind not in "fiu" for R in rows):
+        return False
+    words = np.concatenate([R.view(np.uint64) for R in rows])
+    h = np.zeros(words.shape[0], dtype=np.uint64)
+    for j in range(words.shape[1]):
+        w = words[:, j]
+        h ^= w ^ (w >> np.uint64(29))
+        h *= _HASH_MULTIPLIERS[j % _HASH_MULTIPLIERS.size]
+        h ^= h >> np.uint64(32)
+    h.sort()
+    return not np.any(h[1:] == h[:-1])
+
+
 def fit_atoms(X0: np.ndarray, X1: np.ndarray,
               min_count: int = ATOM_MIN_COUNT) -> CategoricalScore | None:
     """Categorical log-ratio restricted to *atoms*: output rows seen ≥ ``min_count`` times.
@@ -427,6 +522,8 @@ def fit_atoms(X0: np.ndarray, X1: np.ndarray,
                             np.asarray(X1).reshape(X1.shape[0], -1)[:, 0]])
     if min_count >= 2 and np.unique(first).size == first.size:
         return None  # no two rows share even their first value: no atom (and no row sort)
+    if min_count >= 2 and _rows_distinct(X0, X1):
+        return None  # no two rows share their bytes: no atom (without the sort of rows)
     k0, k1 = _row_keys(X0), _row_keys(X1)
     keys, inv, counts = np.unique(np.concatenate([k0, k1]), return_inverse=True,
                                   return_counts=True)
@@ -532,9 +629,110 @@ class ClassifierScore:
     name: str = "classifier (gradient-boosted trees, log-odds)"
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        """Score each row of ``X``."""
+        """Score each row of ``X``.
+
+        The trees are read from tables of their cells (:func:`_tree_tables`, issue 20 §2:
+        scikit-learn's per-row traversal was most of an audit whose classifier won) and
+        summed in scikit-learn's order, so the values are its ``decision_function``'s;
+        inputs with NaN (sent along the trees' missing-value branches), without rows or of
+        the wrong width go to scikit-learn itself.
+        """
         X = np.asarray(X, dtype=float).reshape(X.shape[0], -1)
+        if "_tables" not in self.__dict__:
+            object.__setattr__(self, "_tables", _tree_tables(self.model))
+        tables = self.__dict__["_tables"]
+        if tables is not None and X.shape[0] and X.shape[1] == len(tables[1]) and \
+                not np.isnan(X).any():
+            return _tree_decision(tables, X)
         return np.asarray(self.model.decision_function(X), dtype=float)  # type: ignore
+
+
+_TREE_TABLE_CELLS = 1 << 16  # cells per tree above which a tree is traversed by scikit-learn
+
+
+def _tree_tables(model: object) -> tuple | None:
+    """Each tree of a fitted binary ``HistGradientBoostingClassifier`` as a table of its cells.
+
+    A tree's numerical split sends ``x`` left iff ``x <= t`` (NaN aside), so every row
+    whose coordinates have the same count of the tree's thresholds below them, feature by
+    feature, reaches the same leaf: the tree is a table over those cells, filled by
+    scikit-learn's own predictor on one point of each cell (the threshold itself; past
+    the last one, the next float). A row's count for a tree is read from its count among
+    the thresholds of all trees (one binary search per feature) through a cumulative map.
+    Returns ``(baseline, thresholds per feature, trees, (known categories, feature map))``
+    (the last two are scikit-learn's arguments to a tree's ``predict``), or ``None`` when
+    the model is not of that form (categorical splits, several trees per iteration, private
+    attributes missing); a tree with over :data:`_TREE_TABLE_CELLS` cells is kept as is.
+    """
+    try:
+        trees = [it[0] for it in model._predictors]  # type: ignore[attr-defined]
+        per_iteration = int(model.n_trees_per_iteration_)  # type: ignore[attr-defined]
+        base = np.asarray(model._baseline_prediction, dtype=float)  # type: ignore[attr-defined]
+        known, f_idx_map = model._bin_mapper.make_known_categories_bitsets()  # type: ignore
+        dim = int(model.n_features_in_)  # type: ignore[attr-defined]
+        splits = [t.nodes[t.nodes["is_leaf"] == 0] for t in trees]
+    except (AttributeError, TypeError, ValueError, IndexError, KeyError):
+        return None
+    if per_iteration != 1 or base.size != 1 or \
+            any(len(it) != 1 for it in model._predictors):  # type: ignore[attr-defined]
+        return None
+    for sp in splits:
+        if np.any(sp["is_categorical"]) or np.any(np.isnan(sp["num_threshold"])):
+            return None
+    union = [np.unique(np.concatenate([sp["num_threshold"][sp["feature_idx"] == f]
+                                       for sp in splits] + [np.empty(0)]))
+             for f in range(dim)]
+    out = []
+    for tree, sp in zip(trees, splits, strict=True):
+        feats = sorted({int(f) for f in sp["feature_idx"]})
+        thr = [np.unique(sp["num_threshold"][sp["feature_idx"] == f]) for f in feats]
+        sizes = [t.size + 1 for t in thr]
+        if math.prod(sizes) > _TREE_TABLE_CELLS:
+            out.append(("tree", tree))
+            continue
+        points = [np.append(t, np.nextafter(t[-1], np.inf)) for t in thr]
+        R = np.zeros((math.prod(sizes), dim))
+        if feats:
+            grid = np.meshgrid(*points, indexing="ij")
+            for f, g in zip(feats, grid, strict=True):
+                R[:, f] = g.ravel()
+        values = tree.predict(R, known, f_idx_map, 1)
+        maps = []
+        stride = math.prod(sizes)
+        for f, t, size in zip(feats, thr, sizes, strict=True):
+            stride //= size
+            below = np.concatenate([[0], np.cumsum(np.isin(union[f], t))])
+            maps.append((f, (below * stride).astype(np.intp)))
+        out.append(("table", maps, values))
+    return float(base.ravel()[0]), union, out, (known, f_idx_map)
+
+
+def _tree_decision(tables: tuple, X: np.ndarray) -> np.ndarray:
+    """``decision_function`` of the model of :func:`_tree_tables` on finite or infinite rows.
+
+    The sum starts at zero plus the baseline and adds the trees in order, as scikit-learn's
+    ``_raw_predict`` does, so it is the same to the last bit.
+    """
+    base, union, trees, (known, f_idx_map) = tables
+    counts = {}
+    out = np.zeros(X.shape[0])
+    out += base
+    for tree in trees:
+        if tree[0] == "tree":
+            out += tree[1].predict(X, known, f_idx_map, 1)
+            continue
+        _, maps, values = tree
+        if not maps:
+            out += values.take(np.zeros(X.shape[0], dtype=np.intp))
+            continue
+        for f, _ in maps:
+            if f not in counts:
+                counts[f] = np.searchsorted(union[f], X[:, f], side="left")
+        cell = maps[0][1].take(counts[maps[0][0]])
+        for f, m in maps[1:]:
+            cell += m.take(counts[f])
+        out += values.take(cell)
+    return out
 
 
 def fit_classifier(X0: np.ndarray, X1: np.ndarray, rng: np.random.Generator, *,

@@ -38,3 +38,143 @@ def test_categorical_score_is_the_fitted_log_ratio_of_each_outcome_and_zero_else
     table = {float(k): float(v) for k, v in zip(keys, values, strict=True)}
     expected = [table.get(float(x), 0.0) for x in X[:, 0]]
     assert score(X).tolist() == expected
+
+
+@pytest.mark.parametrize("keys", [[0.0, 1.0, 2.0, 3.0, 4.0], [-3.0, 0.0, 7.0], [5.0],
+                                  list(range(-20, 20)), [-0.0, 2.0], [0.0, 4096.0],
+                                  [0.0, 4097.0], [0.5, 1.0, 2.0], [1e300, 2e300]])
+def test_categorical_score_integer_outcomes_by_slot_equal_a_lookup_table(keys):
+    # integer-valued keys within a short span are looked up by slot (issue 20 §2); every row
+    # must still get exactly its outcome's value: non-integers, values outside the span,
+    # -0.0 against 0.0, infinities and NaN included (unseen outcomes score 0)
+    from dpgp_audit.audit.blackbox.scores import CategoricalScore
+
+    rng = np.random.default_rng(len(keys))
+    keys = np.asarray(keys, dtype=float)
+    values = rng.normal(size=keys.size)
+    score = CategoricalScore(keys=keys, values=values)
+    x = np.concatenate([rng.choice(keys, 300), rng.integers(-30, 30, 300).astype(float),
+                        rng.choice(keys, 50) + 0.5, rng.choice(keys, 50) - 0.25,
+                        [-0.0, 0.0, np.nan, np.inf, -np.inf, 1e300, -1e300, 4096.0, 4097.0]])
+    table = {float(k): float(v) for k, v in zip(keys, values, strict=True)}
+    expected = [table.get(float(v), 0.0) for v in x]  # NaN is in no key: 0
+    got = score(x[:, None])
+    assert got.dtype == np.float64 and got.shape == x.shape
+    assert got.tolist() == expected
+
+
+def test_categorical_integer_slots_only_for_distinct_integer_keys_in_a_short_span():
+    from dpgp_audit.audit.blackbox.scores import _TABLE_SPAN, _integer_table
+
+    v = np.ones(3)
+    assert _integer_table(np.array([0.0, 2.0, 5.0]), v) is not None
+    assert _integer_table(np.array([1.0, 1.0, 2.0]), v) is None  # repeated keys
+    assert _integer_table(np.array([0.0, 0.5, 2.0]), v) is None
+    assert _integer_table(np.array([0.0, 1.0, _TABLE_SPAN + 1.0]), v) is None
+
+
+@pytest.mark.parametrize(("dim", "cells"), [(1, None), (5, None), (16, None), (5, 8)])
+def test_classifier_score_from_tree_tables_is_scikit_learns_decision_function(
+        dim, cells, monkeypatch):
+    # issue 20 §2: the boosted trees are read from tables of their cells; the scores must be
+    # scikit-learn's decision_function to the last bit, on rows at the split thresholds
+    # themselves, just past them, at +-inf, and with NaN (scikit-learn's missing branch);
+    # cells=8 forces most trees back to scikit-learn's traversal, mixed with tables
+    from dpgp_audit.audit.blackbox import scores as sc
+
+    if cells is not None:
+        monkeypatch.setattr(sc, "_TREE_TABLE_CELLS", cells)
+    rng = np.random.default_rng(dim)
+    X0 = np.round(rng.laplace(size=(1024, dim)) * 16) / 16
+    X1 = rng.laplace(size=(1024, dim)) + 0.4
+    clf = sc.fit_classifier(X0, X1, rng, **sc.LIGHT_CLASSIFIER)
+    assert clf is not None
+    thr = np.concatenate([t.nodes["num_threshold"][t.nodes["is_leaf"] == 0]
+                          for (t,) in clf.model._predictors])
+    X = rng.laplace(size=(3000, dim)) * 1.5
+    X[:1000] = X0[:1000]
+    X[1000:1400, 0] = rng.choice(thr, 400)
+    X[1400:1800, -1] = np.nextafter(rng.choice(thr, 400), np.inf)
+    X[1800, 0], X[1801, -1] = np.inf, -np.inf
+    want = np.asarray(clf.model.decision_function(X), dtype=float)
+    got = clf(X)
+    assert sc._tree_tables(clf.model) is not None
+    assert got.dtype == np.float64 and got.tolist() == want.tolist()
+    X[5, 0] = np.nan
+    assert clf(X).tolist() == np.asarray(clf.model.decision_function(X)).tolist()
+
+
+@pytest.mark.parametrize("case", ["distinct", "one copy", "many atoms", "signed zero", "ints",
+                                  "scalar"])
+def test_fit_atoms_with_the_row_hash_shortcut_equals_a_count_of_row_bytes(case):
+    # issue 20 §2: distinct row hashes prove distinct rows and skip the sort of row bytes;
+    # the atoms found (or None) must be those of counting each row's bytes directly
+    from collections import Counter
+
+    from dpgp_audit.audit.blackbox.scores import _rows_distinct, fit_atoms
+
+    rng = np.random.default_rng(len(case))
+    dim = 1 if case == "scalar" else 4
+    X0 = np.round(rng.normal(size=(3000, dim)) * 50) / 50  # first values repeat
+    X1 = np.round(rng.normal(size=(2500, dim)) * 50) / 50 + 0.01
+    if case == "one copy":
+        X1[7] = X0[3]
+    elif case == "many atoms":
+        X0[::10] = X0[0]
+        X1[::7] = X0[0]
+        X1[1::9] = X1[1]
+    elif case == "signed zero":  # bytes differ: not one outcome for row keys
+        X0[0], X1[0] = 0.0, -0.0
+    elif case == "ints":
+        X0 = rng.integers(0, 3, size=(3000, dim)).astype(np.int64)
+        X1 = rng.integers(0, 3, size=(2500, dim)).astype(np.int64)
+    elif case == "scalar":
+        X0 = np.round(rng.normal(size=(3000, 1)) * 1e6) / 1e6
+        X1 = np.round(rng.normal(size=(2500, 1)) * 1e6) / 1e6
+        X1[4] = X0[9]
+    n0 = Counter(r.tobytes() for r in np.ascontiguousarray(X0))
+    n1 = Counter(r.tobytes() for r in np.ascontiguousarray(X1))
+    atoms = {k for k in n0.keys() | n1.keys() if n0[k] + n1[k] >= 2}
+    if dim > 1:  # these rows are few enough for the hashes of distinct rows to differ
+        assert _rows_distinct(X0, X1) == (not atoms)
+    score = fit_atoms(X0, X1)
+    if not atoms:
+        assert score is None
+        return
+    assert score is not None
+    if dim == 1:
+        assert sorted(score.keys.tolist()) == sorted(np.frombuffer(k).item() for k in atoms)
+        return
+    got = {k.tobytes(): v for k, v in zip(score.keys, score.values, strict=True)}
+    want = {k: np.log((n1[k] + 0.5) / (n0[k] + 0.5)) - np.log(X1.shape[0] / X0.shape[0])
+            for k in atoms}
+    assert got.keys() == want.keys()
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("case", ["index", "negative", "signed zero", "fractions", "wide", "one"])
+def test_fit_categorical_and_looks_discrete_by_slot_equal_the_sorting_computation(case):
+    # issue 20 §2: integer outputs are counted by slot; keys (to the bit), values and the
+    # discreteness verdict must be those of np.unique on the outputs
+    from dpgp_audit.audit.blackbox.scores import _row_keys, fit_categorical, looks_discrete
+
+    rng = np.random.default_rng(len(case))
+    make = {"index": lambda n: rng.integers(0, 5, n).astype(float),
+            "negative": lambda n: rng.integers(-40, 3, n).astype(float),
+            "signed zero": lambda n: np.where(rng.random(n) < 0.5, -0.0, 1.0),
+            "fractions": lambda n: rng.integers(0, 8, n) / 2.0,
+            "wide": lambda n: rng.choice([0.0, 1e4], n),
+            "one": lambda n: np.full(n, 3.0)}[case]
+    X0, X1 = make(3000)[:, None], make(2000)[:, None]
+    both = np.concatenate([_row_keys(X0), _row_keys(X1)])
+    keys, inv = np.unique(both, return_inverse=True)
+    c0 = np.bincount(inv[:3000], minlength=keys.size)
+    c1 = np.bincount(inv[3000:], minlength=keys.size)
+    vals = np.log((c1 + 0.5) / (c0 + 0.5)) - np.log(2000 / 3000)
+    score = fit_categorical(X0, X1)
+    assert score.keys.dtype == keys.dtype and score.keys.tobytes() == keys.tobytes()
+    assert score.values.tobytes() == vals.tobytes()
+    for X in (X0, X1, X0[:40]):
+        limit = min(1000, max(2, X.shape[0] // 20))
+        assert looks_discrete(X) == (np.unique(X[:, 0]).size <= limit)
