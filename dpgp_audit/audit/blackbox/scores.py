@@ -639,7 +639,7 @@ class ClassifierScore:
         """
         X = np.asarray(X, dtype=float).reshape(X.shape[0], -1)
         if "_tables" not in self.__dict__:
-            object.__setattr__(self, "_tables", _tree_tables(self.model))
+            object.__setattr__(self, "_tables", _checked_tree_tables(self.model))
         tables = self.__dict__["_tables"]
         if tables is not None and X.shape[0] and X.shape[1] == len(tables[1]) and \
                 not np.isnan(X).any():
@@ -648,6 +648,33 @@ class ClassifierScore:
 
 
 _TREE_TABLE_CELLS = 1 << 16  # cells per tree above which a tree is traversed by scikit-learn
+_TREE_PROBE_ROWS = 4096  # rows on which the tables are compared with scikit-learn once
+
+
+def _checked_tree_tables(model: object) -> tuple | None:
+    """:func:`_tree_tables`, kept only if it equals ``decision_function`` to the bit on a probe.
+
+    The tables read scikit-learn's private tree attributes, which may change between its
+    releases: any error while building them, or any difference from the model's own
+    ``decision_function`` on a probe (a cell point of every tree, the cells' corners at
+    ±inf), sends every row to scikit-learn instead (``None``), never a different score.
+    """
+    try:
+        tables = _tree_tables(model)
+        if tables is None:
+            return None
+        union = tables[1]
+        # rows at, between and beyond every threshold of every feature, cycled so that
+        # each feature visits all of its cells
+        cols = [np.concatenate([u, np.nextafter(u, np.inf), [-np.inf, np.inf, 0.0]])
+                for u in union]
+        m = min(_TREE_PROBE_ROWS, max(c.size for c in cols))
+        probe = np.stack([np.resize(c, m) for c in cols], axis=1) if cols else np.zeros((m, 0))
+        ok = np.array_equal(_tree_decision(tables, probe),
+                            np.asarray(model.decision_function(probe), dtype=float))
+    except Exception:  # noqa: BLE001  (a private API that moved: scikit-learn decides)
+        return None
+    return tables if ok else None
 
 
 def _tree_tables(model: object) -> tuple | None:

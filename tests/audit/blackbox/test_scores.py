@@ -99,6 +99,7 @@ def test_classifier_score_from_tree_tables_is_scikit_learns_decision_function(
     want = np.asarray(clf.model.decision_function(X), dtype=float)
     got = clf(X)
     assert sc._tree_tables(clf.model) is not None
+    assert clf.__dict__["_tables"] is not None  # the checked tables are what scored X
     assert got.dtype == np.float64 and got.tolist() == want.tolist()
     X[5, 0] = np.nan
     assert clf(X).tolist() == np.asarray(clf.model.decision_function(X)).tolist()
@@ -178,3 +179,33 @@ def test_fit_categorical_and_looks_discrete_by_slot_equal_the_sorting_computatio
     for X in (X0, X1, X0[:40]):
         limit = min(1000, max(2, X.shape[0] // 20))
         assert looks_discrete(X) == (np.unique(X[:, 0]).size <= limit)
+
+
+@pytest.mark.parametrize("fault", ["moved value", "private api error"])
+def test_classifier_tree_tables_that_differ_from_scikit_learn_are_never_used(fault, monkeypatch):
+    # the tables read scikit-learn's private attributes: a future release that changes them
+    # must send every row back to scikit-learn (the same scores), never change a score or
+    # raise; here one leaf value of the first table is moved by one ulp, or building fails
+    from dpgp_audit.audit.blackbox import scores as sc
+
+    rng = np.random.default_rng(7)
+    X0 = rng.laplace(size=(1024, 3))
+    X1 = rng.laplace(size=(1024, 3)) + 0.4
+    clf = sc.fit_classifier(X0, X1, rng, **sc.LIGHT_CLASSIFIER)
+    assert clf is not None
+    real = sc._tree_tables
+
+    def faulty(model):
+        if fault == "private api error":
+            raise TypeError("predict() takes 4 positional arguments")
+        base, union, trees, args = real(model)
+        kind, maps, values = next(t for t in trees if t[0] == "table")
+        i = trees.index((kind, maps, values))
+        moved = values.copy()
+        moved[:] = np.nextafter(moved, np.inf)
+        return base, union, [*trees[:i], (kind, maps, moved), *trees[i + 1:]], args
+
+    monkeypatch.setattr(sc, "_tree_tables", faulty)
+    X = rng.laplace(size=(500, 3))
+    assert clf(X).tolist() == np.asarray(clf.model.decision_function(X)).tolist()
+    assert clf.__dict__["_tables"] is None
