@@ -366,12 +366,7 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair, memo: dict | None = No
     from dpgp_audit.norms import Mahalanobis
 
     def once(what: str, fn: Callable[[Dataset], object], data: Dataset) -> object:
-        if memo is None:
-            return fn(data)
-        key = (what, id(data))
-        if key not in memo:
-            memo[key] = (data, fn(data))  # the dataset is kept alive, so its id stays its own
-        return memo[key][1]
+        return _per_dataset(memo, what, data, fn)
 
     if isinstance(mechanism, GaussianRelease):
         m0 = np.ravel(once("mean", mechanism.mean, pair.d0))
@@ -436,13 +431,23 @@ def _pilot_sample(mechanism: Mechanism, data: Dataset, n: int, rng: np.random.Ge
     pilot's ``sample`` calls). Common random numbers also make the pairs' pilot
     statistics differ by their D′ sides only, which suits a ranking.
     """
-    key = id(data)
-    if shared is not None and key in shared:
-        return shared[key][1]
-    out = np.asarray(mechanism.sample(data, n, rng), dtype=float).reshape(n, -1)
-    if shared is not None:
-        shared[key] = (data, out)  # the dataset is kept alive, so its id stays its own
-    return out
+    return _per_dataset(shared, "pilot", data, lambda d: np.asarray(
+        mechanism.sample(d, n, rng), dtype=float).reshape(n, -1))  # type: ignore[return-value]
+
+
+def _per_dataset(memo: dict | None, what: str, data: Dataset,
+                 fn: Callable[[Dataset], object]) -> object:
+    """``fn(data)``, computed once per ``(what, dataset object)`` when ``memo`` is given.
+
+    The dataset is kept in the memo beside the value, so its ``id`` cannot be reused by
+    another object while the memo lives.
+    """
+    if memo is None:
+        return fn(data)
+    key = (what, id(data))
+    if key not in memo:
+        memo[key] = (data, fn(data))
+    return memo[key][1]
 
 
 def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
@@ -766,17 +771,9 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
                 qs.append(np.ravel(mechanism.query(base.with_target(i, float(v)))))
             except ValueError:
                 qs.append(None)
-        fast = _scan_changes(norm, vals, qs, reach, top)
-        if fast is not None:  # the row's largest changes, in the order the loop finds them
-            found.extend((change, i, base, lo, hi) for change, lo, hi in fast)
-            continue
-        for a in range(len(vals)):
-            for c in range(a + 1, len(vals)):
-                if qs[a] is None or qs[c] is None or vals[c] - vals[a] > reach + 1e-12:
-                    continue
-                change = float(norm(qs[c] - qs[a]))
-                if change > 0:  # the datasets are built for the pairs kept only
-                    found.append((change, i, base, float(vals[a]), float(vals[c])))
+        # the row's largest changes; the datasets are built for the pairs kept only
+        found.extend((change, i, base, lo, hi)
+                     for change, lo, hi in _scan_changes(norm, vals, qs, reach, top))
     found.sort(key=lambda t: -t[0])  # stable: equal changes keep the scan order
     return [NeighbourPair(base.with_target(i, lo), base.with_target(i, hi),
                           f"query edge scan: y[{i}] {lo:.4g} -> {hi:.4g}")
@@ -784,24 +781,28 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
 
 
 def _scan_changes(norm: object, vals: np.ndarray, qs: list, reach: float, top: int
-                  ) -> list[tuple[float, float, float]] | None:
-    """The ``top`` largest positive changes of one row's scan, from every allowed pair at once.
+                  ) -> list[tuple[float, float, float]]:
+    """The ``top`` largest positive changes ``(change, lo, hi)`` of one row's scan.
 
-    The pairs ``a < c`` with ``vals[c] − vals[a] <= reach`` in the scan's order, measured by
-    :func:`~dpgp_audit.norms.row_norms` (the norm's own values), then a stable sort: the
-    stable sort of all rows' changes keeps at most ``top`` of each row, in this order
-    (issue 20 §2). ``None`` where the norm has no such form or a query failed: the scan
-    then measures pair by pair.
+    Every pair ``a < c`` of scanned values with ``vals[c] − vals[a] <= reach`` whose two
+    queries succeeded (``qs[k]`` is ``None`` where the query refused the value), in the
+    scan's order, measured by the norm: at once by :func:`~dpgp_audit.norms.row_norms`
+    where it has that form (the norm's own values, issue 20 §2), else pair by pair; then a
+    stable sort, so that equal changes keep the scan's order and the caller's stable sort
+    of all rows' changes keeps at most ``top`` of each row.
     """
-    if any(q is None or q.dtype != np.float64 for q in qs) or len({q.size for q in qs}) > 1:
-        return None
-    a, c = np.triu_indices(len(vals), k=1)  # (0, 1), (0, 2), ..., (1, 2), ...: the loop's order
-    near = vals[c] - vals[a] <= reach + 1e-12
+    a, c = np.triu_indices(len(vals), k=1)  # (0, 1), (0, 2), ..., (1, 2), ...: the scan order
+    answered = np.array([q is not None for q in qs], dtype=bool)
+    near = (vals[c] - vals[a] <= reach + 1e-12) & answered[a] & answered[c]
     a, c = a[near], c[near]
-    Q = np.array(qs) if qs else np.empty((0, 1))
-    change = row_norms(norm, Q[c] - Q[a])  # type: ignore[arg-type]
+    good = [q for q in qs if q is not None]
+    change = None
+    if a.size and all(q.dtype == np.float64 for q in good) and len({q.size for q in good}) == 1:
+        Q = np.array([np.full(good[0].size, np.nan) if q is None else q for q in qs])
+        change = row_norms(norm, Q[c] - Q[a])  # type: ignore[arg-type]
     if change is None:
-        return None
+        change = np.array([float(norm(qs[k] - qs[j])) for j, k in zip(a, c, strict=True)],  # type: ignore[operator]
+                          dtype=float)
     pos = np.flatnonzero(change > 0)
     keep = pos[np.argsort(-change[pos], kind="stable")[:top]]
     return [(float(change[j]), float(vals[a[j]]), float(vals[c[j]])) for j in keep]

@@ -316,3 +316,35 @@ def test_A1_class_labels_stay_labels_in_every_new_family(rng):
     for p in pairs:
         for d in (p.d0, p.d1):
             assert set(np.unique(d.y)) <= {-1.0, 1.0}, p.label
+
+
+@pytest.mark.parametrize("norm_name", ["L1", "L2", "Linf", "Mahalanobis"])
+@pytest.mark.parametrize("dim", [1, 3])
+def test_query_edge_row_scan_equals_the_pair_by_pair_scan(norm_name, dim):
+    # the scan of one row (issue 20 §2) against the plain double loop it replaced: every
+    # pair a < c within reach whose two queries answered, measured one by one, positive
+    # changes only, stably sorted by size, the first `top`; with refused queries (None)
+    # and a norm that has no one-pass form (Mahalanobis; L1/L2 on vectors)
+    from dpgp_audit import norms
+    from dpgp_audit.audit.neighbours import _scan_changes
+
+    rng = np.random.default_rng(dim)
+    norm = norms.Mahalanobis(np.eye(dim) * 2.0) if norm_name == "Mahalanobis" else \
+        getattr(norms, norm_name)()
+    vals = np.unique(np.round(rng.uniform(-1, 1, 14), 2))
+    qs = [np.round(rng.normal(size=dim), 1) for _ in vals]  # rounded: ties and zero changes
+    qs[3] = qs[2].copy()
+    qs[5] = None
+    qs[-1] = None
+    reach, top = 0.9, 6
+    want = []
+    for a in range(len(vals)):
+        for c in range(a + 1, len(vals)):
+            if qs[a] is None or qs[c] is None or vals[c] - vals[a] > reach + 1e-12:
+                continue
+            change = float(norm(qs[c] - qs[a]))
+            if change > 0:
+                want.append((change, float(vals[a]), float(vals[c])))
+    want.sort(key=lambda t: -t[0])
+    assert _scan_changes(norm, vals, qs, reach, top) == want[:top]
+    assert _scan_changes(norm, vals, [None] * len(vals), reach, top) == []

@@ -656,8 +656,9 @@ def _checked_tree_tables(model: object) -> tuple | None:
 
     The tables read scikit-learn's private tree attributes, which may change between its
     releases: any error while building them, or any difference from the model's own
-    ``decision_function`` on a probe (a cell point of every tree, the cells' corners at
-    ±inf), sends every row to scikit-learn instead (``None``), never a different score.
+    ``decision_function`` on a probe (every threshold of every feature, the next float
+    above it, ±inf and 0, cycled down the columns), sends every row to scikit-learn
+    instead (``None``), never a different score.
     """
     try:
         tables = _tree_tables(model)

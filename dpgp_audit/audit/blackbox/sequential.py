@@ -87,6 +87,7 @@ spent, so rerunning with ``max_n`` set to that number repeats the run bit for bi
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -342,25 +343,17 @@ def _candidate_thresholds(s0: np.ndarray, s1: np.ndarray, c_min: float,
     return np.unique(_kth_of_two(s0, s1, ranks))
 
 
+@functools.lru_cache(maxsize=256)
 def _threshold_ranks(start: float, m: int, size: int) -> np.ndarray:
     """0-based pooled ranks of the inverted-CDF quantiles at tail masses ``start`` .. ½, both tails.
 
     A pure function of its arguments, computed once per round size (issue 20 §2), read-only.
     """
-    key = (start, m, size)
-    hit = _RANK_CACHE.get(key)
-    if hit is None:
-        masses = np.geomspace(start, 0.5, size)
-        q = np.concatenate([masses, 1.0 - masses])
-        hit = np.clip(np.ceil(q * m).astype(np.int64) - 1, 0, m - 1)  # inverted CDF
-        hit.setflags(write=False)
-        if len(_RANK_CACHE) >= 256:
-            _RANK_CACHE.clear()
-        _RANK_CACHE[key] = hit
-    return hit
-
-
-_RANK_CACHE: dict = {}
+    masses = np.geomspace(start, 0.5, size)
+    q = np.concatenate([masses, 1.0 - masses])
+    ranks = np.clip(np.ceil(q * m).astype(np.int64) - 1, 0, m - 1)  # inverted CDF
+    ranks.setflags(write=False)
+    return ranks
 
 
 def _kth_of_two(a: np.ndarray, b: np.ndarray, ranks: np.ndarray) -> np.ndarray:
