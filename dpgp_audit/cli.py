@@ -433,8 +433,10 @@ def _output_size(mech: object, data: object, rng: object) -> int:
     """Values in one release (one draw; for the memory estimate, never timed)."""
     import numpy as np
 
+    from dpgp_audit.contract import checked_sample
+
     try:
-        out = np.asarray(mech.sample(data, 1, rng))  # type: ignore[attr-defined]
+        out = checked_sample(mech, data, 1, rng)
     except ValueError:
         raise
     except Exception as err:  # noqa: BLE001 — the mechanism's own code failed: say where

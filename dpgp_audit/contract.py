@@ -27,8 +27,8 @@ from dpgp_audit.norms import Norm
 if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ at run time
     from dpgp_audit.privacy.claims import Claim
 
-__all__ = ["DiscreteRelease", "Executor", "Future", "GaussianRelease", "Mechanism",
-           "SensitivityQuery"]
+__all__ = ["ContractError", "DiscreteRelease", "Executor", "Future", "GaussianRelease",
+           "Mechanism", "SensitivityQuery", "checked_sample"]
 
 
 @runtime_checkable
@@ -49,6 +49,44 @@ class Mechanism(Protocol):
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` independent releases for ``data``, shape ``(n, *output_shape)``."""
         ...
+
+
+class ContractError(ValueError):
+    """A mechanism's ``sample`` broke the contract: not ``n`` rows, or values that are not numbers.
+
+    A ``ValueError``, so the command line reports it in one line (exit status 2). The
+    auditors that read a ``ValueError`` from ``sample`` as "this dataset is refused" let
+    this one through: a broken contract is never a refusal.
+    """
+
+
+def checked_sample(mechanism: object, data: Dataset, n: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """``np.asarray(mechanism.sample(data, n, rng))``, checked against :class:`Mechanism`.
+
+    Every auditor draws through here, so a release with the wrong number of rows or with
+    values that are not numbers stops the audit with one clear message (a
+    :class:`ContractError` naming the call) instead of an error deep inside an auditor.
+    The array is returned as ``sample`` made it (no copy, no conversion).
+    """
+    out = np.asarray(mechanism.sample(data, n, rng))  # type: ignore[attr-defined]
+    call = f"{type(mechanism).__name__}.sample(data, {n}, rng)"
+    if out.ndim == 0 or out.shape[0] != n:
+        got = "a scalar" if out.ndim == 0 else f"shape {out.shape}"
+        rows = f"{n} row" + ("s" if n != 1 else "")
+        raise ContractError(f"{call} returned {got}; the contract asks for {rows}, one "
+                            f"release each: shape ({n}, ...)")
+    if out.dtype.kind not in "biuf":
+        numeric = out.dtype.kind == "O"
+        if numeric:
+            try:
+                out.astype(float)
+            except (TypeError, ValueError):
+                numeric = False
+        if not numeric:
+            raise ContractError(f"{call} returned values of dtype {out.dtype}; the auditors "
+                                "compare numbers (booleans, integers or floats)")
+    return out
 
 
 @runtime_checkable

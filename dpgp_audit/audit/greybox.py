@@ -69,7 +69,7 @@ from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.recording import Draw, DrawLog, recording_pair, verify_log
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.contract import Mechanism
+from dpgp_audit.contract import ContractError, Mechanism, checked_sample
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.float_release import decode_laplace_exact_uniform
 
@@ -156,13 +156,7 @@ def couple(mechanism: Mechanism, d0: Dataset, d1: Dataset, n: int,
     g0, g1 = recording_pair(seed)
     outs = []
     for d, g in ((d0, g0), (d1, g1)):
-        raw = np.asarray(mechanism.sample(d, n, g))
-        if raw.dtype.kind not in "biuf":
-            raise TypeError(f"sample() returned {raw.dtype} values; the grey-box auditor "
-                            "compares numeric releases")
-        if raw.ndim == 0 or raw.shape[0] != n:
-            raise TypeError(f"sample(data, {n}, rng) returned shape {raw.shape}, not "
-                            f"({n}, ...)")
+        raw = checked_sample(mechanism, d, n, g)
         outs.append(raw.astype(float).reshape(n, -1))
     why = ""
     for tag, log in (("D", g0.log), ("D'", g1.log)):
@@ -1358,6 +1352,8 @@ class CouplingSurvey:
     claim: object
     releases: int
     seconds: float = 0.0
+    #: whether ``sample`` repeated itself on two generators of one seed (``None``: not run)
+    reproducible: bool | None = None
 
     def ranked(self) -> list[tuple[NeighbourPair, PairCoupling]]:
         """Pairs by :meth:`PairCoupling.rank_key`, most distinguishable first (stable)."""
@@ -1378,7 +1374,8 @@ class CouplingSurvey:
         statuses: dict[str, int] = {}
         for c in self.couplings:
             statuses[c.status] = statuses.get(c.status, 0) + 1
-        details: dict = {
+        details: dict = {} if self.reproducible is not False else {"reproducible": False}
+        details |= {
             "pairs": len(self.pairs), "statuses": statuses, "releases_per_side": self.releases,
             "seconds": self.seconds, "leads": [c.as_dict() for c in leads[:10]],
             "ranking": [{"label": p.label, "status": c.status, "finding": c.finding,
@@ -1568,6 +1565,8 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                 elif res.finding == "violation":
                     res = _replace(res, finding="lead",
                                    detail=res.detail + " (not confirmed on a second seed)")
+        except ContractError:
+            raise  # a broken contract is never a refusal: the audit stops and says so
         except ValueError as err:  # the mechanism refuses a dataset of this pair
             results.append(PairCoupling(i, pair.label, "rejected", detail=str(err)))
             continue
@@ -1583,7 +1582,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                                   f"coupled, the score is a point estimate; {res.detail}")
         results.append(res)
     return CouplingSurvey(tuple(plist), tuple(_pool_spreads(results)), claim, spent,
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, reproducible=coupled)
 
 
 def _rows_needed(run: CoupledRun, extra_rows: int) -> int | None:

@@ -51,6 +51,7 @@ from scipy import optimize, stats
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
+from dpgp_audit.contract import checked_sample
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
@@ -181,7 +182,7 @@ def _check_one(mechanism: object, data: Dataset, tag: str, n: int, a: float,
     m = np.ravel(np.asarray(mechanism.mean(data), dtype=float))  # type: ignore[attr-defined]
     factor = factor_covariance(np.asarray(mechanism.cov(data), dtype=float))  # type: ignore
     rng_dir, rng_sample = rng.spawn(2)
-    x = np.asarray(mechanism.sample(data, n, rng_sample), dtype=float)  # type: ignore
+    x = np.asarray(checked_sample(mechanism, data, n, rng_sample), dtype=float)
     x = x.reshape(n, -1)
     if x.shape[1] != m.size:
         return [ModelTest(tag, f"output size {x.shape[1]} != mean size {m.size}", 1.0, 0.0)], {}

@@ -61,7 +61,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_rng
-from dpgp_audit.contract import DiscreteRelease, GaussianRelease, Mechanism, SensitivityQuery
+from dpgp_audit.contract import (
+    DiscreteRelease,
+    GaussianRelease,
+    Mechanism,
+    SensitivityQuery,
+    checked_sample,
+)
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.norms import row_norms
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
@@ -432,7 +438,7 @@ def _pilot_sample(mechanism: Mechanism, data: Dataset, n: int, rng: np.random.Ge
     statistics differ by their D′ sides only, which suits a ranking.
     """
     return _per_dataset(shared, "pilot", data, lambda d: np.asarray(
-        mechanism.sample(d, n, rng), dtype=float).reshape(n, -1))  # type: ignore[return-value]
+        checked_sample(mechanism, d, n, rng), dtype=float).reshape(n, -1))
 
 
 def _per_dataset(memo: dict | None, what: str, data: Dataset,

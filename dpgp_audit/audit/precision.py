@@ -94,6 +94,7 @@ from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import NeighbourPair, domain_y_bound
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import epsilon_lower_bound
+from dpgp_audit.contract import ContractError, checked_sample
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
@@ -345,8 +346,10 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
     """
     rng0, rng1 = rng.spawn(2)
     try:
-        s0 = np.asarray(mechanism.sample(pair.d0, pilot, rng0))  # type: ignore[attr-defined]
-        s1 = np.asarray(mechanism.sample(pair.d1, pilot, rng1))  # type: ignore[attr-defined]
+        s0 = checked_sample(mechanism, pair.d0, pilot, rng0)
+        s1 = checked_sample(mechanism, pair.d1, pilot, rng1)
+    except ContractError:
+        raise
     except (ValueError, TypeError) as err:
         return PrecisionProbe(pair.label, refused=True, reason=" ".join(str(err).split())[:200])
     s0 = s0.reshape(pilot, -1).astype(float)
@@ -468,7 +471,9 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
             break
         first_rng, probe_rng = prng.spawn(2)
         try:
-            first = np.asarray(mechanism.sample(pair.d0, 1, first_rng))  # type: ignore
+            first = checked_sample(mechanism, pair.d0, 1, first_rng)
+        except ContractError:
+            raise
         except (ValueError, TypeError) as err:
             probes.append((PrecisionProbe(pair.label, refused=True,
                                           reason=" ".join(str(err).split())[:200]), pair))

@@ -112,6 +112,11 @@ __all__ = ["AUDITORS", "DEFAULT_AUDITORS", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
 #: Stream names the runner hands to more than one part; no part may take these names.
 _SHARED_STREAMS = ("explore",)
 _UNSET = object()
+#: What a report says of a mechanism the grey-box survey found unseeded: ``sample`` gave two
+#: different releases on two generators of one seed, so ``--seed`` cannot repeat its noise.
+UNSEEDED_NOTE = ("randomness it is not handed: two calls of sample() on generators of one "
+                 "seed gave different releases (np.random.*, the random module or a "
+                 "library's own generator?)")
 
 
 def declared_cost(mechanism: object, cost_per_draw_s: float | None = None) -> float | None:
@@ -398,32 +403,34 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(steps), desc=f"audit {name}", leave=False)
-    for part in steps:  # the loop: every requested part, in the parts' order
-        t = time.perf_counter()
+    try:  # the bar is closed before an error travels on, so its message stands alone
+        for part in steps:  # the loop: every requested part, in the parts' order
+            t = time.perf_counter()
+            if bar is not None:
+                bar.set_postfix_str(part.name)
+            res = part.needs(mechanism, relation)
+            if res is None and guard.expired():  # a part that has not started is not run
+                res = guard.record(part.name, "the audit, before this part started")["message"]
+            elif res is None:
+                res = part.run(ctx)
+            if isinstance(res, str):
+                skipped[part.name] = res
+            else:
+                if res.auditor != part.name:  # the report names each result after its part
+                    res = dataclasses.replace(res, auditor=part.name)
+                if "allowance" not in res.details:  # what it was allowed, beside what it used
+                    res.details["allowance"] = part.allowance(settings).as_dict()
+                state.results[part.name] = res
+                if res.violation and state.witness is None:
+                    witness = part.witness(res, ctx)
+                    if witness is not None:
+                        state.witness, state.witness_source = witness, part.name
+            timings[part.name] = time.perf_counter() - t
+            if bar is not None:
+                bar.update(1)
+    finally:
         if bar is not None:
-            bar.set_postfix_str(part.name)
-        res = part.needs(mechanism, relation)
-        if res is None and guard.expired():  # a part that has not started is not run
-            res = guard.record(part.name, "the audit, before this part started")["message"]
-        elif res is None:
-            res = part.run(ctx)
-        if isinstance(res, str):
-            skipped[part.name] = res
-        else:
-            if res.auditor != part.name:  # the report names each result after its part
-                res = dataclasses.replace(res, auditor=part.name)
-            if "allowance" not in res.details:  # what it was allowed, beside what it used
-                res.details["allowance"] = part.allowance(settings).as_dict()
-            state.results[part.name] = res
-            if res.violation and state.witness is None:
-                witness = part.witness(res, ctx)
-                if witness is not None:
-                    state.witness, state.witness_source = witness, part.name
-        timings[part.name] = time.perf_counter() - t
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+            bar.close()
     timings["total"] = time.perf_counter() - t_all
     inputs = {"n_per_side": n, "alpha": alpha, "alpha_per_statistical_auditor": ctx.alpha_share,
               "auditors": list(auditors), "pairs_generated": len(pairs),
@@ -437,6 +444,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     if getattr(mechanism, "reproducible", True) is False:  # an unseedable sampler (A.10)
         inputs.update(reproducible=False,
                       reproducibility=str(getattr(mechanism, "reproducibility", "")))
+    elif "greybox" in state.results and \
+            state.results["greybox"].details.get("reproducible") is False:
+        inputs.update(reproducible=False, reproducibility=UNSEEDED_NOTE)
     return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
                        results=tuple(state.results.values()), skipped=skipped,
                        witness=state.witness, timings=timings,

@@ -287,6 +287,12 @@ def test_hidden_randomness_is_not_recordable_and_never_a_violation():
     assert c.status == "not-recordable" and c.finding == ""
     assert "not reproducible" in c.detail  # one seed, two different releases: not coupled
     assert sv.result().verdict is Verdict.INCONCLUSIVE
+    assert sv.reproducible is False and sv.result().details["reproducible"] is False
+
+
+def test_a_seeded_release_is_reproducible_and_its_details_say_nothing_of_it():
+    sv = _survey(Noisy(kind="scale-param"))
+    assert sv.reproducible is True and "reproducible" not in sv.result().details
 
 
 def test_noise_skipped_for_some_data_is_definitive():

@@ -70,6 +70,31 @@ MECHS = textwrap.dedent('''
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
             return 1 / 0
+
+    class ExtraRow:  # one release too many, except for a single draw
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            return rng.standard_normal((n if n == 1 else n + 1, 1))
+
+    class NotFinite:  # NaN releases: refused by the black-box auditor, inside the bar's loop
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            return np.full((n, 1), np.nan)
+
+    class Labels:  # releases as strings
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            return np.array([["low"]] * n)
+
+    class Unseeded:  # correct noise, drawn from a generator of its own
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        calls = []
+        def sample(self, data, n, rng):
+            self.calls.append(n)
+            own = np.random.Generator(np.random.PCG64(len(self.calls)))
+            y = self.claim.domain.targets(data.y)
+            sigma = analytic_gaussian_sigma(1.0, 1e-5, 4.0 / data.n)
+            return float_safe_release(y.mean(), sigma * own.standard_normal((n, 1)), sigma)
 ''')
 
 
@@ -155,6 +180,10 @@ def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
     (["--mechanism", "mechs.py:good_instance", "--epsilon", "2"], "is an instance"),
     (["--mechanism", "mechs.py:NoisyMean", "--epsilon", "2"], "takes no 'epsilon' argument"),
     (["--mechanism", "mechs.py:BrokenSample"], "ZeroDivisionError"),
+    (["--mechanism", "mechs.py:ExtraRow"],
+     "ExtraRow.sample(data, 200, rng) returned shape (201, 1); the contract asks for 200 rows"),
+    (["--mechanism", "mechs.py:Labels"],
+     "Labels.sample(data, 1, rng) returned values of dtype <U3"),
     (["--mechanism", "not-an-id"], "FILE.py:NAME"),
     (["--mechanism", "mechs.py:NoisyMean", "--data", "nope.csv"], "no such file"),
     (["--mechanism", "mechs.py:NoisyMean", "--data", "data.csv", "--y", "zz"], "no column 'zz'"),
@@ -171,6 +200,33 @@ def test_A10_bad_input_is_one_line_and_exit_2(files, capsys, argv, needle):
     assert code == EXIT_USAGE, (out, err)
     assert needle in err, err
     assert err.count("\n") == 1 and "Traceback" not in err and "Audit of" not in out
+
+
+def test_A10_an_error_after_the_progress_bar_started_stands_on_its_own_line(files):
+    # the bar is drawn on stderr with carriage returns: it must be closed before the
+    # message is written, which a terminal would otherwise show glued to the bar's end
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-m", "dpgp_audit", "audit", "--seed", "3",
+                          "--mechanism", "mechs.py:NotFinite"], capture_output=True, text=True,
+                         env=env, cwd=files, timeout=300)
+    assert run.returncode == EXIT_USAGE, run.stderr
+    err = run.stderr
+    at = err.index("dpgp-audit audit: error: mechanism.sample returned non-finite outputs")
+    assert at == 0 or err[at - 1] in "\r\n", repr(err[max(0, at - 80):at + 40])
+    assert err[at:].count("\n") == 1 and not err[at:].split("\n", 1)[1].strip(), repr(err)
+
+
+def test_A10_a_mechanism_ignoring_its_generator_is_reported_not_reproducible(files, capsys):
+    code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:Unseeded", "--json", "r.json"],
+                          capsys)
+    assert code in (EXIT_OK, EXIT_VIOLATION), err
+    assert "NOT REPRODUCIBLE: the mechanism draws from randomness it is not handed" in out
+    (rep,) = json.loads((files / "r.json").read_text())["reports"]
+    assert rep["inputs"]["reproducible"] is False
+    code, out, _ = _run(AUDIT + ["--mechanism", "mechs.py:GoodMean", "--samples", "4000",
+                                 "--json", "g.json"], capsys)
+    (rep,) = json.loads((files / "g.json").read_text())["reports"]
+    assert "NOT REPRODUCIBLE" not in out and "reproducible" not in rep["inputs"]
 
 
 def test_A10_debug_prints_the_users_traceback(files, capsys):

@@ -63,7 +63,7 @@ from dpgp_audit.audit.stats import (
     epsilon_ceiling,
     epsilon_lower_bound,
 )
-from dpgp_audit.contract import Executor, Mechanism
+from dpgp_audit.contract import Executor, Mechanism, checked_sample
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy import gdp
 from dpgp_audit.privacy.claims import ZCDP, ApproxDP, Claim, GaussianDP
@@ -192,13 +192,13 @@ def _repeat_call_test(mechanism: Mechanism, d0: Dataset, d1: Dataset,
     Clopper–Pearson bound applies to the direction D > D′.
     """
     g = child_rngs(rng, 2 + 2 * m)
-    a = np.asarray(mechanism.sample(d0, 2, g[0]))
-    b = np.asarray(mechanism.sample(d0, 2, g[1]))
+    a = checked_sample(mechanism, d0, 2, g[0])
+    b = checked_sample(mechanism, d0, 2, g[1])
     if not (np.array_equal(a, b) and not np.array_equal(a[0], a[1])):
         return None
-    k0 = sum(np.array_equal(np.asarray(mechanism.sample(d0, 1, g[2 + j]))[0], a[0])
+    k0 = sum(np.array_equal(checked_sample(mechanism, d0, 1, g[2 + j])[0], a[0])
              for j in range(m))
-    k1 = sum(np.array_equal(np.asarray(mechanism.sample(d1, 1, g[2 + m + j]))[0], a[0])
+    k1 = sum(np.array_equal(checked_sample(mechanism, d1, 1, g[2 + m + j])[0], a[0])
              for j in range(m))
     return int(k0), int(k1)
 

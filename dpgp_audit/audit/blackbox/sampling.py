@@ -46,7 +46,7 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox.executors import BatchingExecutor, as_batching
-from dpgp_audit.contract import Executor, Mechanism
+from dpgp_audit.contract import Executor, Mechanism, checked_sample
 from dpgp_audit.dataset import Dataset
 
 __all__ = ["ChunkedSampler", "auto_chunk", "child_rngs", "prepare_split", "run_jobs",
@@ -78,10 +78,7 @@ def split_sizes(n: int, chunk: int) -> list[int]:
 def _sample_raw(mechanism: Mechanism, data: Dataset, size: int, rng: np.random.Generator,
                 index: int) -> np.ndarray:
     del index  # makes task keys unique on schedulers that hash arguments (dask)
-    out = np.asarray(mechanism.sample(data, size, rng))  # type: ignore[attr-defined]
-    if out.shape[0] != size:
-        raise ValueError(f"mechanism.sample returned {out.shape[0]} rows, expected {size}")
-    return out
+    return checked_sample(mechanism, data, size, rng)
 
 
 def _sample_scores(mechanism: Mechanism, data: Dataset, size: int, rng: np.random.Generator,

@@ -1,0 +1,58 @@
+"""A.1: the contract's checked draw (``checked_sample``): every auditor draws through it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpgp_audit import Dataset
+from dpgp_audit.contract import ContractError, checked_sample
+
+DATA = Dataset(np.linspace(0, 1, 5)[:, None], np.zeros(5))
+
+
+class Returns:
+    def __init__(self, make):
+        self.make = make
+
+    def sample(self, data, n, rng):
+        return self.make(n, rng)
+
+
+@pytest.mark.parametrize("make", [
+    lambda n, rng: rng.standard_normal((n, 3)),
+    lambda n, rng: rng.integers(0, 4, size=n),
+    lambda n, rng: rng.random(n) < 0.5,
+    lambda n, rng: [[float(v)] for v in rng.random(n)],  # a list of rows
+    lambda n, rng: np.array([1.5] * n, dtype=object),  # objects that are numbers
+])
+def test_A1_conforming_releases_come_back_as_sample_made_them(make):
+    out = checked_sample(Returns(make), DATA, 4, np.random.default_rng(0))
+    assert np.array_equal(out, np.asarray(make(4, np.random.default_rng(0))))
+
+
+def test_A1_the_array_is_not_copied():
+    made = np.zeros((3, 2))
+    assert checked_sample(Returns(lambda n, rng: made), DATA, 3, np.random.default_rng(0)) \
+        is made
+
+
+@pytest.mark.parametrize(("make", "needle"), [
+    (lambda n, rng: rng.standard_normal((n + 1, 1)), "returned shape (5, 1); the contract asks "
+                                                     "for 4 rows, one release each"),
+    (lambda n, rng: rng.standard_normal(), "returned a scalar"),
+    (lambda n, rng: np.array(["a"] * n), "values of dtype <U1"),
+    (lambda n, rng: np.ones(n) + 1j, "values of dtype complex128"),
+    (lambda n, rng: np.array([object()] * n), "values of dtype object"),
+])
+def test_A1_broken_releases_raise_one_clear_contract_error(make, needle):
+    with pytest.raises(ContractError, match="Returns.sample\\(data, 4, rng\\)") as err:
+        checked_sample(Returns(make), DATA, 4, np.random.default_rng(0))
+    assert needle in str(err.value)
+    assert isinstance(err.value, ValueError)  # the command line's one-line, exit-2 path
+
+
+def test_A1_one_row_is_singular():
+    with pytest.raises(ContractError, match="asks for 1 row, one release"):
+        checked_sample(Returns(lambda n, rng: np.zeros((2, 1))), DATA, 1,
+                       np.random.default_rng(0))
