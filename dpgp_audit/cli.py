@@ -429,32 +429,68 @@ def _check_memory(args: argparse.Namespace, n_rows: int | None, samples: int,
             "the limit with --max-memory-gb")
 
 
-def _output_size(mech: object, data: object, rng: object) -> int:
-    """Values in one release (one draw; for the memory estimate, never timed)."""
-    import numpy as np
-
+def _probe(mech: object, data: object, n: int, rng: object) -> object:
+    """``n`` checked draws outside the audit (its own generator); the user's errors said where."""
     from dpgp_audit.contract import checked_sample
 
     try:
-        out = checked_sample(mech, data, 1, rng)
+        return checked_sample(mech, data, n, rng)  # type: ignore[arg-type]
     except ValueError:
         raise
     except Exception as err:  # noqa: BLE001 — the mechanism's own code failed: say where
         from dpgp_audit.adapters.loading import LoadError, describe_exception
 
-        raise LoadError(f"{type(mech).__name__}.sample(data, 1, rng) failed: "
+        raise LoadError(f"{type(mech).__name__}.sample(data, {n}, rng) failed: "
                         f"{describe_exception(err)}", err) from None
+
+
+def _output_size(mech: object, data: object, rng: object) -> int:
+    """Values in one release (one draw; for the memory estimate, never timed)."""
+    import numpy as np
+
+    out = np.asarray(_probe(mech, data, 1, rng))
     return int(np.prod(out.shape[1:])) if out.ndim > 1 else 1
+
+
+#: The command line's timing of a user's mechanism: doubling calls until one takes this long
+#: or draws this many (advice on stderr only, never a plan: issue 20 §1).
+TIMING_MIN_S = 0.05
+TIMING_MAX_DRAWS = 4096
+
+
+def _time_draws(mech: object, data: object, rng: object,
+                clock: Callable[[], float] | None = None) -> tuple[float, int]:
+    """Seconds per release of ``sample`` on this machine, and the draws of the call timed.
+
+    Calls of 1, 2, 4, … draws, until one lasts :data:`TIMING_MIN_S` or draws
+    :data:`TIMING_MAX_DRAWS`; that call's seconds per draw (its fixed cost included, so
+    an upper estimate). About twice the last call in all: a tenth of a second for a
+    mechanism that loops over its draws, one draw's time for one that needs seconds.
+    """
+    import time
+
+    clock = time.perf_counter if clock is None else clock
+    n = 1
+    while True:
+        t = clock()
+        _probe(mech, data, n, rng)
+        spent = clock() - t
+        if spent >= TIMING_MIN_S or n >= TIMING_MAX_DRAWS:
+            return spent / n, n
+        n *= 2
 
 
 def _declared_seconds_per_draw(mech: object, entry: object) -> float | None:
     """The declared cost of one draw: the mechanism's ``declared_cost_per_draw_s``, else the
     catalogue entry's cost class, else ``None`` (unknown: no estimate, only the guard).
+
+    A user's mechanism (A.10) has no cost class: its entry's nominal one is a default, not
+    a declaration, so only the mechanism's own declaration counts.
     """
     from dpgp_audit.audit.runner import declared_cost
 
     cost = declared_cost(mech)
-    if cost is None:
+    if cost is None and getattr(entry, "paper", "") != "user":
         cost = getattr(entry, "seconds_per_draw", None)
     return cost
 
@@ -479,18 +515,23 @@ NOTE_MINUTES = 1.0
 
 
 def _note_measured_cost(entry_id: str, mech: object, entry: object, samples: int,
-                        mode: str) -> None:
-    """Advice from an adapted library's *measured* cost of a draw (A.10), on stderr.
+                        mode: str, timed: tuple[float, int] | None = None) -> None:
+    """Advice from a *measured* cost of a draw (A.10), on stderr.
 
-    An adapter times the library's calls (``cost_per_draw_s``); the planner never plans a
-    cap or refuses a run from that timing, because it depends on the machine's load
-    (issue 20 §1). It does use it to say how long the audit may sample, and how to turn the
-    measurement into a declaration (which then plans the cap and is checked against
-    ``--max-minutes``). Nothing is printed for a declared cost or a short estimate.
+    An adapter times the library's calls (``cost_per_draw_s``); for a user's mechanism
+    without one the command line times a few draws (``timed``, :func:`_time_draws`). The
+    planner never plans a cap or refuses a run from a timing, because it depends on the
+    machine's load (issue 20 §1). It does use it to say how long the audit may sample, and
+    how to turn the measurement into a declaration (which then plans the cap and is
+    checked against ``--max-minutes``). Nothing is printed for a declared cost or a short
+    estimate.
     """
     if _declared_seconds_per_draw(mech, entry) is not None:
         return
     measured = getattr(mech, "cost_per_draw_s", None)
+    how = "measured by its adapter"
+    if measured is None and timed is not None:
+        measured, how = timed[0], f"timed on {timed[1]} draws"
     if isinstance(measured, bool) or not isinstance(measured, int | float) or \
             not (measured > 0 and math.isfinite(measured)):
         return
@@ -498,7 +539,7 @@ def _note_measured_cost(entry_id: str, mech: object, entry: object, samples: int
     if minutes <= NOTE_MINUTES:
         return
     sys.stderr.write(
-        f"note: {entry_id} took {measured:.2g} s per release here (measured by its adapter); "
+        f"note: {entry_id} took {measured:.2g} s per release here ({how}); "
         f"at most {samples} per side and pair, this audit may sample for up to about "
         f"{minutes:.3g} min (a violation stops it earlier; the time guard is a limit). The "
         f"verdict never uses this timing. To plan the cap from a cost, declare it on the "
@@ -634,7 +675,11 @@ def _run_audit(args: argparse.Namespace) -> int:
         if args.auditor in ("all", "blackbox", "precision"):
             _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng))
             _check_time(args, entry.id, _declared_seconds_per_draw(mech, entry), samples)
-            _note_measured_cost(entry.id, mech, entry, samples, args.mode)
+            timed = None
+            if _declared_seconds_per_draw(mech, entry) is None and \
+                    getattr(mech, "cost_per_draw_s", None) is None:
+                timed = _time_draws(mech, data, shape_rng)  # a user's code: advice only
+            _note_measured_cost(entry.id, mech, entry, samples, args.mode, timed)
         built.append((entry, mech, data))
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
     from dpgp_audit.audit.blackbox.executors import executor_from_address

@@ -62,6 +62,7 @@ import numpy as np
 
 from dpgp_audit._validation import check_rng
 from dpgp_audit.contract import (
+    ContractError,
     DiscreteRelease,
     GaussianRelease,
     Mechanism,
@@ -569,6 +570,8 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
             break
         try:
             pilot[i] = _pilot_score(mechanism, scored[i][0], pilot_n, rng, shared)
+        except ContractError:
+            raise  # a broken contract is never a refusal
         except ValueError:  # the mechanism rejects this pair's datasets: drop it
             rejected.add(i)
     if info is not None:

@@ -75,7 +75,13 @@ from dpgp_audit.audit.defaults import SEQUENTIAL_HEADROOM, pilot_draws
 from dpgp_audit.audit.guard import TimeGuard
 from dpgp_audit.audit.neighbours import NeighbourPair, rank_pairs
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.contract import Executor, GaussianRelease, Mechanism, SensitivityQuery
+from dpgp_audit.contract import (
+    ContractError,
+    Executor,
+    GaussianRelease,
+    Mechanism,
+    SensitivityQuery,
+)
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Claim, Neighbour, NeighbourRelation
 
@@ -504,6 +510,8 @@ class ModelCheckPart(AuditorPart):
         try:
             res = check_model(mech, sets, context.rngs[self.name], n=allowance.draws,
                               alpha=context.alpha_share * MODEL_CHECK_ALPHA_FRACTION)
+        except ContractError:
+            raise  # sample() broke the contract: not a property of cov()
         except ValueError as err:  # e.g. a zero covariance: nothing to whiten against
             return f"cov() cannot be whitened: {err}"
         res.details["used"] = Allowance(draws=allowance.draws, pairs=len(sets) - 1).as_dict()
@@ -575,6 +583,9 @@ class WhiteBoxPart(AuditorPart):
 
         mech = context.mechanism
         usable, singular = _factorable(mech, _usable(mech, context.pairs, "mean"))
+        if not usable and singular:  # accepted, but the stated covariance is unusable
+            return (f"cov() cannot be factored for any generated pair ({len(singular)}; "
+                    f"first, {singular[0]}): the black-box auditor audits sample() alone")
         if not usable:
             return "no generated pair is accepted by the mechanism"
         res = audit_whitebox(mech, usable, claim=context.claim, rng=context.rngs[self.name],

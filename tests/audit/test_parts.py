@@ -341,3 +341,27 @@ def test_A6_the_guides_adding_an_auditor_example_runs():
     assert res is not None and res.guarantee is Guarantee.LOWER_BOUND
     assert report.inputs["alpha_per_statistical_auditor"] == pytest.approx(0.05 / 2)
     assert report.verdict is Verdict.NO_EVIDENCE  # P.1 is a correct (1, 1e-5) Gaussian sum
+
+
+class NotPSD:
+    """A Gaussian release whose stated covariance is not positive semi-definite."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+    def mean(self, data):
+        return np.zeros(2)
+
+    def cov(self, data):
+        return np.array([[1.0, 2.0], [2.0, 1.0]])  # eigenvalues 3 and -1
+
+    def sample(self, data, n, rng):
+        return rng.standard_normal((n, 2))
+
+
+def test_A6_an_unusable_stated_covariance_is_the_whitebox_skip_reason():
+    rep = audit_mechanism(NotPSD(), default_dataset(12), np.random.default_rng(0),
+                          auditors=("whitebox", "model-check"))
+    why = rep.skipped["whitebox"]
+    assert why.startswith("cov() cannot be factored for any generated pair"), why
+    assert "positive semi-definite" in why and "accepted by the mechanism" not in why
+    assert "positive semi-definite" in rep.skipped["model-check"]

@@ -160,3 +160,36 @@ def test_A1_pairs_the_mechanism_rejects_are_dropped():
     assert {p.d0.n for p in pairs} >= {1, 2, 20}
     ranked = rank_pairs(mech, pairs, np.random.default_rng(0), top=len(pairs))
     assert ranked and all(p.d0.n == 20 for p, _ in ranked)
+
+
+class _RowsOffByOne:
+    """Right for a single draw, one release too many for more: a broken contract."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+    def sample(self, data, n, rng):
+        return rng.standard_normal((n if n == 1 else n + 1, 1))
+
+
+class _ModelRowsOffByOne(_RowsOffByOne):
+    """The same, stating a model (mean/cov), so that the model check samples it too."""
+
+    def mean(self, data):
+        return np.zeros(1)
+
+    def cov(self, data):
+        return np.eye(1)
+
+
+@pytest.mark.parametrize(("mech", "auditors"), [
+    (_RowsOffByOne(), DEFAULT_AUDITORS), (_RowsOffByOne(), ("greybox",)),
+    (_RowsOffByOne(), ("precision",)), (_RowsOffByOne(), ("blackbox",)),
+    (_ModelRowsOffByOne(), ("model-check",)), (_ModelRowsOffByOne(), DEFAULT_AUDITORS),
+])
+def test_A6_a_broken_contract_stops_the_audit_never_reads_as_refused_pairs(mech, auditors):
+    from dpgp_audit.contract import ContractError
+
+    name = type(mech).__name__
+    with pytest.raises(ContractError, match=rf"{name}\.sample\(data, \d+, rng\) "
+                                            r"returned shape \(\d+, 1\); the contract asks"):
+        audit_mechanism(mech, default_dataset(12), np.random.default_rng(0), auditors=auditors)

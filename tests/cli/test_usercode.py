@@ -181,7 +181,7 @@ def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
     (["--mechanism", "mechs.py:NoisyMean", "--epsilon", "2"], "takes no 'epsilon' argument"),
     (["--mechanism", "mechs.py:BrokenSample"], "ZeroDivisionError"),
     (["--mechanism", "mechs.py:ExtraRow"],
-     "ExtraRow.sample(data, 200, rng) returned shape (201, 1); the contract asks for 200 rows"),
+     "ExtraRow.sample(data, 2, rng) returned shape (3, 1); the contract asks for 2 rows"),
     (["--mechanism", "mechs.py:Labels"],
      "Labels.sample(data, 1, rng) returned values of dtype <U3"),
     (["--mechanism", "not-an-id"], "FILE.py:NAME"),
@@ -345,3 +345,53 @@ def test_A10_measured_cost_is_advice_on_stderr_never_a_plan(mech, printed, capsy
         minutes = estimate_draws(200_000, "sequential") * 0.003 / 60
         assert f"about {minutes:.3g} min" in err and "declared_cost_per_draw_s = 0.003" in err
         assert "never uses this timing" in err
+
+
+class _Ticking:
+    """A release that costs ``fixed + per_draw * n`` seconds of a fake clock per call."""
+
+    def __init__(self, fixed, per_draw):
+        self.now, self.fixed, self.per_draw, self.calls = 0.0, fixed, per_draw, []
+        self.claim = None
+
+    def clock(self):
+        return self.now
+
+    def sample(self, data, n, rng):
+        self.calls.append(n)
+        self.now += self.fixed + self.per_draw * n
+        return np.zeros((n, 1))
+
+
+@pytest.mark.parametrize(("fixed", "per_draw", "calls"), [
+    (0.0, 0.002, [1, 2, 4, 8, 16, 32]),  # a loop over draws: 32 draws pass 0.05 s
+    (0.005, 1e-7, [2**k for k in range(13)]),  # vectorised: stops at 4096 draws
+    (2.0, 0.0, [1]),  # seconds a call: timed once
+])
+def test_A10_the_timing_of_a_users_mechanism_doubles_until_it_means_something(
+        fixed, per_draw, calls):
+    from dpgp_audit.cli import TIMING_MAX_DRAWS, TIMING_MIN_S, _time_draws
+
+    mech = _Ticking(fixed, per_draw)
+    seconds, n = _time_draws(mech, None, np.random.default_rng(0), clock=mech.clock)
+    assert mech.calls == calls and n == calls[-1]
+    assert seconds == pytest.approx(fixed / n + per_draw)
+    assert fixed + per_draw * n >= TIMING_MIN_S or n == TIMING_MAX_DRAWS
+
+
+def test_A10_a_users_mechanism_declares_no_cost_by_its_entry_and_gets_the_timed_note(
+        files, capsys):
+    from dpgp_audit.catalogue import Entry, get
+    from dpgp_audit.cli import _declared_seconds_per_draw, _note_measured_cost, estimate_draws
+
+    user = Entry("mine.py:M", "user", "M from mine.py", lambda _d, **_k: None, lambda: None)
+    catalogue = get("P.1/gaussian-sum")
+    assert _declared_seconds_per_draw(object(), user) is None  # its class is only a default
+    assert _declared_seconds_per_draw(object(), catalogue) == catalogue.seconds_per_draw
+    _note_measured_cost(user.id, object(), user, 200_000, "sequential", timed=(0.002, 32))
+    err = capsys.readouterr().err
+    minutes = estimate_draws(200_000, "sequential") * 0.002 / 60
+    assert err.startswith("note: mine.py:M took 0.002 s per release here (timed on 32 draws)")
+    assert f"about {minutes:.3g} min" in err and "declared_cost_per_draw_s = 0.002" in err
+    _note_measured_cost(user.id, object(), user, 200_000, "sequential", timed=(1e-7, 4096))
+    assert capsys.readouterr().err == ""  # a short estimate: nothing to say
