@@ -16,8 +16,9 @@ What comes out must have a ``claim`` with a neighbour relation and a callable
 ``sample``. Each failure is a :class:`~dpgp_audit.adapters.loading.LoadError` (a
 ``ValueError``: one line, exit 2), which keeps the user's exception for ``--debug``.
 
-:func:`domain_problem` checks the data against the claim's declared domain, and
-:func:`missing_domain_warning` words the warning for a claim that declares none.
+:func:`~dpgp_audit.privacy.domain.domain_problem` (re-exported here) checks the data against
+the claim's declared domain, and :func:`missing_domain_warning` words the warning for a
+claim that declares none.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 
 from dpgp_audit.adapters.loading import Loaded, LoadError, describe_exception, load_attribute
 from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.domain import domain_problem
 
 __all__ = ["UserMechanism", "domain_problem", "is_mechanism", "load_mechanism",
            "missing_domain_warning"]
@@ -126,30 +128,6 @@ def load_mechanism(spec: str, data: Dataset, overrides: dict | None = None) -> U
     if problem:
         raise LoadError(problem)
     return UserMechanism(mech, found)
-
-
-def domain_problem(claim: Any, data: Dataset) -> str | None:
-    """Why ``data`` lies outside the claim's declared domain (``None`` when it does not).
-
-    With a declared :class:`~dpgp_audit.privacy.domain.PublicDomain` the targets (unless
-    it clips) and inputs are checked; under whole-row neighbours without one, the
-    relation's ``|y| <= d`` is the domain.
-    """
-    domain = getattr(claim, "domain", None)
-    try:
-        if domain is not None:
-            domain.targets(data.y)
-            domain.inputs(data.X)
-            return None
-    except ValueError as err:
-        return " ".join(str(err).split())
-    bound = getattr(claim, "domain_bound", None)
-    if bound is not None:
-        top = float(abs(data.y).max())
-        if top > bound:
-            return (f"y: max |y| = {top:g} exceeds the whole-row relation's bound "
-                    f"|y| <= {bound:g}")
-    return None
 
 
 def missing_domain_warning(spec: str, claim: Any) -> str | None:

@@ -99,8 +99,9 @@ from dpgp_audit.audit.parts import (
 )
 from dpgp_audit.audit.result import AuditReport
 from dpgp_audit.contract import Executor, Mechanism, SensitivityQuery
-from dpgp_audit.dataset import Dataset
+from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.privacy.claims import Claim, Neighbour
+from dpgp_audit.privacy.domain import domain_problem
 
 # The default path's constants live in defaults.py and the parts' registry in parts.py;
 # both are re-exported here, where the edges (cli.py, testing.py) import them.
@@ -322,7 +323,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     available = _check_parts(PARTS if parts is None else parts)
     names = tuple(p.name for p in available)
-    auditors = tuple(auditors)
+    auditors = (auditors,) if isinstance(auditors, str) else tuple(auditors)
     unknown = [a for a in auditors if a not in names]
     if unknown:
         raise ValueError(f"unknown auditor(s) {unknown}; choose from {names}")
@@ -330,6 +331,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         raise TypeError("mechanism must implement sample(data, n, rng) (the Mechanism protocol)")
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     relation = claim.relation
+    data = check_dataset(data)
+    problem = domain_problem(claim, data)
+    if problem:  # the claim covers no neighbour of these data: nothing to audit for it
+        raise ValueError(f"the data lie outside the claim's declared domain: {problem}")
     if y_bound is None:  # pairs stay in the declared domain, moved to its bound (issue 20 §4)
         y_bound = domain_y_bound(claim, mechanism)
     # the streams' spawning order is fixed: a seed gives the same report bit for bit

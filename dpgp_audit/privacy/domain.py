@@ -44,8 +44,8 @@ from dpgp_audit.privacy.float_release import (
 )
 
 __all__ = ["DEFAULT_Y_BOUND", "GUARD_BITS", "PublicDomain", "check_float_safety",
-           "check_linear_release", "declared_domain", "largest_safe_bound", "largest_safe_release",
-           "row_gains"]
+           "check_linear_release", "declared_domain", "domain_problem", "largest_safe_bound",
+           "largest_safe_release", "row_gains"]
 
 #: The documented public domain |y| <= 1e6 of a mechanism built without an explicit
 #: ``y_bound`` (targets are expected in natural or normalised units; declare a bound to
@@ -222,3 +222,27 @@ def check_linear_release(domain: PublicDomain, C: np.ndarray, release: object, *
     if fr.k != gains.size:
         raise ValueError(f"C has {gains.size} rows but the release {fr.k} coordinates")
     return fr.check_domain(domain.y_bound, gains, offset=offset)
+
+
+def domain_problem(claim: object, data: object) -> str | None:
+    """Why ``data`` lies outside the claim's declared domain (``None`` when it does not).
+
+    With a declared :class:`~dpgp_audit.privacy.domain.PublicDomain` the targets (unless
+    it clips) and inputs are checked; under whole-row neighbours without one, the
+    relation's ``|y| <= d`` is the domain.
+    """
+    domain = getattr(claim, "domain", None)
+    try:
+        if domain is not None:
+            domain.targets(data.y)  # type: ignore[attr-defined]
+            domain.inputs(data.X)  # type: ignore[attr-defined]
+            return None
+    except ValueError as err:
+        return " ".join(str(err).split())
+    bound = getattr(claim, "domain_bound", None)
+    if bound is not None:
+        top = float(np.abs(data.y).max())  # type: ignore[attr-defined]
+        if top > bound:
+            return (f"y: max |y| = {top:g} exceeds the whole-row relation's bound "
+                    f"|y| <= {bound:g}")
+    return None

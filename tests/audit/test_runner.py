@@ -16,6 +16,7 @@ from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.experiments.auditing_lab import audit_planted_suite, detection_rate
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
+from dpgp_audit.privacy.domain import PublicDomain
 
 
 @pytest.fixture(scope="module")
@@ -193,3 +194,42 @@ def test_A6_a_broken_contract_stops_the_audit_never_reads_as_refused_pairs(mech,
     with pytest.raises(ContractError, match=rf"{name}\.sample\(data, \d+, rng\) "
                                             r"returned shape \(\d+, 1\); the contract asks"):
         audit_mechanism(mech, default_dataset(12), np.random.default_rng(0), auditors=auditors)
+
+
+class _IgnoresItsData:
+    """Declares |y| <= 1 but never checks the targets (a hurried user's sample)."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(2.0),
+                     domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        return rng.standard_normal((n, 1))
+
+
+def test_A6_data_outside_the_declared_domain_are_refused_not_audited():
+    # the claim covers no neighbour of such data: a verdict on them would speak for nothing
+    outside = Dataset(np.linspace(0, 1, 6), np.array([0.0, 0.5, 5.0, 0.0, -0.2, 0.1]))
+    with pytest.raises(ValueError, match=r"the data lie outside the claim's declared domain: "
+                                         r"y: 1 target\(s\) lie outside the declared bound"):
+        audit_mechanism(_IgnoresItsData(), outside, np.random.default_rng(0))
+    inside = Dataset(np.linspace(0, 1, 6), np.clip(outside.y, -1, 1))
+    rep = audit_mechanism(_IgnoresItsData(), inside, np.random.default_rng(0),
+                          auditors=("blackbox",), n=64)
+    assert rep.result("blackbox") is not None
+
+
+def test_A6_data_that_are_not_a_dataset_get_a_type_error_naming_dataset():
+    with pytest.raises(TypeError, match=r"data must be a Dataset .* got ndarray"):
+        audit_mechanism(_IgnoresItsData(), np.zeros(6), np.random.default_rng(0))
+
+
+def test_A6_one_auditor_may_be_named_by_a_plain_string():
+    data = default_dataset(12)
+    one = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(3),
+                          auditors="blackbox", n=256)
+    tup = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(3),
+                          auditors=("blackbox",), n=256)
+    assert one.inputs["auditors"] == ["blackbox"]
+    assert json.dumps(one.result("blackbox").details["rounds"][-1]["n_per_side"]) == \
+        json.dumps(tup.result("blackbox").details["rounds"][-1]["n_per_side"])
+    assert one.result("blackbox").estimate == tup.result("blackbox").estimate

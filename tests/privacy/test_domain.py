@@ -134,3 +134,24 @@ def test_no_rounding_is_visible_at_the_domain_bound_of_any_shipped_mechanism(mec
     assert screen.details["visible"] == 0, screen.details
     # spacing(top) <= 2^-10 Λ <= 2^-20 sd at every legal release
     assert screen.details["max_ratio"] <= 2.0**-20
+
+
+def test_domain_problem_names_what_lies_outside_and_accepts_what_the_domain_covers():
+    from dpgp_audit import Dataset, PublicDomain, PureDP, outputs_only
+    from dpgp_audit.privacy.claims import ApproxDP, whole_rows
+    from dpgp_audit.privacy.domain import domain_problem
+
+    data = Dataset(np.zeros((3, 1)), np.array([0.0, 5.0, -0.5]))
+    declared = PureDP(epsilon=1.0, relation=outputs_only(2.0), domain=PublicDomain(y_bound=1.0))
+    assert "1 target(s) lie outside the declared bound |y| <= 1 (max |y| = 5)" in \
+        domain_problem(declared, data)
+    wide = PureDP(epsilon=1.0, relation=outputs_only(2.0), domain=PublicDomain(y_bound=5.0))
+    clipping = PureDP(epsilon=1.0, relation=outputs_only(2.0),
+                      domain=PublicDomain(y_bound=1.0, clip=True))
+    undeclared = PureDP(epsilon=1.0, relation=outputs_only(2.0))
+    assert domain_problem(wide, data) is None  # |y| = 5 is inside |y| <= 5
+    assert domain_problem(clipping, data) is None  # a clipping domain takes any target
+    assert domain_problem(undeclared, data) is None  # nothing declared, nothing to check
+    rows = ApproxDP(epsilon=1.0, delta=1e-5, relation=whole_rows(2.0))
+    assert domain_problem(rows, data) == ("y: max |y| = 5 exceeds the whole-row relation's "
+                                          "bound |y| <= 2")
