@@ -256,7 +256,10 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
         Fix the inputs (for mechanisms built on public X under the outputs-only
         relation): only targets are generated.
     n, dim, x_range, y_bound
-        Passed to :func:`~dpgp_audit.audit.strategies.neighbouring_datasets`.
+        Passed to :func:`~dpgp_audit.audit.strategies.neighbouring_datasets` (with
+        ``structural=True``: half the examples are the kit's whole-dataset bases and full
+        swings). ``y_bound=None`` takes the claim's declared domain bound, so the search
+        generates data the claim covers.
     max_examples
         Pairs hypothesis generates (deterministically, from ``seed``).
     seed
@@ -274,18 +277,24 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
     ------
     PrivacyViolation
         For the shrunk counterexample (hypothesis prints the falsifying pair).
+    ValueError
+        When the mechanism refused every generated pair: nothing was checked.
     """
     from hypothesis import HealthCheck, given, settings, target
 
+    from dpgp_audit.audit.neighbours import domain_y_bound
     from dpgp_audit.audit.strategies import neighbouring_datasets
 
     if max_examples < 1:
         raise ValueError(f"max_examples must be >= 1, got {max_examples}")
     guard_s = time_guard_s if budget_s is _UNSET else budget_s
     relation = mechanism.claim.relation if relation is None else relation  # type: ignore
+    if y_bound is None:  # the declared domain: generated data the claim covers
+        y_bound = domain_y_bound(mechanism.claim, mechanism)  # type: ignore[attr-defined]
     strategy = neighbouring_datasets(relation, n=n, dim=dim, x_range=x_range,  # type: ignore
-                                     y_bound=y_bound, base=base)
+                                     y_bound=y_bound, base=base, structural=True)
     level = alpha / max_examples
+    audited = [0]  # examples the mechanism accepted: a search that audits none checks nothing
 
     @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -298,6 +307,7 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
             mechanism.sample(pair.d1, 1, rng)  # type: ignore[attr-defined]
         except ValueError:  # a dataset the mechanism refuses is not a counterexample
             return
+        audited[0] += 1
         if isinstance(mechanism, SensitivityQuery):
             change = float(mechanism.norm(np.asarray(mechanism.query(pair.d1))  # type: ignore
                                           - np.asarray(mechanism.query(pair.d0))))
@@ -316,3 +326,8 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
             target(float(bb.details.get("log_wealth_at_claim", 0.0)), label="log wealth")
 
     _check()
+    if audited[0] == 0:
+        raise ValueError(
+            f"{type(mechanism).__name__} refused every pair the search generated "
+            f"({max_examples} examples): nothing was checked. Generate data it accepts: "
+            "y_bound= (when the claim declares no domain), base= (its inputs) or n=")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpgp_audit import ApproxDP, Dataset, PublicDomain, outputs_only
+from dpgp_audit import ApproxDP, Dataset, PublicDomain, PureDP, outputs_only
 from dpgp_audit.catalogue import get
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.float_release import float_safe_release
@@ -137,3 +137,38 @@ def test_hypothesis_search_finds_a_sample_only_bug_and_passes_the_twin():
                                         max_n=50_000, time_guard_s=None)
     assert_private_for_all_datasets(NoisyMean(4.0), seed=6, n=(1, 4), max_examples=3, y_bound=2.0,
                                     max_n=5_000, time_guard_s=None)
+
+
+
+class _DeclaredMean:
+    """|y| <= 1 declared and enforced; Laplace noise for sensitivity 1/N (the true one: 2/N)."""
+
+    claim = PureDP(epsilon=1.0, relation=outputs_only(2.0), domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        y = self.claim.domain.targets(data.y)
+        b = 1.0 / data.n
+        return float_safe_release(y.mean(), b * rng.laplace(size=(n, 1)), b)
+
+
+def test_the_search_stays_in_the_declared_domain_and_tries_the_full_move_first():
+    # before: targets drawn in |y| <= 2d = 4 were refused by the domain, every example
+    # returned early and the search passed, having checked nothing
+    with pytest.raises(PrivacyViolation) as info:
+        assert_private_for_all_datasets(_DeclaredMean(), seed=1, max_examples=3, max_n=20_000)
+    pair = info.value.witness
+    moved = np.flatnonzero(pair.d0.y != pair.d1.y)
+    assert moved.size == 1 and abs(pair.d1.y[moved[0]] - pair.d0.y[moved[0]]) == 2.0
+
+
+class _RefusesEverything:
+    claim = PureDP(epsilon=1.0, relation=outputs_only(2.0))
+
+    def sample(self, data, n, rng):
+        raise ValueError("this mechanism takes datasets of exactly 1000 rows")
+
+
+def test_a_search_the_mechanism_refuses_entirely_is_an_error_not_a_pass():
+    with pytest.raises(ValueError, match="refused every pair the search generated .* nothing "
+                                         "was checked"):
+        assert_private_for_all_datasets(_RefusesEverything(), seed=1, max_examples=3)

@@ -54,7 +54,9 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
         Box from which inputs (and substituted inputs) are drawn.
     y_bound
         Target bound for generated targets. Default: the relation's ``d`` for whole
-        rows, ``2 d`` for outputs only. Outputs-only moves are clipped into it.
+        rows, ``2 d`` for outputs only. Outputs-only moves are clipped into it; half of
+        them are the full move (one target from ``-m/2`` to ``+m/2`` or back,
+        ``m = min(d, 2 y_bound)``), the example hypothesis shrinks towards.
     base
         Fix the inputs to ``base.X`` (and the size to ``base.n``); targets are generated.
     structural
@@ -99,6 +101,16 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
             if placed:
                 return draw(st.sampled_from(placed))
         i = draw(st.integers(0, size - 1))
+        if not rows_rel and not draw(st.booleans()):
+            # the full move first (hypothesis shrinks towards this branch): one target from
+            # one end of its reach to the other, the largest change the relation allows
+            m = min(float(relation.d), 2.0 * yb)
+            sign = -1.0 if draw(st.booleans()) else 1.0
+            y[i] = -sign * m / 2
+            d0 = Dataset(X, y)
+            return NeighbourPair(d0, d0.with_target(i, sign * m / 2),
+                                 f"y[{i}] {-sign * m / 2:+.4g} -> {sign * m / 2:+.4g} "
+                                 "(the full move)")
         if rows_rel:
             x_new = np.array(draw(st.lists(floats_x, min_size=X.shape[1],
                                            max_size=X.shape[1])), dtype=float)

@@ -348,3 +348,18 @@ def test_query_edge_row_scan_equals_the_pair_by_pair_scan(norm_name, dim):
     want.sort(key=lambda t: -t[0])
     assert _scan_changes(norm, vals, qs, reach, top) == want[:top]
     assert _scan_changes(norm, vals, [None] * len(vals), reach, top) == []
+
+
+
+def test_A3_an_outputs_only_search_shrinks_to_the_full_move():
+    from hypothesis import find
+
+    minimal = find(neighbouring_datasets(outputs_only(2.0), n=(1, 3), y_bound=1.0),
+                   lambda pair: True)
+    moved = np.flatnonzero(minimal.d0.y != minimal.d1.y)
+    assert moved.size == 1 and minimal.label.endswith("(the full move)")
+    assert {minimal.d0.y[moved[0]], minimal.d1.y[moved[0]]} == {-1.0, 1.0}
+    short = find(neighbouring_datasets(outputs_only(0.5), n=(1, 3), y_bound=1.0),
+                 lambda pair: True)  # a move shorter than the domain: centred on 0
+    moved = np.flatnonzero(short.d0.y != short.d1.y)
+    assert {short.d0.y[moved[0]], short.d1.y[moved[0]]} == {-0.25, 0.25}
