@@ -502,6 +502,10 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
                                           default=0.0)
         support_chosen = tuple(by_bits[:SUPPORT_PAIRS])
     details["seconds_screen"] = time.perf_counter() - t0
+    if probes and details["refused"] == len(probes):  # nothing compared: no evidence either way
+        details["skipped"] = (f"no generated pair is accepted by the mechanism "
+                              f"({details['refused']} refused)")
+        return PrecisionScreen(details, skipped=details["skipped"])
     return PrecisionScreen(details, tuple(_spread(visible, n_pairs)), support_chosen=support_chosen)
 
 

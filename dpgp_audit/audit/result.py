@@ -369,7 +369,7 @@ def _extra_line(r: AuditResult) -> str:
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "
                 f"{d.get('visible', 0)} of {d.get('candidates', '?')} pairs "
-                f"({d.get('refused', 0)} refused by the domain)"
+                f"({d.get('refused', 0)} refused by the mechanism)"
                 + (f"; {d['support_skipped']}" if "support_skipped" in d else
                    f"; float supports differ visibly for {d['support_visible']} pair(s)"
                    if "support_visible" in d else "")

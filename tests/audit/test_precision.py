@@ -422,3 +422,27 @@ def test_A7_support_test_has_its_level_on_equal_laws_with_many_coordinates(rng):
     alarms = sum(certify_support(mech, same, child, n=400, alpha=0.2)["epsilon_lb"] > 0
                  for child in rng.spawn(40))
     assert alarms <= 14
+
+
+class _OnlyItsOwnData:
+    """Accepts the dataset it was built for and refuses every neighbour of it."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+    def __init__(self, data):
+        self.y = np.array(data.y)
+
+    def sample(self, data, n, rng):
+        if not np.array_equal(data.y, self.y):
+            raise ValueError("built for one training set only")
+        return rng.laplace(size=(n, 1))
+
+
+def test_A7_a_screen_whose_every_pair_is_refused_is_skipped_not_no_evidence():
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    data = default_dataset(12)
+    rep = audit_mechanism(_OnlyItsOwnData(data), data, np.random.default_rng(0))
+    assert rep.result("precision") is None  # compared nothing: no "no evidence" either
+    assert rep.skipped["precision"].startswith("no generated pair is accepted by the mechanism")
+    assert rep.verdict is Verdict.INCONCLUSIVE
