@@ -221,6 +221,16 @@ class AuditReport:
         """True when some auditor refuted the claim."""
         return self.verdict is Verdict.VIOLATION
 
+    @property
+    def compared(self) -> bool:
+        """True when some auditor besides the exploratory grey-box survey produced a result.
+
+        False when every other auditor was skipped (the mechanism refused every pair, or
+        supports none of the requested auditors): such a report speaks neither for nor
+        against the claim.
+        """
+        return any(r.auditor != "greybox" for r in self.results)
+
     def result(self, auditor: str) -> AuditResult | None:
         """The result of one auditor, or ``None`` if it did not run."""
         for r in self.results:

@@ -233,3 +233,16 @@ def test_A6_one_auditor_may_be_named_by_a_plain_string():
     assert json.dumps(one.result("blackbox").details["rounds"][-1]["n_per_side"]) == \
         json.dumps(tup.result("blackbox").details["rounds"][-1]["n_per_side"])
     assert one.result("blackbox").estimate == tup.result("blackbox").estimate
+
+
+def test_A6_a_report_says_whether_any_auditor_compared_anything():
+    data = default_dataset(12)
+    rep = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0),
+                          auditors=("blackbox",), n=64)
+    assert rep.compared
+    only_survey = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0),
+                                  auditors=("greybox",))
+    assert not only_survey.compared  # exploration only: no result for or against the claim
+    skipped = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0),
+                              auditors=("whitebox",))
+    assert not skipped.compared and "whitebox" in skipped.skipped
