@@ -174,19 +174,9 @@ def test_a_search_the_mechanism_refuses_entirely_is_an_error_not_a_pass():
         assert_private_for_all_datasets(_RefusesEverything(), seed=1, max_examples=3)
 
 
-class _OnlyItsOwnData:
-    claim = PureDP(epsilon=1.0, relation=outputs_only(2.0))
-
-    def __init__(self, data):
-        self.y = np.array(data.y)
-
-    def sample(self, data, n, rng):
-        if not np.array_equal(data.y, self.y):
-            raise ValueError("built for one training set only")
-        return rng.laplace(size=(n, 1))
-
-
 def test_assert_private_refuses_to_pass_when_no_auditor_compared_anything():
+    from tests.audit.test_precision import _OnlyItsOwnData  # refuses every neighbour
+
     with pytest.raises(ValueError, match="no auditor compared anything, so there is nothing "
                                          "to assert .*blackbox: no generated pair is accepted"):
         assert_private(_OnlyItsOwnData(DATA), DATA, np.random.default_rng(0))
