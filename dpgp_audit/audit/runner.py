@@ -84,6 +84,7 @@ from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     adversarial_rows,
     domain_y_bound,
+    is_neighbour,
     neighbour_pairs,
     query_edge_pairs,
 )
@@ -139,6 +140,24 @@ def declared_cost(mechanism: object, cost_per_draw_s: float | None = None) -> fl
         raise ValueError(f"cost_per_draw_s must be a positive finite number of seconds, "
                          f"got {cost!r}")
     return float(cost)
+
+
+def _check_given_pairs(pairs: Sequence[NeighbourPair], claim: Claim) -> None:
+    """Refuse a caller's pair that the claim does not cover (``ValueError`` naming it)."""
+    relation = claim.relation
+    for p in pairs:
+        if not isinstance(p, NeighbourPair):
+            raise TypeError(f"pairs must hold NeighbourPair objects, got {type(p).__name__}")
+        label = p.label or "a given pair"
+        if not is_neighbour(p.d0, p.d1, relation, atol=1e-9 * float(relation.d)):
+            raise ValueError(f"pair {label!r} is not a neighbour pair under the claim's "
+                             f"relation ({relation.describe()}): a violation on it would "
+                             "not refute the claim")
+        for side, d in (("D", p.d0), ("D'", p.d1)):
+            problem = domain_problem(claim, d)
+            if problem:
+                raise ValueError(f"pair {label!r}: its {side} lies outside the claim's "
+                                 f"declared domain: {problem}")
 
 
 def _claim_dict(claim: Claim) -> dict:
@@ -223,6 +242,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         Show a tqdm progress bar over the phases.
     pairs
         Candidate neighbour pairs; default :func:`~dpgp_audit.audit.neighbours.neighbour_pairs`.
+        Pairs given here must be neighbours under the claim's relation
+        (:func:`~dpgp_audit.audit.neighbours.is_neighbour`, to 1e-9·d) with both datasets
+        in its declared domain: any other pair is refused (``ValueError`` naming it), since
+        a violation on it would not refute the claim.
     n_pairs
         How many top-ranked pairs the black-box auditor confirms (Bonferroni over them in
         fixed mode; their wealth averaged in sequential mode). ``None`` (default): 2, or
@@ -344,6 +367,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     name = name or type(mechanism).__name__
 
     t = time.perf_counter()
+    if pairs is not None:  # the caller's own pairs: a verdict on a non-neighbour is no verdict
+        pairs = list(pairs)
+        _check_given_pairs(pairs, claim)
     if pairs is None:
         pairs = neighbour_pairs(data, relation, rng_pairs, y_bound=y_bound)
         if isinstance(mechanism, SensitivityQuery) and relation.kind is not Neighbour.ANSWERS:

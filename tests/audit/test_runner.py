@@ -246,3 +246,29 @@ def test_A6_a_report_says_whether_any_auditor_compared_anything():
     skipped = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0),
                               auditors=("whitebox",))
     assert not skipped.compared and "whitebox" in skipped.skipped
+
+
+@pytest.mark.parametrize(("move", "needle"), [
+    (lambda d: d.with_target(0, 1.5), "is not a neighbour pair under the claim's relation"),
+    (lambda d: d.with_target(0, 0.5).with_target(1, 0.5), "is not a neighbour pair"),
+])
+def test_A6_a_given_pair_the_claim_does_not_cover_is_refused(move, needle):
+    # outputs only with d = 1: a move of 1.5, or two targets moved, is no neighbour, and a
+    # violation on it would be a false alarm about the claim
+    data = default_dataset(12)
+    pair = NeighbourPair(data, move(data), "mine")
+    mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match=f"pair 'mine' {needle}"):
+        audit_mechanism(mech, data, np.random.default_rng(0), pairs=[pair])
+
+
+def test_A6_a_given_pair_outside_the_declared_domain_is_refused_and_a_neighbour_is_audited():
+    data = Dataset(np.linspace(0, 1, 6), np.zeros(6))
+    outside = NeighbourPair(data.with_target(0, 1.5), data.with_target(0, 0.9), "beyond")
+    with pytest.raises(ValueError, match="pair 'beyond': its D lies outside the claim's "
+                                         "declared domain"):
+        audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0), pairs=[outside])
+    inside = NeighbourPair(data, data.with_target(0, 1.0), "inside")
+    rep = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0), pairs=[inside],
+                          auditors=("blackbox",), n=64)
+    assert rep.result("blackbox").details["witness"]["label"] == "inside"
