@@ -674,10 +674,10 @@ def _run_audit(args: argparse.Namespace) -> int:
         samples = _samples_for(args, entry, mech)
         if args.auditor in ("all", "blackbox", "precision"):
             _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng))
-            _check_time(args, entry.id, _declared_seconds_per_draw(mech, entry), samples)
+            declared = _declared_seconds_per_draw(mech, entry)
+            _check_time(args, entry.id, declared, samples)
             timed = None
-            if _declared_seconds_per_draw(mech, entry) is None and \
-                    getattr(mech, "cost_per_draw_s", None) is None:
+            if declared is None and getattr(mech, "cost_per_draw_s", None) is None:
                 timed = _time_draws(mech, data, shape_rng)  # a user's code: advice only
             _note_measured_cost(entry.id, mech, entry, samples, args.mode, timed)
         built.append((entry, mech, data))

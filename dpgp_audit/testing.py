@@ -298,7 +298,7 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
     strategy = neighbouring_datasets(relation, n=n, dim=dim, x_range=x_range,  # type: ignore
                                      y_bound=y_bound, base=base, structural=True)
     level = alpha / max_examples
-    audited = [0]  # examples the mechanism accepted: a search that audits none checks nothing
+    audited = 0  # examples the mechanism accepted: a search that audits none checks nothing
 
     @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -311,7 +311,8 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
             mechanism.sample(pair.d1, 1, rng)  # type: ignore[attr-defined]
         except ValueError:  # a dataset the mechanism refuses is not a counterexample
             return
-        audited[0] += 1
+        nonlocal audited
+        audited += 1
         if isinstance(mechanism, SensitivityQuery):
             change = float(mechanism.norm(np.asarray(mechanism.query(pair.d1))  # type: ignore
                                           - np.asarray(mechanism.query(pair.d0))))
@@ -330,7 +331,7 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
             target(float(bb.details.get("log_wealth_at_claim", 0.0)), label="log wealth")
 
     _check()
-    if audited[0] == 0:
+    if audited == 0:
         raise ValueError(
             f"{type(mechanism).__name__} refused every pair the search generated "
             f"({max_examples} examples): nothing was checked. Generate data it accepts: "

@@ -1374,8 +1374,7 @@ class CouplingSurvey:
         statuses: dict[str, int] = {}
         for c in self.couplings:
             statuses[c.status] = statuses.get(c.status, 0) + 1
-        details: dict = {} if self.reproducible is not False else {"reproducible": False}
-        details |= {
+        details: dict = {
             "pairs": len(self.pairs), "statuses": statuses, "releases_per_side": self.releases,
             "seconds": self.seconds, "leads": [c.as_dict() for c in leads[:10]],
             "ranking": [{"label": p.label, "status": c.status, "finding": c.finding,
@@ -1384,6 +1383,8 @@ class CouplingSurvey:
             "scores_by_label": self.scores_by_label(),
             "note": ("leads are exploratory: they rank pairs for the white-box and black-box "
                      "auditors and never set a violation by themselves")}
+        if self.reproducible is False:  # said only when it is not: the runner reports it
+            details["reproducible"] = False
         if violations:
             top = violations[0]
             verdict, estimate = Verdict.VIOLATION, top.estimate

@@ -154,10 +154,14 @@ def _check_given_pairs(pairs: Sequence[NeighbourPair], claim: Claim) -> None:
                              f"relation ({relation.describe()}): a violation on it would "
                              "not refute the claim")
         for side, d in (("D", p.d0), ("D'", p.d1)):
-            problem = domain_problem(claim, d)
-            if problem:
-                raise ValueError(f"pair {label!r}: its {side} lies outside the claim's "
-                                 f"declared domain: {problem}")
+            _refuse_outside_domain(claim, d, f"pair {label!r}: its {side} lies")
+
+
+def _refuse_outside_domain(claim: Claim, data: Dataset, what: str) -> None:
+    """``ValueError`` ("{what} outside the claim's declared domain: …") for uncovered data."""
+    problem = domain_problem(claim, data)
+    if problem:
+        raise ValueError(f"{what} outside the claim's declared domain: {problem}")
 
 
 def _claim_dict(claim: Claim) -> dict:
@@ -355,9 +359,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     relation = claim.relation
     data = check_dataset(data)
-    problem = domain_problem(claim, data)
-    if problem:  # the claim covers no neighbour of these data: nothing to audit for it
-        raise ValueError(f"the data lie outside the claim's declared domain: {problem}")
+    _refuse_outside_domain(claim, data, "the data lie")  # the claim covers none of it
     if y_bound is None:  # pairs stay in the declared domain, moved to its bound (issue 20 §4)
         y_bound = domain_y_bound(claim, mechanism)
     # the streams' spawning order is fixed: a seed gives the same report bit for bit
