@@ -5,9 +5,11 @@ auditors. These mutants were not: each is a small mechanism with one mistake of
 the kind that reaches real code (wrong scale, composition at full ε, noise
 before clipping, amplification without subsampling, shared noise, a misstated
 utility range, leaked metadata, std passed as variance, the sensitivity of the
-mean used for the sum, …), plus **negative controls** that look wrong but are
-private (more noise than needed, post-processing that creates atoms, noise on
-the inputs, Laplace where Gaussian was intended in one dimension).
+mean used for the sum, …; for a DP GP posterior mean, the sensitivity taken from
+another fit's weights and the lengthscale fitted on the private targets), plus
+**negative controls** that look wrong but are private (more noise than needed,
+post-processing that creates atoms, noise on the inputs, Laplace where Gaussian
+was intended in one dimension, a GP's posterior variance released beside its mean).
 
 Every mutant comes in two **forms**:
 
@@ -28,14 +30,17 @@ mutation score per form.
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import linalg
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.bugs.calibration import eq_kernel, smoother_weights
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.norms import L1, L2, Linf, Norm
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
@@ -47,7 +52,7 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["FORMS", "MutantSpec", "SampleOnly", "build_form", "mutants"]
+__all__ = ["FORMS", "MutantSpec", "SampleOnly", "build_form", "fitted_lengthscale", "mutants"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
 _EPS, _DELTA = 1.0, 1e-5
@@ -423,7 +428,90 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
         "- stated exactly, and calibrated for the composition", _claim_out(),
         _corr_draw(s1), {"mean": lambda d: np.ones(4) * _sum(d)[0],
                          "cov": lambda d: _corr_cov(s1)}, private=True)
+    out.extend(_gp_mutants(data))
     return out
+
+
+# --------------------------------------------------------------------------- GP releases
+#: The GP mutants' test inputs, lengthscale and noise variance: a DP posterior mean
+#: (Smith et al. 2016's release, S18 eq. 3) at 5 public points of the default x-range.
+_GP_XS = np.linspace(0.0, 10.0, 5)[:, None]
+_GP_ELL, _GP_NOISE = 2.0, 0.1
+#: The lengthscales a hurried user's marginal-likelihood fit chooses from.
+_GP_ELL_GRID = np.geomspace(0.5, 5.0, 8)
+
+
+def _gp_weights(d: Dataset, ell: float = _GP_ELL, noise: float = _GP_NOISE) -> np.ndarray:
+    """Posterior-mean weights C (5, n) at :data:`_GP_XS`: the release's mean is ``C @ y``."""
+    return smoother_weights(np.asarray(d.X), _GP_XS, lengthscale=ell, noise_variance=noise)
+
+
+def _gp_sigma(C: np.ndarray, bound: float = 1.0) -> float:
+    """Analytic-Gaussian σ for the L2 sensitivity of ``C @ y`` when one target moves by
+    ``bound``: the largest column norm of C times ``bound``.
+    """
+    return _sigma(bound * float(np.max(np.linalg.norm(C, axis=0))))
+
+
+def _gp_posterior_variance(d: Dataset) -> np.ndarray:
+    """Posterior variance of f at :data:`_GP_XS`: ``k(x*, x*) − c*ᵀ k(X, x*)`` (public X only)."""
+    Ks = eq_kernel(_GP_XS, np.asarray(d.X), _GP_ELL)
+    return 1.0 - np.sum(_gp_weights(d) * Ks, axis=1)
+
+
+def fitted_lengthscale(d: Dataset) -> float:
+    """The lengthscale of :data:`_GP_ELL_GRID` with the largest log marginal likelihood of
+    the *private* targets (R&W eq. 2.30, the constant dropped): the mutant's mistake.
+    """
+    X = np.asarray(d.X)
+    best, arg = -math.inf, float(_GP_ELL_GRID[0])
+    for ell in _GP_ELL_GRID:
+        L = linalg.cholesky(eq_kernel(X, X, float(ell)) + _GP_NOISE * np.eye(d.n), lower=True)
+        a = linalg.solve_triangular(L, d.y, lower=True)
+        lml = -0.5 * float(a @ a) - float(np.sum(np.log(np.diag(L))))
+        if lml > best:
+            best, arg = lml, float(ell)
+    return arg
+
+
+def _gp_mutants(data: Dataset) -> list[MutantSpec]:
+    """DP GP posterior means as a hurried user writes them: two bugs and a control.
+
+    Appended after the other mutants, so the benchmark's earlier rows keep their seeds.
+    Float-safe releases (:func:`_safe`), so each is caught (or not) for its own mistake.
+    """
+    other = functools.partial(_gp_weights, noise=1.0)  # another fit's noise variance
+
+    def fitted_weights(d: Dataset) -> np.ndarray:
+        return _gp_weights(d, ell=fitted_lengthscale(d))
+
+    def mean_and_variance(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        noisy = _safe(lambda e: _gp_weights(e) @ e.y, lambda e: _gp_sigma(_gp_weights(e)))
+        return np.hstack([noisy(d, n, rng), np.tile(_gp_posterior_variance(d), (n, 1))])
+    return [
+        MutantSpec("gp-noise-from-another-fit", "GP posterior mean at 5 points; the sensitivity "
+                   "is taken from the weights of another fit (noise variance 1, not 0.1)",
+                   False, _claim_out(),
+                   _safe(lambda d: _gp_weights(d) @ d.y, lambda d: _gp_sigma(other(d))),
+                   {"mean": lambda d: _gp_weights(d) @ d.y,
+                    "cov": lambda d: _gp_sigma(other(d)) ** 2 * np.eye(_GP_XS.shape[0])},
+                   data),
+        MutantSpec("gp-lengthscale-fitted-on-private-data", "GP posterior mean at 5 points; "
+                   "the lengthscale is chosen by the marginal likelihood of the private targets, "
+                   "then the noise is calibrated for it", False, _claim_out(),
+                   _safe(lambda d: fitted_weights(d) @ d.y,
+                         lambda d: _gp_sigma(fitted_weights(d))),
+                   {"mean": lambda d: fitted_weights(d) @ d.y,
+                    "cov": lambda d: _gp_sigma(fitted_weights(d)) ** 2
+                    * np.eye(_GP_XS.shape[0])}, data),
+        MutantSpec("control-gp-posterior-variance", "looks wrong: the posterior variance at the "
+                   "5 points is released beside the noisy mean (it depends on the public inputs "
+                   "and fixed hyperparameters only)", True, _claim_out(), mean_and_variance,
+                   {"query": lambda d: np.concatenate([_gp_weights(d) @ d.y,
+                                                       _gp_posterior_variance(d)]),
+                    "norm": L2(), "bound": float(np.max(np.linalg.norm(_gp_weights(data),
+                                                                       axis=0)))}, data),
+    ]
 
 
 def _corr_cov(s1: float) -> np.ndarray:

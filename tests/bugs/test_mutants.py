@@ -1,0 +1,105 @@
+"""The mutation benchmark's GP releases (:mod:`dpgp_audit.bugs.mutants`, A.5).
+
+Each premise is checked against a naive oracle written here (dense solves, a brute-force
+marginal likelihood, the Gaussian trade-off solved with scipy), never against the
+mutant's own helpers; the default path is then run on both forms of each.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from dpgp_audit.audit.neighbours import neighbour_pairs
+from dpgp_audit.bugs.mutants import build_form, fitted_lengthscale, mutants
+from dpgp_audit.datasets.default import default_dataset
+from dpgp_audit.experiments.mutation import run_mutation
+
+GP_MUTANTS = ("gp-noise-from-another-fit", "gp-lengthscale-fitted-on-private-data",
+              "control-gp-posterior-variance")
+XS = np.linspace(0.0, 10.0, 5)
+
+
+def _spec(name: str):
+    return next(s for s in mutants(default_dataset()) if s.name == name)
+
+
+def _naive_weights(x: np.ndarray, ell: float, noise: float) -> np.ndarray:
+    """K(x*, X) (K(X, X) + s² I)⁻¹ by a dense solve (R&W eq. 2.25)."""
+    k = lambda a, b: np.exp(-0.5 * (a[:, None] - b[None, :]) ** 2 / ell**2)  # noqa: E731
+    return np.linalg.solve(k(x, x) + noise * np.eye(x.size), k(x, XS)).T
+
+
+def _gaussian_epsilon(mu: float, delta: float) -> float:
+    """ε with δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = ``delta`` (Balle & Wang 2018, Thm. 8)."""
+    def gap(e: float) -> float:
+        return stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) * stats.norm.cdf(-e / mu - mu / 2) \
+            - delta
+    return optimize.brentq(gap, 0.0, 50.0)
+
+
+def test_gp_noise_from_another_fit_is_under_noised_by_the_closed_form():
+    spec, data = _spec("gp-noise-from-another-fit"), default_dataset()
+    x = np.asarray(data.X)[:, 0]
+    C = _naive_weights(x, 2.0, 0.1)
+    model = build_form(spec, "model")
+    np.testing.assert_allclose(model.mean(data), C @ data.y, rtol=1e-10, atol=1e-12)
+    sigma = math.sqrt(model.cov(data)[0, 0])
+    # the release's sd is the model's: the sample form draws it (two-sided 1e-4 chi-square band)
+    draws = build_form(spec, "sample").sample(data, 20_000, np.random.default_rng(5))
+    resid = (draws - C @ data.y).ravel()
+    lo, hi = (stats.chi2.ppf(q, resid.size) / resid.size for q in (1e-4, 1 - 1e-4))
+    assert lo < np.mean(resid**2) / sigma**2 < hi
+    # one target moves by at most 1 (outputs_only(1)): mu = largest column norm / sigma
+    mu = float(np.max(np.linalg.norm(C, axis=0))) / sigma
+    assert _gaussian_epsilon(mu, 1e-5) > 2.0  # against the claimed 1
+    # the cause: the other fit (noise variance 1) smooths more, so its weights are smaller
+    other = _naive_weights(x, 2.0, 1.0)
+    assert np.max(np.linalg.norm(other, axis=0)) < np.max(np.linalg.norm(C, axis=0)) / 1.5
+
+
+def test_gp_lengthscale_fit_moves_between_generated_neighbours():
+    spec, data = _spec("gp-lengthscale-fitted-on-private-data"), default_dataset()
+    x = np.asarray(data.X)[:, 0]
+    grid = np.geomspace(0.5, 5.0, 8)
+
+    def brute(d) -> float:  # log N(y; 0, K + s² I) on the grid, by slogdet and solve
+        def lml(ell: float) -> float:
+            K = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ell**2) + 0.1 * np.eye(x.size)
+            return -0.5 * d.y @ np.linalg.solve(K, d.y) - 0.5 * np.linalg.slogdet(K)[1]
+        return float(grid[int(np.argmax([lml(e) for e in grid]))])
+
+    pairs = neighbour_pairs(data, spec.claim.relation, np.random.default_rng(0))
+    moved = [p for p in pairs if brute(p.d0) != brute(p.d1)]
+    assert moved, "the premise: one target's change moves the fitted lengthscale"
+    for p in moved[:3]:
+        assert fitted_lengthscale(p.d0) == brute(p.d0)
+        assert fitted_lengthscale(p.d1) == brute(p.d1)
+        # the mean's weights and the noise sd move with it: the release depends on y twice
+        m0, m1 = (build_form(spec, "model").cov(d)[0, 0] for d in (p.d0, p.d1))
+        assert m0 != m1
+
+
+def test_gp_posterior_variance_control_releases_public_values_only():
+    spec, data = _spec("control-gp-posterior-variance"), default_dataset()
+    x = np.asarray(data.X)[:, 0]
+    k = np.exp(-0.5 * (XS[:, None] - x[None, :]) ** 2 / 4.0)
+    var = 1.0 - np.sum(_naive_weights(x, 2.0, 0.1) * k, axis=1)
+    mech = build_form(spec, "sample")
+    for p in neighbour_pairs(data, spec.claim.relation, np.random.default_rng(0))[:6]:
+        a = mech.sample(p.d0, 3, np.random.default_rng(1))
+        b = mech.sample(p.d1, 3, np.random.default_rng(1))
+        np.testing.assert_allclose(a[:, 5:], np.tile(var, (3, 1)), rtol=1e-9, atol=1e-12)
+        assert np.array_equal(a[:, 5:], b[:, 5:])  # the same bits on both sides
+
+
+@pytest.mark.parametrize("name", GP_MUTANTS)
+def test_gp_mutants_on_the_default_path(name):
+    spec = _spec(name)
+    rows = run_mutation([spec], np.random.default_rng(2026))
+    assert [r.form for r in rows] == ["sample", "model"]
+    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
+    assert not wrong
