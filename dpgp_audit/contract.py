@@ -52,7 +52,8 @@ class Mechanism(Protocol):
 
 
 class ContractError(ValueError):
-    """A mechanism's ``sample`` broke the contract: not ``n`` rows, or values that are not numbers.
+    """A mechanism's ``sample`` broke the contract: not ``n`` rows, or values that are not
+    finite numbers.
 
     A ``ValueError``, so the command line reports it in one line (exit status 2). The
     auditors that read a ``ValueError`` from ``sample`` as "this dataset is refused" let
@@ -64,10 +65,11 @@ def checked_sample(mechanism: object, data: Dataset, n: int,
                    rng: np.random.Generator) -> np.ndarray:
     """``np.asarray(mechanism.sample(data, n, rng))``, checked against :class:`Mechanism`.
 
-    Every auditor draws through here, so a release with the wrong number of rows or with
-    values that are not numbers stops the audit with one clear message (a
-    :class:`ContractError` naming the call) instead of an error deep inside an auditor.
-    The array is returned as ``sample`` made it (no copy, no conversion).
+    Every auditor draws through here, so a release with the wrong number of rows, with
+    values that are not numbers, or with NaN or infinite values stops the audit with one
+    clear message (a :class:`ContractError` naming the call, and for non-finite values the
+    range of the targets they came from) instead of an error deep inside an auditor. The
+    array is returned as ``sample`` made it (no copy, no conversion).
     """
     out = np.asarray(mechanism.sample(data, n, rng))  # type: ignore[attr-defined]
     call = f"{type(mechanism).__name__}.sample(data, {n}, rng)"
@@ -86,6 +88,16 @@ def checked_sample(mechanism: object, data: Dataset, n: int,
         if not numeric:
             raise ContractError(f"{call} returned values of dtype {out.dtype}; the auditors "
                                 "compare numbers (booleans, integers or floats)")
+    values = out if out.dtype.kind != "O" else out.astype(float)
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        bad = int(values.size - np.count_nonzero(np.isfinite(values)))
+        y = np.asarray(data.y, dtype=float)
+        raise ContractError(
+            f"{call} returned {bad} non-finite value(s) (NaN or inf) of {values.size}, on "
+            f"targets in [{y.min():.6g}, {y.max():.6g}]; the auditors compare finite numbers. "
+            "A release that overflows or divides by zero on some legal data is itself a leak "
+            "(inf on one dataset, a number on its neighbour): compute it in a wider type, or "
+            "bound it")
     return out
 
 

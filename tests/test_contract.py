@@ -56,3 +56,27 @@ def test_A1_one_row_is_singular():
     with pytest.raises(ContractError, match="asks for 1 row, one release"):
         checked_sample(Returns(lambda n, rng: np.zeros((2, 1))), DATA, 1,
                        np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_A1_non_finite_releases_raise_naming_the_count_and_the_targets(bad):
+    data = Dataset(np.linspace(0, 1, 5)[:, None], np.array([-2.0, 0.0, 0.5, 1.0, 3.0]))
+
+    def make(n, rng):
+        out = rng.standard_normal((n, 2))
+        out[1, 0] = out[3, 1] = bad
+        return out
+    with pytest.raises(ContractError, match="Returns.sample\\(data, 4, rng\\)") as err:
+        checked_sample(Returns(make), data, 4, np.random.default_rng(0))
+    msg = str(err.value)
+    assert "returned 2 non-finite value(s) (NaN or inf) of 8" in msg
+    assert "on targets in [-2, 3]" in msg  # where the overflow came from
+
+
+def test_A1_non_finite_objects_are_refused_and_integers_pass():
+    with pytest.raises(ContractError, match="1 non-finite value"):
+        checked_sample(Returns(lambda n, rng: np.array([1.0] * (n - 1) + [float("nan")],
+                                                       dtype=object)), DATA, 4,
+                       np.random.default_rng(0))
+    big = np.full(4, np.iinfo(np.int64).max)  # integers are always finite
+    assert checked_sample(Returns(lambda n, rng: big), DATA, 4, np.random.default_rng(0)) is big

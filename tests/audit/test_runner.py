@@ -196,6 +196,41 @@ def test_A6_a_broken_contract_stops_the_audit_never_reads_as_refused_pairs(mech,
         audit_mechanism(mech, default_dataset(12), np.random.default_rng(0), auditors=auditors)
 
 
+class _OverflowsAtTheBound:
+    """Noise scale 1 / (1 - max |y|): inf once a target reaches the declared bound."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(2.0),
+                     domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        y = self.claim.domain.targets(data.y)
+        with np.errstate(divide="ignore"):
+            return rng.standard_normal((n, 1)) / (1.0 - np.max(np.abs(y)))
+
+    def mean(self, data):
+        return np.zeros(1)
+
+    def cov(self, data):
+        return np.eye(1)
+
+
+@pytest.mark.parametrize("auditors", [DEFAULT_AUDITORS, ("greybox",), ("precision",),
+                                      ("blackbox",), ("model-check",)])
+def test_A6_a_release_that_overflows_on_legal_data_stops_the_audit_naming_where(auditors):
+    # inside the domain (|y| <= 1 is legal), a generated pair reaches |y| = 1: the release is
+    # inf there; every auditor that samples stops with the checked draw's message
+    from dpgp_audit.contract import ContractError
+
+    data = Dataset(np.linspace(0, 1, 8), np.linspace(-0.5, 0.5, 8))
+    if auditors == ("model-check",):  # it samples the data as given: put one at the bound
+        data = data.with_target(0, 1.0)
+    with pytest.raises(ContractError, match=r"_OverflowsAtTheBound\.sample\(data, \d+, rng\) "
+                                            r"returned \d+ non-finite value\(s\)") as err:
+        audit_mechanism(_OverflowsAtTheBound(), data, np.random.default_rng(0),
+                        auditors=auditors)
+    assert "on targets in [" in str(err.value) and ", 1]" in str(err.value)
+
+
 class _IgnoresItsData:
     """Declares |y| <= 1 but never checks the targets (a hurried user's sample)."""
 

@@ -76,10 +76,13 @@ MECHS = textwrap.dedent('''
         def sample(self, data, n, rng):
             return rng.standard_normal((n if n == 1 else n + 1, 1))
 
-    class NotFinite:  # NaN releases: refused by the black-box auditor, inside the bar's loop
+    class NotFinite:  # a 1/0 overflow at the domain's end: refused inside the bar's loop
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
-            return np.full((n, 1), np.nan)
+            y = self.claim.domain.targets(data.y)
+            with np.errstate(divide="ignore"):
+                scale = 1.0 / (2.0 - np.max(np.abs(y)))  # inf once a target is at |y| = 2
+            return scale * rng.standard_normal((n, 1))
 
     class Labels:  # releases as strings
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
@@ -211,7 +214,8 @@ def test_A10_an_error_after_the_progress_bar_started_stands_on_its_own_line(file
                          env=env, cwd=files, timeout=300)
     assert run.returncode == EXIT_USAGE, run.stderr
     err = run.stderr
-    at = err.index("dpgp-audit audit: error: mechanism.sample returned non-finite outputs")
+    at = err.index("dpgp-audit audit: error: NotFinite.sample(data, ")
+    assert "non-finite value(s) (NaN or inf)" in err and "on targets in [" in err
     assert at == 0 or err[at - 1] in "\r\n", repr(err[max(0, at - 80):at + 40])
     assert err[at:].count("\n") == 1 and not err[at:].split("\n", 1)[1].strip(), repr(err)
 

@@ -41,6 +41,7 @@ from dpgp_audit.audit.blackbox.sampling import (
     _sample_raw,
     auto_chunk,
     child_rngs,
+    finite_scores,
     prepare_split,
     run_jobs,
 )
@@ -139,11 +140,7 @@ def _sample_test_counts(mechanism: object, data: Dataset, size: int, rng: np.ran
     X = _sample_raw(mechanism, data, size, rng, index)
     cols = {}
     for j in {0, *(t[0] for t in tests)}:
-        s = np.asarray(scores[j](X), dtype=float)
-        if not np.all(np.isfinite(s)):
-            raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
-                             "the audit refuses to count them")
-        cols[j] = s
+        cols[j] = finite_scores(scores[j](X))
     s0 = np.sort(cols[0])
     above = s0.size - np.searchsorted(s0, grid, side="right")
     below = np.searchsorted(s0, grid, side="left")

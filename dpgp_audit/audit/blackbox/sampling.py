@@ -49,8 +49,8 @@ from dpgp_audit.audit.blackbox.executors import BatchingExecutor, as_batching
 from dpgp_audit.contract import Executor, Mechanism, checked_sample
 from dpgp_audit.dataset import Dataset
 
-__all__ = ["ChunkedSampler", "auto_chunk", "child_rngs", "prepare_split", "run_jobs",
-           "split_sizes"]
+__all__ = ["ChunkedSampler", "auto_chunk", "child_rngs", "finite_scores", "prepare_split",
+           "run_jobs", "split_sizes"]
 
 
 _FIT_CHUNK = 50_000  # rows per chunk while fitting (the output size is not known yet)
@@ -81,13 +81,23 @@ def _sample_raw(mechanism: Mechanism, data: Dataset, size: int, rng: np.random.G
     return checked_sample(mechanism, data, size, rng)
 
 
+def finite_scores(s: object) -> np.ndarray:
+    """Scores as floats, refused if one is NaN or infinite.
+
+    The outputs scored are finite (:func:`~dpgp_audit.contract.checked_sample` refuses
+    others), so a non-finite score comes from the score itself, e.g. an overflow.
+    """
+    s = np.asarray(s, dtype=float)
+    if not np.isfinite(s).all():
+        raise ValueError("a score of the mechanism's outputs is NaN or infinite (the outputs "
+                         "are finite; the score overflows on them): the audit refuses to "
+                         "count it")
+    return s
+
+
 def _sample_scores(mechanism: Mechanism, data: Dataset, size: int, rng: np.random.Generator,
                    index: int, score: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    s = np.asarray(score(_sample_raw(mechanism, data, size, rng, index)), dtype=float)
-    if not np.all(np.isfinite(s)):
-        raise ValueError("mechanism.sample returned non-finite outputs (NaN or inf): "
-                         "the audit refuses to count them")
-    return s
+    return finite_scores(score(_sample_raw(mechanism, data, size, rng, index)))
 
 
 def _sample_counts(mechanism: Mechanism, data: Dataset, size: int, rng: np.random.Generator,
