@@ -8,8 +8,9 @@ Exit codes (:data:`EXIT_CODES`, also in docs/cli.md):
 * ``0`` — the command ran; for ``audit``, no violation was found (not a proof);
 * ``1`` — ``audit`` found a violation, and nothing else ever returns 1;
 * ``2`` — a usage or input error (bad flag, unknown mechanism, invalid value, an
-  output folder that does not exist, a resource estimate above its limit), with a
-  one-line message on stderr and nothing audited;
+  output folder that does not exist, a resource estimate above its limit), or a user's
+  mechanism whose own code failed or broke the contract, before or during the audit,
+  with a one-line message on stderr and no report;
 * ``3`` — an internal failure (a bug in the kit): a one-line message; ``--debug``
   prints the traceback.
 """
@@ -40,7 +41,7 @@ EXIT_INTERNAL = 3
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "no violation found (not a proof of privacy) / command succeeded",
     EXIT_VIOLATION: "audit found a violation",
-    EXIT_USAGE: "usage or input error (nothing was audited)",
+    EXIT_USAGE: "usage or input error, or the mechanism's own code failed (no report)",
     EXIT_INTERNAL: "internal failure (a bug; rerun with --debug for the traceback)",
 }
 
@@ -444,6 +445,26 @@ def _probe(mech: object, data: object, n: int, rng: object) -> object:
                         f"{describe_exception(err)}", err) from None
 
 
+def _raise_if_user_code(err: Exception, mech: object, origin: dict | None) -> None:
+    """A ``LoadError`` (exit 2) when ``err`` came through the user's own file, not the kit.
+
+    During the audit a user's ``sample`` meets datasets the probe did not (the generated
+    neighbours: domain ends, full swings); an exception other than ``ValueError`` (which
+    means "this dataset is refused") raised there is the user's code failing, so the
+    message says where instead of reporting an internal error of the kit (exit 3).
+    """
+    from dpgp_audit.adapters.loading import LoadError, failure_in_file
+
+    if origin is None or not origin.get("path"):
+        return
+    where = failure_in_file(err, origin["path"])
+    if where is not None:
+        raise LoadError(f"{type(mech).__name__}.sample failed during the audit: {where}; a "
+                        "mechanism must release, or refuse with a ValueError, every dataset "
+                        "in its declared domain, the generated neighbours included", err) \
+            from None
+
+
 def _output_size(mech: object, data: object, rng: object) -> int:
     """Values in one release (one draw; for the memory estimate, never timed)."""
     import numpy as np
@@ -695,13 +716,18 @@ def _run_audit(args: argparse.Namespace) -> int:
         # every entry its draw cap (--samples, the catalogue's rule, or for one user
         # mechanism the library's default path, which plans the cap from a declared cost):
         # never the clock
-        report = audit_mechanism(mech, data, np.random.default_rng(child), auditors=auditors,
-                                 n=_samples_for(args, entry, mech), alpha=args.alpha,
-                                 name=entry.id,
-                                 seed=seed, progress=not args.all and not args.no_progress,
-                                 mode=args.mode, time_guard_s=args.time_guard_s,
-                                 executor=executor,
-                                 cost_per_draw_s=getattr(entry, "declared_cost_per_draw_s", None))
+        try:
+            report = audit_mechanism(
+                mech, data, np.random.default_rng(child), auditors=auditors,
+                n=_samples_for(args, entry, mech), alpha=args.alpha, name=entry.id, seed=seed,
+                progress=not args.all and not args.no_progress, mode=args.mode,
+                time_guard_s=args.time_guard_s, executor=executor,
+                cost_per_draw_s=getattr(entry, "declared_cost_per_draw_s", None))
+        except (ValueError, ImportError, MemoryError):
+            raise  # main() words these already
+        except Exception as err:  # a user's own code that raised mid-audit is not a kit bug
+            _raise_if_user_code(err, mech, origins.get(entry.id))
+            raise
         provenance = {}
         if entry.id in origins:
             provenance["source"] = origins[entry.id]

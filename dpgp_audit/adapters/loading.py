@@ -22,8 +22,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LoadError", "Loaded", "describe_exception", "load_attribute", "parse_spec",
-           "sha256_of"]
+__all__ = ["LoadError", "Loaded", "describe_exception", "failure_in_file", "load_attribute",
+           "parse_spec", "sha256_of"]
 
 
 class LoadError(ValueError):
@@ -135,6 +135,26 @@ def describe_exception(err: BaseException) -> str:
         tb = tb.tb_next
     if tb is not None:
         where = f" (line {tb.tb_lineno} of {os.path.basename(tb.tb_frame.f_code.co_filename)})"
+    return f"{type(err).__name__}: {text}{where}" if text else f"{type(err).__name__}{where}"
+
+
+def failure_in_file(err: BaseException, path: str) -> str | None:
+    """``"Type: message (line N of file.py)"`` if ``err`` passed through the file ``path``.
+
+    The line is that of the innermost frame in ``path`` (the user's own code, even when
+    the exception itself came from a library it called); ``None`` when no frame of the
+    traceback is in that file, i.e. the user's code did not raise it.
+    """
+    target = os.path.realpath(path)
+    line, tb = None, err.__traceback__
+    while tb is not None:
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) == target:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None:
+        return None
+    text = " ".join(str(err).split())
+    where = f" (line {line} of {os.path.basename(path)})"
     return f"{type(err).__name__}: {text}{where}" if text else f"{type(err).__name__}{where}"
 
 

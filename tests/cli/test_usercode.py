@@ -84,6 +84,14 @@ MECHS = textwrap.dedent('''
                 scale = 1.0 / (2.0 - np.max(np.abs(y)))  # inf once a target is at |y| = 2
             return scale * rng.standard_normal((n, 1))
 
+    class FailsAtTheBound:  # a lookup that fails on a generated neighbour only
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        scales = {False: 1.0}
+        def sample(self, data, n, rng):
+            y = self.claim.domain.targets(data.y)
+            scale = self.scales[bool(np.max(np.abs(y)) == 2.0)]  # KeyError at the bound
+            return y.mean() + scale * rng.standard_normal((n, 1))
+
     class Labels:  # releases as strings
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
@@ -399,3 +407,17 @@ def test_A10_a_users_mechanism_declares_no_cost_by_its_entry_and_gets_the_timed_
     assert f"about {minutes:.3g} min" in err and "declared_cost_per_draw_s = 0.002" in err
     _note_measured_cost(user.id, object(), user, 200_000, "sequential", timed=(1e-7, 4096))
     assert capsys.readouterr().err == ""  # a short estimate: nothing to say
+
+
+def test_A10_a_user_sample_failing_mid_audit_is_the_users_error_not_the_kits(files, capsys):
+    # the probe on the data passes; a generated neighbour (a target at the domain's end)
+    # makes the user's code raise: exit 2 naming the user's line, not exit 3 ("a kit bug")
+    code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:FailsAtTheBound"], capsys)
+    line = 1 + [t.strip() for t in MECHS.splitlines()].index(
+        "scale = self.scales[bool(np.max(np.abs(y)) == 2.0)]  # KeyError at the bound")
+    assert code == EXIT_USAGE, err
+    assert err.startswith("dpgp-audit audit: error: FailsAtTheBound.sample failed during the "
+                          f"audit: KeyError: True (line {line} "
+                          "of mechs.py); a mechanism must release, or refuse with a "
+                          "ValueError, every dataset in its declared domain"), err
+    assert err.count("\n") == 1 and "Traceback" not in err and "Audit of" not in out
