@@ -363,3 +363,93 @@ def test_A3_an_outputs_only_search_shrinks_to_the_full_move():
                  lambda pair: True)  # a move shorter than the domain: centred on 0
     moved = np.flatnonzero(short.d0.y != short.d1.y)
     assert {short.d0.y[moved[0]], short.d1.y[moved[0]]} == {-0.25, 0.25}
+
+
+# ------------------------------------------------------------------ the pilot's violation lead
+class _VoteBuckets:
+    """A hurried user's exponential mechanism over 5 target buckets (utility: the counts).
+
+    ``half=False`` forgets the ½ of exp(ε u / (2Δu)): true ε 2 against the claimed 1.
+    """
+
+    def __init__(self, half: bool):
+        from dpgp_audit.privacy.claims import PureDP
+        from dpgp_audit.privacy.domain import PublicDomain
+
+        self.half = half
+        self.claim = PureDP(epsilon=1.0, relation=outputs_only(2.0),
+                            domain=PublicDomain(y_bound=1.0))
+
+    def probabilities(self, data: Dataset) -> np.ndarray:
+        y = self.claim.domain.targets(data.y)
+        u = np.histogram(y, bins=5, range=(-1, 1))[0] * (0.5 if self.half else 1.0)
+        p = np.exp(u - u.max())
+        return p / p.sum()
+
+    def sample(self, data, n, rng):
+        return rng.choice(5, size=(n, 1), p=self.probabilities(data)).astype(float)
+
+
+_SIN6 = Dataset(np.linspace(0, 1, 20), np.sin(np.linspace(0, 6, 20)))
+
+
+def test_violation_z_is_the_one_sided_z_of_the_claims_inequality():
+    from dpgp_audit.audit.neighbours import _violation_z
+
+    ca, cb, n = np.array([30.0, 2.0]), np.array([10.0, 20.0]), 100
+    pa, pb = (ca + 0.5) / 101, (cb + 0.5) / 101
+    e = math.e
+    by_hand = max(((p1 - e * p0) / math.sqrt((p1 * (1 - p1) + e * e * p0 * (1 - p0)) / n))
+                  for p1, p0 in zip([*pb, *pa], [*pa, *pb], strict=True))
+    assert _violation_z(ca, cb, n, (1.0, 0.0)) == pytest.approx(by_hand, rel=1e-12)
+    assert by_hand > 0  # outcome 2 goes from 2.5/101 to 20.5/101: a ratio of 8.2 > e
+    assert _violation_z(ca, cb, n, (1.0, 0.1)) < by_hand  # delta excuses part of it
+    assert _violation_z(ca, cb, n, (60.0, 0.0)) == -math.inf  # no pilot can show e^60
+
+
+@pytest.mark.parametrize(("half", "lo", "hi"), [(False, 0.75, 1.0), (True, 0.0, 0.05)])
+def test_the_lead_threshold_separates_a_broken_from_a_correct_selection(half, lo, hi):
+    # exact pilot counts (multinomial at the mechanism's own probabilities) on every
+    # generated pair: the largest evidence passes PILOT_LEAD_Z for the mechanism without
+    # its 1/2 (true eps 2) and stays below it for the correct one (eps exactly 1)
+    from dpgp_audit.audit.neighbours import PILOT_LEAD_Z, _violation_z
+
+    mech = _VoteBuckets(half)
+    pairs = neighbour_pairs(_SIN6, mech.claim.relation, np.random.default_rng(1), y_bound=1.0)
+    probs = [(mech.probabilities(p.d0), mech.probabilities(p.d1)) for p in pairs]
+    rng, n, hits = np.random.default_rng(0), 200, 0
+    for _ in range(100):
+        z = max(_violation_z(rng.multinomial(n, a).astype(float),
+                             rng.multinomial(n, b).astype(float), n, (1.0, 0.0))
+                for a, b in probs)
+        hits += z > PILOT_LEAD_Z
+    assert lo <= hits / 100 <= hi
+
+
+def test_a_rare_outcome_leak_leads_the_ranking_over_a_large_move_within_the_claim():
+    # by total variation the full swing (true eps exactly 1) ranks first; the lead is a
+    # pair whose true loss exceeds the claim, through one output's probability ratio
+    mech = _VoteBuckets(half=False)
+    pairs = neighbour_pairs(_SIN6, mech.claim.relation, np.random.default_rng(1), y_bound=1.0)
+
+    def loss(p):
+        return float(np.max(np.abs(np.log(mech.probabilities(p.d0))
+                                   - np.log(mech.probabilities(p.d1)))))
+    tv_first = max(pairs, key=lambda p: 0.5 * np.abs(mech.probabilities(p.d0)
+                                                      - mech.probabilities(p.d1)).sum())
+    assert loss(tv_first) == pytest.approx(1.0)  # the premise: TV prefers a pair at the claim
+    for seed in range(5):
+        top = rank_pairs(mech, pairs, np.random.default_rng(seed), top=2, pilot_n=200)
+        assert loss(top[0][0]) > 1.2, [p.label for p, _ in top]
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_the_default_path_now_catches_the_rare_outcome_leak(seed):
+    # seeds on which the default path confirmed two pairs at the claim (the full swing and a
+    # -bound -> +bound move, chosen by total variation) and ended NO_EVIDENCE at its cap
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    report = audit_mechanism(_VoteBuckets(half=False), _SIN6, np.random.default_rng(seed))
+    res = report.result("blackbox")
+    assert res.verdict.value == "VIOLATION", report.table()
+    assert res.details["n_per_side"] < 200_000
