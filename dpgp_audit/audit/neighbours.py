@@ -571,9 +571,9 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     model order (every pair tied at the top first), and pairs that share a dataset
     share its pilot sample (one ``sample`` call per distinct dataset, issue 20 §2):
     the ranking is a function of the inputs, never of the clock (issue 20 §1). What
-    keeps slow mechanisms affordable is ``pilot_n``, which the default path derives from the draw cap
-    (:func:`~dpgp_audit.audit.defaults.pilot_draws`: 8 per side for a slow mechanism's
-    small cap), and the ranking hook of :mod:`~dpgp_audit.audit.parts`, through which an
+    keeps slow mechanisms affordable is ``pilot_n``, which the default path derives from
+    the draw cap (:func:`~dpgp_audit.audit.defaults.pilot_draws`: 8 per side for a slow
+    mechanism's small cap), and the ranking hook of :mod:`~dpgp_audit.audit.parts`, through which an
     earlier part (A.9's coupled runs) can rank the pairs instead. ``stop`` (a
     zero-argument callable, true once the audit's time guard has fired) ends the pilot
     between pairs; ``info`` (a dictionary, if given) receives ``piloted`` (pairs
