@@ -126,16 +126,19 @@ def _import_module(name: str) -> Any:
         raise LoadError(f"cannot import {name}: {describe_exception(err)}", err) from None
 
 
+def _described(err: BaseException, frame: tuple[int, str] | None) -> str:
+    """``"Type: message (line N of file.py)"``, the location from ``frame`` (line, file)."""
+    text = " ".join(str(err).split())
+    where = "" if frame is None else f" (line {frame[0]} of {os.path.basename(frame[1])})"
+    return f"{type(err).__name__}: {text}{where}" if text else f"{type(err).__name__}{where}"
+
+
 def describe_exception(err: BaseException) -> str:
     """``"Type: message (line N of file.py)"`` for an exception raised by user code."""
-    text = " ".join(str(err).split())
-    where = ""
-    tb = err.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    if tb is not None:
-        where = f" (line {tb.tb_lineno} of {os.path.basename(tb.tb_frame.f_code.co_filename)})"
-    return f"{type(err).__name__}: {text}{where}" if text else f"{type(err).__name__}{where}"
+    frame, tb = None, err.__traceback__
+    while tb is not None:
+        frame, tb = (tb.tb_lineno, tb.tb_frame.f_code.co_filename), tb.tb_next
+    return _described(err, frame)
 
 
 def failure_in_file(err: BaseException, path: str) -> str | None:
@@ -146,16 +149,12 @@ def failure_in_file(err: BaseException, path: str) -> str | None:
     traceback is in that file, i.e. the user's code did not raise it.
     """
     target = os.path.realpath(path)
-    line, tb = None, err.__traceback__
+    frame, tb = None, err.__traceback__
     while tb is not None:
         if os.path.realpath(tb.tb_frame.f_code.co_filename) == target:
-            line = tb.tb_lineno
+            frame = (tb.tb_lineno, path)
         tb = tb.tb_next
-    if line is None:
-        return None
-    text = " ".join(str(err).split())
-    where = f" (line {line} of {os.path.basename(path)})"
-    return f"{type(err).__name__}: {text}{where}" if text else f"{type(err).__name__}{where}"
+    return None if frame is None else _described(err, frame)
 
 
 def load_attribute(spec: str) -> Loaded:
