@@ -432,17 +432,19 @@ def _check_memory(args: argparse.Namespace, n_rows: int | None, samples: int,
 
 def _probe(mech: object, data: object, n: int, rng: object) -> object:
     """``n`` checked draws outside the audit (its own generator); the user's errors said where."""
-    from dpgp_audit.contract import checked_sample
+    from dpgp_audit.adapters.loading import LoadError, describe_exception
+    from dpgp_audit.contract import ContractError, checked_sample
 
+    call = f"{type(mech).__name__}.sample(data, {n}, rng)"
     try:
         return checked_sample(mech, data, n, rng)  # type: ignore[arg-type]
-    except ValueError:
-        raise
+    except ContractError:
+        raise  # already names the call
+    except ValueError as err:  # a refusal of the very data to audit: nothing to compare
+        raise LoadError(f"{call} refused the data to audit: {describe_exception(err)}",
+                        err) from None
     except Exception as err:  # noqa: BLE001 — the mechanism's own code failed: say where
-        from dpgp_audit.adapters.loading import LoadError, describe_exception
-
-        raise LoadError(f"{type(mech).__name__}.sample(data, {n}, rng) failed: "
-                        f"{describe_exception(err)}", err) from None
+        raise LoadError(f"{call} failed: {describe_exception(err)}", err) from None
 
 
 def _raise_if_user_code(err: Exception, mech: object, origin: dict | None) -> None:

@@ -52,8 +52,8 @@ class Mechanism(Protocol):
 
 
 class ContractError(ValueError):
-    """A mechanism's ``sample`` broke the contract: not ``n`` rows, or values that are not
-    finite numbers.
+    """A mechanism's ``sample`` broke the contract: not ``n`` rows, values that are not
+    finite numbers, or a write into the dataset's read-only arrays.
 
     A ``ValueError``, so the command line reports it in one line (exit status 2). The
     auditors that read a ``ValueError`` from ``sample`` as "this dataset is refused" let
@@ -66,13 +66,23 @@ def checked_sample(mechanism: object, data: Dataset, n: int,
     """``np.asarray(mechanism.sample(data, n, rng))``, checked against :class:`Mechanism`.
 
     Every auditor draws through here, so a release with the wrong number of rows, with
-    values that are not numbers, or with NaN or infinite values stops the audit with one
-    clear message (a :class:`ContractError` naming the call, and for non-finite values the
-    range of the targets they came from) instead of an error deep inside an auditor. The
-    array is returned as ``sample`` made it (no copy, no conversion).
+    values that are not numbers, or with NaN or infinite values, and a ``sample`` that
+    writes into the dataset (numpy's read-only ``ValueError``, which is not a refusal of
+    the dataset), stop the audit with one clear message (a :class:`ContractError` naming
+    the call, and for non-finite values the range of the targets they came from) instead
+    of an error deep inside an auditor, or, for the write, every dataset read as refused.
+    The array is returned as ``sample`` made it (no copy, no conversion).
     """
-    out = np.asarray(mechanism.sample(data, n, rng))  # type: ignore[attr-defined]
     call = f"{type(mechanism).__name__}.sample(data, {n}, rng)"
+    try:
+        out = np.asarray(mechanism.sample(data, n, rng))  # type: ignore[attr-defined]
+    except ValueError as err:
+        if isinstance(err, ContractError) or "read-only" not in str(err):
+            raise  # a refusal of this dataset (or already a contract error)
+        raise ContractError(
+            f"{call} tried to write into a read-only array ({err}). A Dataset's arrays are "
+            "read-only, so that no call can change the data the next call sees: copy "
+            "before changing them, e.g. y = np.array(data.y)") from err
     if out.ndim == 0 or out.shape[0] != n:
         got = "a scalar" if out.ndim == 0 else f"shape {out.shape}"
         rows = f"{n} row" + ("s" if n != 1 else "")

@@ -80,3 +80,36 @@ def test_A1_non_finite_objects_are_refused_and_integers_pass():
                        np.random.default_rng(0))
     big = np.full(4, np.iinfo(np.int64).max)  # integers are always finite
     assert checked_sample(Returns(lambda n, rng: big), DATA, 4, np.random.default_rng(0)) is big
+
+
+class _WritesIntoItsData:
+    """Clips the targets in place (a hurried user's ``sample``); the dataset is read-only."""
+
+    def __init__(self, write):
+        self.write = write
+
+    def sample(self, data, n, rng):
+        self.write(data)
+        return rng.standard_normal((n, 1))
+
+
+@pytest.mark.parametrize("write", [
+    lambda d: np.clip(d.y, -1.0, 1.0, out=d.y),  # "output array is read-only"
+    lambda d: d.y.__setitem__(0, 0.0),  # "assignment destination is read-only"
+    lambda d: d.X.sort(axis=0),  # "sort array is read-only"
+])
+def test_A1_a_write_into_the_dataset_is_a_contract_error_not_a_refusal(write):
+    # numpy raises a ValueError, which the auditors would read as "this dataset is refused"
+    with pytest.raises(ContractError, match=r"_WritesIntoItsData\.sample\(data, 4, rng\) "
+                                            r"tried to write into a read-only array") as err:
+        checked_sample(_WritesIntoItsData(write), DATA, 4, np.random.default_rng(0))
+    assert "y = np.array(data.y)" in str(err.value)
+    assert isinstance(err.value.__cause__, ValueError)
+
+
+def test_A1_a_refusal_stays_a_plain_value_error():
+    def refuse(data):
+        raise ValueError("targets outside [-1, 1]")
+    with pytest.raises(ValueError, match="targets outside") as err:
+        checked_sample(_WritesIntoItsData(refuse), DATA, 4, np.random.default_rng(0))
+    assert not isinstance(err.value, ContractError)

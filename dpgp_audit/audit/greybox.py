@@ -1569,7 +1569,8 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
         except ContractError:
             raise  # a broken contract is never a refusal: the audit stops and says so
         except ValueError as err:  # the mechanism refuses a dataset of this pair
-            results.append(PairCoupling(i, pair.label, "rejected", detail=str(err)))
+            results.append(PairCoupling(i, pair.label, "rejected",
+                                        detail=f"{type(err).__name__}: {err}"))
             continue
         except Exception as err:  # noqa: BLE001 - a mechanism that breaks under recording
             results.append(PairCoupling(i, pair.label, "not-recordable",

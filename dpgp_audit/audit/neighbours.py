@@ -577,7 +577,8 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     earlier part (A.9's coupled runs) can rank the pairs instead. ``stop`` (a
     zero-argument callable, true once the audit's time guard has fired) ends the pilot
     between pairs; ``info`` (a dictionary, if given) receives ``piloted`` (pairs
-    piloted) and ``stopped``. The pilot samples must **not**
+    piloted), ``stopped`` and, when the mechanism refused a pair, ``refusal`` (the first
+    refusal, ``"Type: message"``). The pilot samples must **not**
     be reused for the confirmatory audit: pass a different generator to the auditors.
     ``pilot_budget_s`` is accepted for old callers and ignored (it was a time budget).
 
@@ -628,8 +629,10 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
                                                  shared, claim_ed)
         except ContractError:
             raise  # a broken contract is never a refusal
-        except ValueError:  # the mechanism rejects this pair's datasets: drop it
+        except ValueError as err:  # the mechanism rejects this pair's datasets: drop it
             rejected.add(i)
+            if info is not None:
+                info.setdefault("refusal", f"{type(err).__name__}: {err}")
     if info is not None:
         info.update(piloted=len(pilot) + len(rejected) - len(known), stopped=stopped)
     leads = [i for i in evidence if evidence[i] > PILOT_LEAD_Z]

@@ -624,12 +624,27 @@ def _ranking(context: AuditContext, allowance: Allowance, part: str
         return guard_result(part, note, _claimed(context), details={
             "used": {"pilot_draws": allowance.pilot_draws, "pilot_pairs": info["piloted"]}})
     if not ranked:
-        return "no generated pair is accepted by the mechanism"
+        return "no generated pair is accepted by the mechanism" + _first_refusal(context, info)
     source = "rank_pairs" + (" (greybox survey for the pairs it scored, pilot for the rest)"
                              if coupled else "")
     state.ranking, state.ranking_source = ranked, source
     return ranked, {"pilot_pairs": info.get("piloted", 0), "pilot_draws": allowance.pilot_draws,
                     "source": source}
+
+
+def _first_refusal(context: AuditContext, info: dict) -> str:
+    """``" (the first refusal: Type: message)"`` when the pilot or A.9's survey saw one.
+
+    A mechanism that refuses every generated pair is often one whose ``sample`` fails on
+    every dataset (a shape error, a missing column): the message says what it raised.
+    """
+    said = info.get("refusal")
+    if said is None:
+        grey = context.result_of(GreyBoxPart.name)
+        first = {} if grey is None else grey.details.get("witness_coupling") or {}
+        if first.get("status") == "rejected" and first.get("detail"):
+            said = str(first["detail"])
+    return "" if said is None else f" (the first refusal: {' '.join(said.split())})"
 
 
 def _claimed(context: AuditContext) -> float:

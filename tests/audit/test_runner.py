@@ -231,6 +231,49 @@ def test_A6_a_release_that_overflows_on_legal_data_stops_the_audit_naming_where(
     assert "on targets in [" in str(err.value) and ", 1]" in str(err.value)
 
 
+class _ClipsInPlace:
+    """Clips the targets in place before the mean (a hurried user's ``sample``)."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(2.0),
+                     domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        y = np.clip(data.y, -1.0, 1.0, out=data.y)
+        return y.mean() + rng.standard_normal((n, 1))
+
+
+@pytest.mark.parametrize("auditors", [DEFAULT_AUDITORS, ("greybox",), ("precision",),
+                                      ("blackbox",)])
+def test_A6_a_write_into_the_dataset_stops_the_audit_never_reads_as_refused_pairs(auditors):
+    # numpy's read-only ValueError once read as "every generated pair refused": INCONCLUSIVE
+    from dpgp_audit.contract import ContractError
+
+    with pytest.raises(ContractError, match=r"_ClipsInPlace\.sample\(data, \d+, rng\) tried "
+                                            r"to write into a read-only array"):
+        audit_mechanism(_ClipsInPlace(), default_dataset(12), np.random.default_rng(0),
+                        auditors=auditors)
+
+
+class _RefusesEverything:
+    """A weight matrix one column too wide: numpy's ValueError on every dataset."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(2.0),
+                     domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        return (np.ones((2, data.n + 1)) @ data.y)[None, :] + rng.standard_normal((n, 2))
+
+
+@pytest.mark.parametrize("auditors", [DEFAULT_AUDITORS, ("blackbox",)])
+def test_A6_a_mechanism_refusing_every_pair_is_inconclusive_saying_what_it_raised(auditors):
+    rep = audit_mechanism(_RefusesEverything(), default_dataset(12), np.random.default_rng(0),
+                          auditors=auditors)
+    assert rep.verdict is Verdict.INCONCLUSIVE
+    reason = rep.skipped["blackbox"]
+    assert reason.startswith("no generated pair is accepted by the mechanism (the first "
+                             "refusal: ValueError: matmul: "), reason
+
+
 class _IgnoresItsData:
     """Declares |y| <= 1 but never checks the targets (a hurried user's sample)."""
 

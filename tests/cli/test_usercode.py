@@ -106,6 +106,17 @@ MECHS = textwrap.dedent('''
             y = self.claim.domain.targets(data.y)
             sigma = analytic_gaussian_sigma(1.0, 1e-5, 4.0 / data.n)
             return float_safe_release(y.mean(), sigma * own.standard_normal((n, 1)), sigma)
+
+    class ClipsInPlace:  # writes into the dataset it is handed (read-only)
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            y = np.clip(data.y, -2.0, 2.0, out=data.y)
+            return y.mean() + rng.standard_normal((n, 1))
+
+    class RefusesEverything:  # a ValueError on every dataset, the data to audit included
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            raise ValueError("needs at least 1000 rows")
 ''')
 
 
@@ -195,6 +206,11 @@ def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
      "ExtraRow.sample(data, 2, rng) returned shape (3, 1); the contract asks for 2 rows"),
     (["--mechanism", "mechs.py:Labels"],
      "Labels.sample(data, 1, rng) returned values of dtype <U3"),
+    (["--mechanism", "mechs.py:ClipsInPlace"],
+     "ClipsInPlace.sample(data, 1, rng) tried to write into a read-only array"),
+    (["--mechanism", "mechs.py:RefusesEverything"],
+     "RefusesEverything.sample(data, 1, rng) refused the data to audit: ValueError: needs at "
+     "least 1000 rows (line "),
     (["--mechanism", "not-an-id"], "FILE.py:NAME"),
     (["--mechanism", "mechs.py:NoisyMean", "--data", "nope.csv"], "no such file"),
     (["--mechanism", "mechs.py:NoisyMean", "--data", "data.csv", "--y", "zz"], "no column 'zz'"),
