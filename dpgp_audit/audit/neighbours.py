@@ -74,9 +74,11 @@ from dpgp_audit.norms import row_norms
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
 __all__ = [
+    "COVERAGE_ROWS",
     "PILOT_LEAD_Z",
     "NeighbourPair",
     "adversarial_rows",
+    "coverage_pairs",
     "dataset_from_dict",
     "dataset_to_dict",
     "domain_y_bound",
@@ -217,10 +219,16 @@ def _clip(value: float, y_bound: float | None) -> float:
     return value if y_bound is None else float(np.clip(value, -y_bound, y_bound))
 
 
+#: Rows, beyond those the other pairs vary, that :func:`coverage_pairs` moves one at a time
+#: (every row of a dataset of up to about this many more; a random choice of this many in
+#: a larger one).
+COVERAGE_ROWS = 32
+
+
 def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.Generator, *,
                     n_random: int = 4, adversarial: bool = True, max_rows: int = 6,
-                    y_bound: float | None = None, tiny_n: bool | None = None
-                    ) -> list[NeighbourPair]:
+                    y_bound: float | None = None, tiny_n: bool | None = None,
+                    coverage: int = COVERAGE_ROWS) -> list[NeighbourPair]:
     """Candidate neighbouring pairs (D, D′) for ``relation`` (catalogue A.1).
 
     Parameters
@@ -246,6 +254,9 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
         Add tiny-dataset variants (first one and two rows). Default: on for whole rows
         (the mechanism is defined for any size), off for outputs only (X is public and
         fixed, so the size is part of the mechanism).
+    coverage
+        With ``adversarial``: up to this many more rows, each moved alone by
+        :func:`coverage_pairs`, so that no row of a small dataset goes unvaried.
 
     Returns
     -------
@@ -264,11 +275,13 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
         tiny_n = relation.kind is Neighbour.ROWS
     pairs: list[NeighbourPair] = []
     rows = adversarial_rows(data, max_rows, rng) if adversarial else []
+    varied = set(rows)  # rows some pair changes, for the coverage pairs at the end
     if relation.kind is Neighbour.OUTPUTS:
         d = relation.d
         pairs += _outputs_pairs(data, rows, d, y_bound)
         for _ in range(n_random):
             i = int(rng.integers(data.n))
+            varied.add(i)
             delta = float(rng.uniform(-d, d))
             new = _clip(float(data.y[i]) + delta, y_bound)
             pairs.append(NeighbourPair(data, data.with_target(i, new),
@@ -287,6 +300,7 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
         span = np.where(hi - lo > 0, hi - lo, 1.0)
         for _ in range(n_random):
             i = int(rng.integers(base.n))
+            varied.add(i)
             x_new = rng.uniform(lo - 0.5 * span, hi + 0.5 * span)
             y_new = float(rng.uniform(-b, b))
             pairs.append(NeighbourPair(base, base.with_row(i, x_new, y_new),
@@ -302,7 +316,44 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
         pairs += _data_value_pairs(data, relation, rows, y_bound)
         pairs += structural_pairs(data, relation, y_bound=y_bound)
         pairs += full_swing_pairs(data, relation, y_bound=y_bound)
+        pairs += coverage_pairs(data, relation, varied, rng, y_bound=y_bound, k=coverage)
     return pairs
+
+
+def coverage_pairs(data: Dataset, relation: NeighbourRelation, varied: set[int],
+                   rng: np.random.Generator, *, y_bound: float | None = None,
+                   k: int = COVERAGE_ROWS) -> list[NeighbourPair]:
+    """One pair per row that no other generated pair varies (up to ``k`` rows).
+
+    The adversarial, random and structural pairs change a handful of chosen rows. A release
+    whose loss sits on rows of its own choosing (a subsample drawn once with a fixed seed
+    and an amplification claimed for it, a window of the data) is blind to them: every pair
+    leaves its output unchanged. Each pair here moves one more row's target as far as the
+    relation allows within the declared domain (towards the farther end). Rows come in
+    index order when they all fit, else ``k`` of them at random (``rng``, drawn after every
+    other pair so the other pairs are unchanged).
+    """
+    rest = [i for i in range(data.n) if i not in varied]
+    if len(rest) > k:
+        rest = sorted(int(i) for i in rng.choice(np.asarray(rest), size=k, replace=False))
+    out: list[NeighbourPair] = []
+    if relation.kind is Neighbour.OUTPUTS:
+        d = relation.d
+        for i in rest:
+            yi = float(data.y[i])
+            sign = 1.0 if yi <= 0 else -1.0
+            new = _clip(yi + sign * d, y_bound)
+            if new != yi:
+                out.append(NeighbourPair(data, data.with_target(i, new),
+                                         f"coverage: y[{i}] {'+' if sign > 0 else '-'} d"))
+    elif relation.kind is Neighbour.ROWS:
+        b = relation.d
+        base = _clip_dataset(data, b)
+        for i in rest:
+            new = b if float(base.y[i]) <= 0 else -b
+            out.append(NeighbourPair(base, base.with_target(i, new),
+                                     f"coverage: row {i} -> y={new:.3g}"))
+    return out
 
 
 def _clip_dataset(data: Dataset, b: float) -> Dataset:

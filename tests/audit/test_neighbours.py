@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpgp_audit.audit.neighbours import (
+    COVERAGE_ROWS,
     NeighbourPair,
     adversarial_rows,
     domain_y_bound,
@@ -284,7 +285,8 @@ def test_A1_generated_pairs_include_the_new_families_within_a_bounded_count(rng)
         pairs = neighbour_pairs(data, relation, rng)
         new = [p for p in pairs if p.label.startswith(("base: ", "full swing: "))]
         assert 2 < len(new) <= 8
-        assert len(pairs) <= 64
+        cover = [p for p in pairs if p.label.startswith("coverage: ")]
+        assert len(pairs) - len(cover) <= 64 and len(cover) <= min(COVERAGE_ROWS, data.n)
 
 
 def test_A1_domain_bound_is_read_from_a_claim_or_mechanism():
@@ -453,3 +455,79 @@ def test_the_default_path_now_catches_the_rare_outcome_leak(seed):
     res = report.result("blackbox")
     assert res.verdict.value == "VIOLATION", report.table()
     assert res.details["n_per_side"] < 200_000
+
+
+@pytest.mark.parametrize("relation", [outputs_only(2.0), whole_rows(1.0)])
+def test_A1_every_row_of_a_small_dataset_is_varied_by_some_pair(relation, rng):
+    # a release whose loss sits on rows of its own choosing is seen only if a pair varies one
+    data = default_dataset(30)
+    pairs = neighbour_pairs(data, relation, rng, y_bound=1.0)
+    varied = {int(i) for p in pairs if p.d0.n == data.n for i in _changed_rows(p)}
+    assert varied == set(range(data.n))
+    cover = [p for p in pairs if p.label.startswith("coverage: ")]
+    assert cover, [p.label for p in pairs]
+    for p in cover:
+        assert is_neighbour(p.d0, p.d1, relation), p.label
+        (i,) = _changed_rows(p)
+        assert abs(p.d1.y[i]) == 1.0 and np.all(np.abs(p.d1.y) <= 1.0)  # to the far end
+
+
+def test_A1_coverage_pairs_come_last_and_leave_the_other_pairs_unchanged():
+    data = default_dataset(30)
+    rel = outputs_only(2.0)
+    without = neighbour_pairs(data, rel, np.random.default_rng(4), y_bound=1.0, coverage=0)
+    pairs = neighbour_pairs(data, rel, np.random.default_rng(4), y_bound=1.0)
+    assert [p.label for p in pairs[:len(without)]] == [p.label for p in without]
+    assert all(p.d1 == q.d1 for p, q in zip(pairs, without))
+    assert all(p.label.startswith("coverage: ") for p in pairs[len(without):])
+
+
+def test_A1_a_large_dataset_gets_a_bounded_random_choice_of_coverage_rows():
+    data = default_dataset(500)
+    rel = outputs_only(2.0)
+    rows = [[int(_changed_rows(p)[0]) for p in neighbour_pairs(
+        data, rel, np.random.default_rng(seed), y_bound=1.0) if p.label.startswith("coverage")]
+        for seed in (1, 2)]
+    assert len(rows[0]) == len(set(rows[0])) == COVERAGE_ROWS
+    assert rows[0] != rows[1]  # drawn from the generator
+
+
+class _FixedSubsample:
+    """A Laplace sum over a 10 % subsample drawn once with a fixed seed, claimed at the
+    amplified epsilon (a hurried user's 'subsample for speed'): no amplification, the
+    rows it reads lose eps0 = log(1 + (e - 1) / 0.1) = 2.9."""
+
+    def __init__(self, fresh: bool):
+        from dpgp_audit import PublicDomain, PureDP
+
+        self.fresh = fresh
+        self.claim = PureDP(epsilon=1.0, relation=outputs_only(2.0),
+                            domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        from dpgp_audit.privacy.float_release import float_safe_release
+
+        y = self.claim.domain.targets(data.y)
+        m = data.n // 10
+        if self.fresh:  # a new subsample per release: private at the amplified epsilon
+            idx = np.argsort(rng.random((n, data.n)), axis=1)[:, :m]
+        else:
+            idx = np.broadcast_to(np.random.default_rng(0).choice(data.n, m, replace=False),
+                                  (n, m))
+        eps0 = math.log1p(math.expm1(self.claim.epsilon) / (m / data.n))
+        return float_safe_release(y[idx].sum(axis=1, keepdims=True),
+                                  (2.0 / eps0) * rng.laplace(size=(n, 1)), 2.0 / eps0)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_default_path_catches_a_fixed_subsample_and_passes_a_fresh_one(seed):
+    # before the coverage pairs every generated pair left the fixed subsample's output
+    # unchanged on the default data (NO_EVIDENCE at the cap)
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    data = default_dataset()
+    rep = audit_mechanism(_FixedSubsample(fresh=False), data, np.random.default_rng(seed))
+    assert rep.verdict.value == "VIOLATION", rep.table()
+    assert rep.result("blackbox").verdict.value == "VIOLATION", rep.table()
+    assert audit_mechanism(_FixedSubsample(fresh=True), data,
+                           np.random.default_rng(seed)).verdict.value == "NO_EVIDENCE"
