@@ -429,7 +429,70 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
         _corr_draw(s1), {"mean": lambda d: np.ones(4) * _sum(d)[0],
                          "cov": lambda d: _corr_cov(s1)}, private=True)
     out.extend(_gp_mutants(data))
+    out.extend(_subsample_mutants(data))
     return out
+
+
+# --------------------------------------------------------------------------- subsampling
+#: The subsampling mutants' rate: m = SUBSAMPLE_RATE · n rows per release.
+SUBSAMPLE_RATE = 0.1
+#: The seed the fixed-subsample mutant draws its rows with, once: its planted mistake (like
+#: ``planted/fixed-seed``'s), never a seed of the kit's own randomness.
+_PLANTED_SUBSAMPLE_SEED = 0
+
+
+def _subsample_sigma(data: Dataset) -> tuple[int, float]:
+    """Rows m and the σ calibrated for (ε₀, δ/γ) with γ = m/n, ε₀ = log(1 + (e^ε − 1)/γ):
+    the amplification of sampling m of n without replacement under replace-one (Balle,
+    Barthe & Gaboardi 2018, Table 1), for a sum whose one target moves by at most 1.
+    """
+    m = max(1, int(round(SUBSAMPLE_RATE * data.n)))
+    gamma = m / data.n
+    eps0 = math.log1p(math.expm1(_EPS) / gamma)
+    return m, _sigma(1.0, eps0, _DELTA / gamma)
+
+
+def fixed_subsample_rows(data: Dataset) -> np.ndarray:
+    """The rows the fixed-subsample mutant reads: drawn once, with a fixed seed (its bug)."""
+    m, _ = _subsample_sigma(data)
+    own = np.random.default_rng(_PLANTED_SUBSAMPLE_SEED)  # the mistake
+    return np.sort(own.choice(data.n, m, replace=False))
+
+
+def _subsample_mutants(data: Dataset) -> list[MutantSpec]:
+    """A sum over a 10 % subsample, claimed at the amplified ε: a bug and its control.
+
+    The bug draws the subsample once with a fixed seed (a hurried user's "subsample for
+    speed"), so the rows it reads get no amplification: their loss is that of σ alone,
+    ε₀ ≈ 2.9 at δ/γ. Every other row leaves the release unchanged, so only a pair that
+    moves one of those rows sees it. The control draws a fresh subsample of m rows for
+    every release and is private as claimed. Appended last, so earlier rows keep their
+    seeds.
+    """
+    m, sd = _subsample_sigma(data)
+
+    def fixed(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        total = float(np.sum(d.y[fixed_subsample_rows(d)]))
+        return round_to_grid(np.array([total]), sd * rng.standard_normal((n, 1)),
+                             release_grid(sd))
+
+    def fresh(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        rows = np.argsort(rng.random((n, d.n)), axis=1)[:, :m]  # m of n, per release
+        return round_to_grid(np.asarray(d.y)[rows].sum(axis=1, keepdims=True),
+                             sd * rng.standard_normal((n, 1)), release_grid(sd))
+
+    def fixed_sum(d: Dataset) -> np.ndarray:
+        return np.array([float(np.sum(d.y[fixed_subsample_rows(d)]))])
+    return [
+        MutantSpec("fixed-subsample-amplified", "sigma calibrated for the amplification of a "
+                   "10 % subsample, but the subsample is drawn once with a fixed seed",
+                   False, _claim_out(), fixed, {"mean": fixed_sum, "cov": _const_cov(sd ** 2)},
+                   data),
+        MutantSpec("control-fresh-subsample", "looks wrong: the sum of a random 10 % of the "
+                   "rows, noised for the amplified epsilon - a fresh subsample per release, "
+                   "private as claimed", True, _claim_out(), fresh,
+                   {"query": _sum, "norm": L2(), "bound": 1.0}, data),
+    ]
 
 
 # --------------------------------------------------------------------------- GP releases

@@ -1,4 +1,4 @@
-"""The mutation benchmark's GP releases (:mod:`dpgp_audit.bugs.mutants`, A.5).
+"""The mutation benchmark's GP and subsampling releases (:mod:`dpgp_audit.bugs.mutants`, A.5).
 
 Each premise is checked against a naive oracle written here (dense solves, a brute-force
 marginal likelihood, the Gaussian trade-off solved with scipy), never against the
@@ -14,7 +14,8 @@ import pytest
 from scipy import optimize, stats
 
 from dpgp_audit.audit.neighbours import neighbour_pairs
-from dpgp_audit.bugs.mutants import build_form, fitted_lengthscale, mutants
+from dpgp_audit.bugs.mutants import build_form, fitted_lengthscale, fixed_subsample_rows, mutants
+from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.experiments.mutation import run_mutation
 
@@ -101,5 +102,64 @@ def test_gp_mutants_on_the_default_path(name):
     spec = _spec(name)
     rows = run_mutation([spec], np.random.default_rng(2026))
     assert [r.form for r in rows] == ["sample", "model"]
+    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
+    assert not wrong
+
+
+SUBSAMPLE_MUTANTS = ("fixed-subsample-amplified", "control-fresh-subsample")
+
+
+def _amplified(eps0: float, gamma: float) -> float:
+    """log(1 + γ(e^ε₀ − 1)): sampling without replacement, replace-one (Balle et al. 2018)."""
+    return math.log(1.0 + gamma * (math.exp(eps0) - 1.0))
+
+
+def test_subsample_mutants_noise_is_calibrated_for_the_amplified_claim():
+    data = default_dataset()
+    spec = _spec("fixed-subsample-amplified")
+    sigma = math.sqrt(build_form(spec, "model").cov(data)[0, 0])
+    gamma = 2 / 20  # m = 2 of the 20 rows
+    # the noise alone gives (eps0, delta / gamma) for a sum moving by 1, and the amplified
+    # guarantee of that is exactly the claim (1, 1e-5)
+    eps0 = _gaussian_epsilon(1.0 / sigma, 1e-5 / gamma)
+    assert _amplified(eps0, gamma) == pytest.approx(1.0, abs=1e-6)
+    assert eps0 > 2.8
+
+
+def test_fixed_subsample_reads_two_rows_and_loses_eps0_on_them():
+    data = default_dataset()
+    spec = _spec("fixed-subsample-amplified")
+    mech = build_form(spec, "sample")
+    rows = fixed_subsample_rows(data)
+    assert rows.size == 2
+    seen = []
+    for i in range(data.n):  # a coupled run: the same seed on D and on y[i] moved by 1
+        moved = data.with_target(i, float(data.y[i]) + 1.0)
+        a = mech.sample(data, 4, np.random.default_rng(9))
+        b = mech.sample(moved, 4, np.random.default_rng(9))
+        if not np.array_equal(a, b):
+            seen.append(i)
+            np.testing.assert_allclose(b - a, 1.0, atol=1e-3)  # the whole move, every draw
+    assert seen == rows.tolist()  # only the rows it reads change the release
+    sigma = math.sqrt(build_form(spec, "model").cov(data)[0, 0])
+    assert _gaussian_epsilon(1.0 / sigma, 1e-5) > 2.5  # on those rows, against the claimed 1
+
+
+def test_fresh_subsample_control_sums_m_distinct_rows_per_release():
+    data = default_dataset()
+    spec = _spec("control-fresh-subsample")
+    y = np.arange(1.0, 21.0) * 1000.0  # each row's value readable from the sum
+    big = Dataset(data.X, y)
+    out = build_form(spec, "sample").sample(big, 4000, np.random.default_rng(3))[:, 0]
+    sums = np.round(out / 1000.0)  # noise sd ~ 5 against spacing 1000
+    assert np.all((sums >= 1 + 2) & (sums <= 19 + 20))  # two distinct rows
+    # each pair {i, j} equally likely: the mean of the sum is 2 * mean(1..20) = 21
+    assert abs(float(np.mean(sums)) - 21.0) < 4 * float(np.std(sums)) / math.sqrt(sums.size)
+
+
+@pytest.mark.parametrize("name", SUBSAMPLE_MUTANTS)
+def test_subsample_mutants_on_the_default_path(name):
+    # before the coverage pairs no generated pair moved row 12 or 16 on most seeds
+    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
     wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
     assert not wrong
