@@ -567,23 +567,27 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
     """
     a = _pilot_sample(mechanism, pair.d0, n, rng, shared)
     b = _pilot_sample(mechanism, pair.d1, n, rng, shared)
-    sd = np.sqrt(0.5 * (a.var(axis=0) + b.var(axis=0)))
-    diff = np.abs(a.mean(axis=0) - b.mean(axis=0))
+    (mean_a, var_a, va, ka, sa), (mean_b, var_b, vb, kb, sb) = (
+        _per_dataset(shared, "pilot-moments", d, lambda _, x=x: _moments(x))
+        for d, x in ((pair.d0, a), (pair.d1, b)))
+    sd = np.sqrt(0.5 * (var_a + var_b))
+    diff = np.abs(mean_a - mean_b)
     z = np.where(sd > 0, diff / np.where(sd > 0, sd, 1.0), np.where(diff > 0, np.inf, 0.0))
     z = z * math.sqrt(n / 2.0)  # standard error units, like the two statistics below
     best = float(np.max(z)) if z.size else 0.0
     if n > 2:
-        va, vb = a.var(axis=0, ddof=1), b.var(axis=0, ddof=1)
         both = (va > 0) & (vb > 0)
         with np.errstate(divide="ignore"):
             lr = np.abs(np.log(np.where(both, va, 1.0)) - np.log(np.where(both, vb, 1.0)))
         zv = np.where(both, lr / math.sqrt(4.0 / (n - 1)), np.where((va > 0) != (vb > 0),
                                                                    np.inf, 0.0))
         best = max(best, float(np.max(zv)) if zv.size else 0.0)
-    ka = np.ascontiguousarray(a).view(np.dtype((np.void, a.dtype.itemsize * a.shape[1])))[:, 0]
-    kb = np.ascontiguousarray(b).view(np.dtype((np.void, b.dtype.itemsize * b.shape[1])))[:, 0]
-    keys, inv = np.unique(np.concatenate([ka, kb]), return_inverse=True)
     evidence = -math.inf
+    if sa is not None and sb is not None:  # no first coordinate repeats within a sample
+        at = np.minimum(np.searchsorted(sa, sb), sa.size - 1)
+        if not np.any(sa[at] == sb):  # ... nor across them: no output repeats
+            return best, evidence
+    keys, inv = np.unique(np.concatenate([ka, kb]), return_inverse=True)
     if keys.size < 2 * n:  # some output repeats: compare the laws of the repeated values
         ca = np.bincount(inv[:n], minlength=keys.size)
         cb = np.bincount(inv[n:], minlength=keys.size)
@@ -593,6 +597,24 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
         if claim_ed is not None:
             evidence = _violation_z(ca[rep], cb[rep], n, claim_ed)
     return best, evidence
+
+
+def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray,
+                                      np.ndarray | None]:
+    """What :func:`_pilot_score` needs of one pilot sample, once per dataset (issue 20 §2).
+
+    Its mean, variance, unbiased variance (``None`` for n <= 2), its rows as single keys
+    (for counting repeated outputs), and its first coordinate sorted when no value of it
+    repeats (else ``None``). Rows equal as bytes have equal first coordinates, so two
+    samples whose sorted first coordinates share no value share no row and repeat none:
+    the pair's key count can be skipped, with the same result.
+    """
+    n = x.shape[0]
+    keys = np.ascontiguousarray(x).view(np.dtype((np.void, x.dtype.itemsize * x.shape[1])))
+    first = np.sort(x[:, 0]) if x.shape[1] else np.zeros(0)
+    distinct = first.size > 0 and not np.any(first[1:] == first[:-1])
+    return (x.mean(axis=0), x.var(axis=0), x.var(axis=0, ddof=1) if n > 2 else None,
+            keys[:, 0], first if distinct else None)
 
 
 def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.random.Generator,

@@ -531,3 +531,70 @@ def test_the_default_path_catches_a_fixed_subsample_and_passes_a_fresh_one(seed)
     assert rep.result("blackbox").verdict.value == "VIOLATION", rep.table()
     assert audit_mechanism(_FixedSubsample(fresh=True), data,
                            np.random.default_rng(seed)).verdict.value == "NO_EVIDENCE"
+
+
+class _Fixed:
+    """Returns given pilot samples per dataset (by target sum), whatever the generator."""
+
+    def __init__(self, by_data):
+        self.by_data = by_data
+
+    def sample(self, data, n, rng):
+        return self.by_data[float(np.sum(data.y))][:n]
+
+
+def _tv_and_evidence_by_hand(a, b, claim):
+    # the documented statistics, written out: rows as tuples, counts of repeated rows
+    from collections import Counter
+
+    from dpgp_audit.audit.neighbours import _violation_z
+
+    n = len(a)
+    ca, cb = Counter(r.tobytes() for r in a), Counter(r.tobytes() for r in b)  # as bytes
+    rep = [k for k in set(ca) | set(cb) if ca[k] + cb[k] >= 2]
+    if not rep:
+        return 0.0, -math.inf
+    tv = 0.5 * sum(abs(ca[k] - cb[k]) for k in rep) / n
+    return tv * math.sqrt(n), _violation_z(np.array([ca[k] for k in rep], float),
+                                           np.array([cb[k] for k in rep], float), n, claim)
+
+
+@pytest.mark.parametrize("case", ["continuous", "repeats across", "repeats within", "signed zero",
+                                  "vector, first coordinate ties"])
+def test_pilot_score_with_its_per_dataset_shortcut_equals_the_statistics_by_hand(case):
+    from dpgp_audit.audit.neighbours import _pilot_score
+
+    rng = np.random.default_rng(3)
+    n = 50
+    a, b = rng.standard_normal((n, 1)), rng.standard_normal((n, 1)) + 0.3
+    if case == "repeats across":
+        b[:5] = a[10]
+    elif case == "repeats within":
+        a[:3] = a[3]
+    elif case == "signed zero":  # equal as floats, different as bytes: not a repeated row
+        a[0], b[0] = 0.0, -0.0
+    elif case == "vector, first coordinate ties":
+        a = np.column_stack([np.round(a[:, 0]), rng.standard_normal(n)])
+        b = np.column_stack([np.round(b[:, 0]), rng.standard_normal(n)])
+        b[7:10] = a[2]  # one whole row repeats
+    d0 = Dataset(np.arange(3.0), np.zeros(3))
+    d1 = d0.with_target(0, 1.0)
+    mech = _Fixed({0.0: a, 1.0: b})
+    pair = NeighbourPair(d0, d1, "p")
+    claim = (1.0, 1e-5)
+    shared: dict = {}
+    got = _pilot_score(mech, pair, n, np.random.default_rng(0), shared, claim)
+    again = _pilot_score(mech, pair, n, np.random.default_rng(0), shared, claim)  # memoised
+    tv_z, evidence = _tv_and_evidence_by_hand(a, b, claim)
+    sd = np.sqrt(0.5 * (a.var(axis=0) + b.var(axis=0)))
+    z_mean = np.max(np.abs(a.mean(axis=0) - b.mean(axis=0)) / sd) * math.sqrt(n / 2)
+    z_var = np.max(np.abs(np.log(a.var(axis=0, ddof=1) / b.var(axis=0, ddof=1)))
+                   / math.sqrt(4 / (n - 1)))
+    assert got == again
+    assert got[0] == pytest.approx(max(z_mean, z_var, tv_z), rel=1e-12)
+    assert got[1] == pytest.approx(evidence, rel=1e-12) if evidence > -math.inf \
+        else got[1] == -math.inf
+    if case in ("continuous", "signed zero"):
+        assert tv_z == 0.0
+    else:
+        assert tv_z > 0.0
