@@ -323,9 +323,11 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
 def coverage_pairs(data: Dataset, relation: NeighbourRelation, varied: set[int],
                    rng: np.random.Generator, *, y_bound: float | None = None,
                    k: int = COVERAGE_ROWS) -> list[NeighbourPair]:
-    """One pair per row that no other generated pair varies (up to ``k`` rows).
+    """One pair per row of the data that no pair on the data itself varies (up to ``k``).
 
-    The adversarial, random and structural pairs change a handful of chosen rows. A release
+    ``varied`` holds the adversarial and random rows; the structural, domain-end and
+    full-swing pairs move a central or first row of other bases. So the generated pairs
+    change a handful of chosen rows. A release
     whose loss sits on rows of its own choosing (a subsample drawn once with a fixed seed
     and an amplification claimed for it, a window of the data) is blind to them: every pair
     leaves its output unchanged. Each pair here moves one more row's target as far as the
