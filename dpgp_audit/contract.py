@@ -88,17 +88,15 @@ def checked_sample(mechanism: object, data: Dataset, n: int,
         rows = f"{n} row" + ("s" if n != 1 else "")
         raise ContractError(f"{call} returned {got}; the contract asks for {rows}, one "
                             f"release each: shape ({n}, ...)")
+    values = out
     if out.dtype.kind not in "biuf":
-        numeric = out.dtype.kind == "O"
-        if numeric:
-            try:
-                out.astype(float)
-            except (TypeError, ValueError):
-                numeric = False
-        if not numeric:
+        try:  # objects that are numbers pass, converted once for the finiteness check
+            values = out.astype(float) if out.dtype.kind == "O" else None
+        except (TypeError, ValueError):
+            values = None
+        if values is None:
             raise ContractError(f"{call} returned values of dtype {out.dtype}; the auditors "
                                 "compare numbers (booleans, integers or floats)")
-    values = out if out.dtype.kind != "O" else out.astype(float)
     if values.dtype.kind == "f" and not np.isfinite(values).all():
         bad = int(values.size - np.count_nonzero(np.isfinite(values)))
         y = np.asarray(data.y, dtype=float)

@@ -327,10 +327,10 @@ def coverage_pairs(data: Dataset, relation: NeighbourRelation, varied: set[int],
 
     ``varied`` holds the adversarial and random rows; the structural, domain-end and
     full-swing pairs move a central or first row of other bases. So the generated pairs
-    change a handful of chosen rows. A release
-    whose loss sits on rows of its own choosing (a subsample drawn once with a fixed seed
-    and an amplification claimed for it, a window of the data) is blind to them: every pair
-    leaves its output unchanged. Each pair here moves one more row's target as far as the
+    change a handful of chosen rows, and a release whose loss sits on rows of its own
+    choosing (a subsample drawn once with a fixed seed and an amplification claimed for
+    it, a window of the data) is blind to them: every pair leaves its output unchanged.
+    Each pair here moves one more row's target as far as the
     relation allows within the declared domain (towards the farther end). Rows come in
     index order when they all fit, else ``k`` of them at random (``rng``, drawn after every
     other pair so the other pairs are unchanged).
