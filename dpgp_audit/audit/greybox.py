@@ -31,6 +31,11 @@ run) and reports:
     (:func:`grid_laplace_epsilon`; docs/auditors.md "Releases rounded to a public grid"); a
     release rounded in the noise's own coordinates is first mapped back by the public
     inverse of its noise factor (a post-processing); with a grid only declared, a lead;
+(c″) **unequal scales** — when (b) is a Gaussian noise scale and each side's release is
+    verified affine in its own noise (exactly, or up to a grid its outputs show), each
+    side is a Gaussian of its own law: along a few directions w, the scalar w·release
+    under D and D′ is bounded by :func:`~dpgp_audit.privacy.unequal_gaussian.hockey_stick_lower`
+    over the fits' error boxes, a *lower bound* on the pair's δ(ε) (:func:`_unequal_bound`);
 (d) **no noise at all** — a release that draws nothing from the generator and returns
     the same value on every run with different seeds, yet differs between D and D′,
     is a pair of point masses (ε = ∞); likewise a release that draws nothing for one
@@ -38,14 +43,16 @@ run) and reports:
 
 Soundness
 ---------
-Only (c) and (c′) beyond the claim and (d) are *definitive*, and only after a second
+Only (c), (c′) and (c″) beyond the claim and (d) are *definitive*, and only after a second
 coupled run on a fresh seed reproduces them: they set ``VIOLATION`` with the guarantee
 :attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_EXACT` — exact for the witness pair
 *given the recorded structure* (the release was affine in the recorded noise on every
 row seen; (d) rests on the ``Mechanism`` contract that all randomness comes from the
 handed generator) — or, for (c′),
 :attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_GRID`: a lower bound given the
-recorded structure (affine up to the rounding to the grid seen on every row). (a), (b),
+recorded structure (affine up to the rounding to the grid seen on every row), or, for
+(c″), :attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_SCALE`, the same with each side's
+own noise law. (a), (b) that no bound takes beyond the claim,
 a noise-free output coordinate that moves, a bound on a declared grid, and every score
 of a release that is not verified additive are **leads**: they never set a violation;
 they rank the pairs, and the white-box and black-box auditors certify.
@@ -60,7 +67,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,6 +79,11 @@ from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import ContractError, Mechanism, checked_sample
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.float_release import decode_laplace_exact_uniform
+from dpgp_audit.privacy.unequal_gaussian import (
+    GaussianBox,
+    candidate_events,
+    hockey_stick_lower,
+)
 
 __all__ = [
     "GRID_MAX_REL",
@@ -700,6 +712,9 @@ class GridFit:
         For a grid declared in the noise's own coordinates: λ_j per noise value (then
         ``grid`` is each output's rounding carried through the fitted map) and κ with
         ``Σ_j |u_j| λ_j/2 <= κ ‖Σ_e^{1/2} u‖``; ``None`` and 0 for a grid seen in the outputs.
+    intercept_gain
+        ``max_b Σ_i |X⁺[b, i]|``: a fitted intercept's projection ``w · ĉ_b`` is off by at
+        most ``η_w`` times this (``inf``: unknown).
     """
 
     theta: np.ndarray
@@ -709,6 +724,7 @@ class GridFit:
     intercepts: int
     inner: np.ndarray | None = None
     kappa: float = 0.0
+    intercept_gain: float = math.inf
 
     @property
     def A(self) -> np.ndarray:
@@ -783,7 +799,8 @@ def fit_grid(outs: Sequence[np.ndarray], E: np.ndarray, cov: np.ndarray, *,
     if inner is not None:  # Σ_j |u_j| λ_j/2 <= κ ‖Σ_e^{1/2} u‖ (Cauchy–Schwarz)
         low = float(np.linalg.eigvalsh(0.5 * (cov + cov.T)).min())
         kappa = 0.5 * float(np.linalg.norm(inner)) / math.sqrt(low) if low > 0 else math.inf
-    return GridFit(theta, grid, spread * (1.0 + 1e-9), root, p, inner, kappa)
+    gain = float(np.abs(pinv[:p]).sum(axis=1).max()) * (1.0 + 1e-9)
+    return GridFit(theta, grid, spread * (1.0 + 1e-9), root, p, inner, kappa, gain)
 
 
 def grid_mu_lower(out0: np.ndarray, out1: np.ndarray, fit: GridFit, w: np.ndarray) -> float:
@@ -925,12 +942,16 @@ def _analyse_grid(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
             s0 = np.linalg.norm(side[0].root @ side[0].theta[1:], axis=0)
             s1 = np.linalg.norm(side[1].root @ side[1].theta[1:], axis=0)
             k = int(np.flatnonzero(apart)[0])
-            return PairCoupling(status="noise-depends-on-data", finding="lead",
+            lead = PairCoupling(status="noise-depends-on-data", finding="lead",
                                 score=_gaussian_distance(delta, s0, s1), delta_out=delta,
                                 detail=(f"the release is rounded to a grid, and its noise sd "
                                         f"depends on the data beyond what the rounding allows "
                                         f"(output {k}: sd in [{lo0[k]:.6g}, {hi0[k]:.6g}] under "
                                         f"D, [{lo1[k]:.6g}, {hi1[k]:.6g}] under D')"), **base)
+            if des0.family != "gaussian":
+                return lead
+            return _unequal_bound(lead, _side_laws(run.out0, run.out1, side, (des0, des1)),
+                                  claim, float_tv, rounded=True)
         fit = fit_grid([run.out0, run.out1], des0.E, des0.cov)
         if isinstance(fit, str):
             return fit + " with one noise map for D and D'"
@@ -1029,6 +1050,237 @@ def grid_laplace_epsilon(out0: np.ndarray, out1: np.ndarray, fit: GridFit,
     used = moved > 0
     log_p = float(np.sum(-math.log(2.0) - fit.grid[used] / (b_hat[used] - err[used])))
     return eps, math.exp(log_p)
+
+
+# --------------------------------------------------------------------------- unequal scales
+#: Directions tried by the unequal-scale bound besides Δ̂ and its whitened form: the outputs
+#: whose scale or mean moves most, at most this many.
+_UNEQUAL_OUTPUTS = 16
+#: ε at which the Neyman–Pearson events of the fitted laws are taken (with the claimed ε).
+_UNEQUAL_EPS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: δ at which a ρ-zCDP claim is refuted through its (ε, δ) implication (as the grid route).
+_RHO_DELTAS = (1e-2, 1e-3, 1e-5, 1e-8, 1e-12)
+
+
+@dataclass(frozen=True, eq=False)
+class _SideLaw:
+    """One side's release ``c + A e`` with ``e ~ N(0, root²)``, and how well it is known.
+
+    ``fit`` is the side's own :class:`GridFit` (one block: the release rounded to the grid
+    its outputs show), or ``None`` for a verified :class:`AffineFit`, whose parameters are
+    taken as exact and whose largest residual is carried as a perturbation of the release.
+    """
+
+    c: np.ndarray
+    A: np.ndarray
+    root: np.ndarray
+    top: np.ndarray  # the largest |output| per coordinate (round-off of a projection)
+    fit: GridFit | None = None
+    residual: float = 0.0
+
+    def law(self, w: np.ndarray) -> GaussianBox | None:
+        """The laws ``w · release`` may follow, given the structure; ``None`` if unbounded.
+
+        ``w · X ~ N(w · c, ‖root Aᵀ w‖²)`` for the unrounded X, and the release is X moved
+        by at most η. A grid fit knows ``w · c`` to ``η · intercept_gain`` and the sd to
+        ``η · spread`` (:class:`GridFit`); round-off adds a relative 10⁻⁹.
+        """
+        fp = 4.0 * w.size * 2.0**-53 * float(np.abs(w) @ self.top)
+        m = float(w @ self.c)
+        s = float(np.linalg.norm(self.root @ (self.A.T @ w)))
+        if self.fit is None:
+            eta, dm, ds = float(np.abs(w).sum()) * self.residual + fp, 0.0, 0.0
+        else:
+            eta = self.fit.eta(w) + fp
+            dm, ds = eta * self.fit.intercept_gain, eta * self.fit.spread
+        dm += 1e-9 * (abs(m) + s)
+        ds += 1e-9 * s
+        if not (math.isfinite(eta) and math.isfinite(dm) and s - ds > 0.0):
+            return None
+        return GaussianBox(m - dm, m + dm, s - ds, s + ds, eta)
+
+
+def _side_laws(out0: np.ndarray, out1: np.ndarray, fits: Sequence[AffineFit | GridFit],
+               designs: Sequence[NoiseDesign]) -> tuple[_SideLaw, _SideLaw] | None:
+    """The two sides' :class:`_SideLaw` from their own fits (affine, or one-block grid)."""
+    top = np.maximum(np.abs(out0).max(axis=0), np.abs(out1).max(axis=0))
+    laws = []
+    for fit, des in zip(fits, designs, strict=True):
+        root = _sym_sqrt(des.cov)
+        if isinstance(fit, AffineFit):
+            laws.append(_SideLaw(fit.intercept, fit.A, root, top, None, fit.max_residual))
+        elif fit.inner is None and fit.intercepts == 1:
+            laws.append(_SideLaw(fit.theta[0], fit.A, root, top, fit))
+        else:
+            return None
+    return laws[0], laws[1]
+
+
+def _unequal_directions(laws: tuple[_SideLaw, _SideLaw]) -> list[np.ndarray]:
+    """Δ̂, (Σ̂₀ + Σ̂₁)⁺Δ̂ and the outputs that move most in mean or scale."""
+    p, q = laws
+    delta = q.c - p.c
+    cov0 = p.A @ p.root @ p.root @ p.A.T
+    cov1 = q.A @ q.root @ q.root @ q.A.T
+    d = delta.size
+    if d == 1:
+        return [np.ones(1)]
+    s0, s1 = np.sqrt(np.clip(np.diag(cov0), 0, None)), np.sqrt(np.clip(np.diag(cov1), 0, None))
+    ok = (s0 > 0) & (s1 > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        move = np.where(ok, np.abs(delta) / np.sqrt(0.5 * (s0**2 + s1**2))
+                        + np.abs(np.log(s1 / s0)), -np.inf)
+    ws = [delta, np.linalg.pinv(cov0 + cov1, hermitian=True) @ delta]
+    ws += [np.eye(d)[k] for k in np.argsort(-move, kind="stable")[:_UNEQUAL_OUTPUTS] if ok[k]]
+    return [w for w in ws if np.all(np.isfinite(w)) and np.any(w)]
+
+
+def _floats_tv(eps: float, float_tv: float) -> float:
+    """The δ a claim's float distance τ costs at ε, twice (:func:`_grid_compare`)."""
+    return 2.0 * (1.0 + math.exp(eps)) * float_tv if float_tv else 0.0
+
+
+def _unequal_compare(dl: Callable[[float], float], quantity: str, claimed: float,
+                     claim_delta: float | None, float_tv: float,
+                     estimate: bool = True) -> tuple[float, float, dict]:
+    """(excess, lower bound of the claimed quantity, details) for a lower profile ``dl``.
+
+    ``dl(ε)`` is a lower bound on the pair's δ(ε), decreasing in ε. ``excess`` is the
+    largest ratio of ``dl`` to what the claim allows at the points checked (violated when
+    it exceeds 1): the claimed ε for (ε, δ) claims; a grid of ε against the μ-GDP profile;
+    for ρ-zCDP its (ε, δ) implications. The estimate (a lower bound, given the structure)
+    is found by bisection, and only when ``estimate``.
+    """
+    from dpgp_audit.privacy.conversions import zcdp_from_epsilon_delta, zcdp_to_epsilon
+    from dpgp_audit.privacy.gdp import gdp_delta
+
+    def allowed(eps: float, delta: float) -> float:
+        # (10⁻¹³: the masses' round-off, so a pure claim is refuted by a bound, not by noise)
+        return delta * (1 + _REL_SLACK) + _floats_tv(eps, float_tv) + 1e-13
+
+    def eps_lower(delta: float) -> float:  # sup {ε : dl(ε) beyond what δ allows}
+        if dl(0.0) <= allowed(0.0, delta):
+            return 0.0
+        # lo is always a point where the bound was seen beyond δ: what is returned is
+        # verified, even where dl is not monotone
+        lo, hi = 0.0, 1.0
+        while hi < 1e3 and dl(hi) > allowed(hi, delta):
+            lo, hi = hi, 2.0 * hi
+        for _ in range(40 if hi < 1e3 else 0):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if dl(mid) > allowed(mid, delta) else (lo, mid)
+        return lo
+
+    if quantity == "epsilon":
+        del_c = float(claim_delta or 0.0)
+        d_at = dl(claimed)
+        excess = d_at / allowed(claimed, del_c)
+        extra = {"delta_at_claimed_epsilon_lower": d_at, "delta_claimed": del_c}
+        return excess, (eps_lower(del_c) if estimate else math.nan), extra
+    if quantity == "mu":
+        grid = sorted({*_UNEQUAL_EPS, 3.0 * claimed, claimed})
+        lows = [dl(e) for e in grid]
+
+        def beyond(mu: float) -> float:
+            return max(v / allowed(e, gdp_delta(e, mu)) for e, v in zip(grid, lows, strict=True))
+
+        excess = beyond(claimed)
+        mu_lo = math.nan
+        if estimate:
+            lo, hi = 0.0, claimed
+            while beyond(hi) > 1.0 and hi < 1e3:
+                lo, hi = hi, 2.0 * hi
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if mid > 0 and beyond(mid) > 1.0 else (lo, mid)
+            mu_lo = lo
+        return excess, mu_lo, {"mu_lower": mu_lo}
+    # ρ-zCDP implies (ρ + 2√(ρ ln 1/δ), δ)-DP at every δ: a point beyond it refutes ρ
+    excess = max(dl(e) / allowed(e, dp) for dp in _RHO_DELTAS
+                 for e in [zcdp_to_epsilon(claimed, dp)])
+    rho = math.nan
+    if estimate:
+        rho = 0.0
+        for dp in _RHO_DELTAS:
+            e = eps_lower(dp)
+            if e > 0:
+                rho = max(rho, math.inf if math.isinf(e) else zcdp_from_epsilon_delta(e, dp))
+    return excess, rho, {"rho_lower": rho}
+
+
+def _unequal_bound(lead: PairCoupling, laws: tuple[_SideLaw, _SideLaw] | None,
+                   claim: tuple[str, float, float | None], float_tv: float,
+                   rounded: bool) -> PairCoupling:
+    """Upgrade a "noise depends on the data" lead to a bounded finding where it can.
+
+    Each side's release is a Gaussian of its own (fitted, verified) law: along any direction
+    w, ``w · release`` on D and on D′ are two scalar Gaussians of unequal sd, up to the
+    fit's error boxes and the rounding, and ``w · release`` is a post-processing of the
+    release. :func:`~dpgp_audit.privacy.unequal_gaussian.hockey_stick_lower` on their
+    Neyman–Pearson events bounds the pair's δ(ε) from below, so a bound beyond the claim is
+    a definitive finding (once a second seed reproduces it). Otherwise the lead stays a
+    lead, with the bound in its details.
+    """
+    if laws is None:
+        return lead
+    quantity, claimed, claim_delta = claim
+    best: tuple[float, Callable[[float], float], np.ndarray] | None = None
+    for w in _unequal_directions(laws):
+        w = w / np.abs(w).max()
+        b0, b1 = laws[0].law(w), laws[1].law(w)
+        if b0 is None or b1 is None:
+            continue
+        fitted = (0.5 * (b0.m_lo + b0.m_hi), 0.5 * (b0.s_lo + b0.s_hi),
+                  0.5 * (b1.m_lo + b1.m_hi), 0.5 * (b1.s_lo + b1.s_hi))
+        fixed = candidate_events(*fitted, _UNEQUAL_EPS)
+
+        def dl(eps: float, ev: list = fixed, f: tuple = fitted, p: GaussianBox = b0,
+               q: GaussianBox = b1) -> float:
+            # the fitted laws' own Neyman-Pearson events at this ε, and the fixed ones: each
+            # value is a valid lower bound on δ(ε) whatever events it uses
+            here = candidate_events(*f, (eps,)) + ev
+            return max(hockey_stick_lower(eps, here, p, q), hockey_stick_lower(eps, here, q, p))
+
+        excess, _, _ = _unequal_compare(dl, quantity, claimed, claim_delta, float_tv,
+                                        estimate=False)
+        if best is None or excess > best[0]:
+            best = (excess, dl, w)
+    if best is None:
+        return lead
+    excess, dl, w = best
+    how = "rounded to the grid its outputs show" if rounded else "verified affine"
+    if not excess > 1.0:
+        return _replace(lead, extra={**lead.extra, "unequal_excess": excess},
+                        detail=lead.detail + f"; as two Gaussians of unequal sd ({how}) the "
+                                             f"pair stays within the claim along every "
+                                             f"direction tried ({excess:.3g} of it)")
+    _, estimate, extra = _unequal_compare(dl, quantity, claimed, claim_delta, float_tv)
+    extra.update(noise="gaussian", unequal_excess=excess, rounded=rounded)
+    return _replace(lead, status="unequal-scale", finding="violation", estimate=estimate,
+                    direction=w, extra={**lead.extra, **extra},
+                    detail=(f"{lead.detail}; each side is a Gaussian of its own sd ({how}): "
+                            f"along the direction shown the pair's delta(eps) exceeds the "
+                            f"claim {excess:.3g}-fold, {quantity} >= {estimate:.4g} (a lower "
+                            "bound given the structure)"))
+
+
+def _unequal_grid(run: CoupledRun, des0: NoiseDesign | str, des1: NoiseDesign | str,
+                  lead: PairCoupling, claim: tuple[str, float, float | None],
+                  float_tv: float) -> PairCoupling:
+    """:func:`_unequal_bound` for releases each side of which is rounded to a grid.
+
+    For noise drawn with a data-dependent scale parameter, so each side has its own noise
+    design; each side's rounded fit (:func:`fit_grid`, one block) must hold on its own.
+    """
+    if not (isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
+            and des0.family == des1.family == "gaussian" and des0.E.shape == des1.E.shape
+            and run.n > des0.E.shape[1] + 1):
+        return lead
+    fits = [fit_grid([o], d.E, d.cov) for o, d in ((run.out0, des0), (run.out1, des1))]
+    if not all(isinstance(f, GridFit) for f in fits):
+        return lead
+    return _unequal_bound(lead, _side_laws(run.out0, run.out1, fits, (des0, des1)), claim,
+                          float_tv, rounded=True)
 
 
 def _laplace_grid(run: CoupledRun, des: NoiseDesign, fit: GridFit,
@@ -1162,8 +1414,9 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
         reason = next(r for r in (des0, des1, fit0, fit1) if isinstance(r, str))
         score, how, mean, spread = _heuristic(run.out0, run.out1)
         if kind:  # a noise scale depends on the data; the parameters measure by how much
-            return PairCoupling(status="noise-depends-on-data", finding="lead", score=size,
+            lead = PairCoupling(status="noise-depends-on-data", finding="lead", score=size,
                                 detail=why, delta_out=mean, **base)
+            return _unequal_grid(run, des0, des1, lead, claim, float_tv)
         if isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign):
             grid = _analyse_grid(run, des0, des1, claim, float_tv, base, inner_rel,
                                  basis)
@@ -1181,12 +1434,16 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
         ok = s0 > 0
         ratio = s1[ok] / s0[ok] if np.any(ok) else np.array([math.nan])
         delta = fit1.intercept - fit0.intercept
-        return PairCoupling(status="noise-depends-on-data", finding="lead",
+        lead = PairCoupling(status="noise-depends-on-data", finding="lead",
                             score=_gaussian_distance(delta, s0, s1),
                             detail=(why or "the release's map from the noise depends on the "
                                            "data") + f" (noise sd ratio D'/D in "
                                                      f"[{ratio.min():.4g}, {ratio.max():.4g}])",
                             delta_out=delta, **base)
+        if des0.family != "gaussian" or des1.family != "gaussian":
+            return lead
+        return _unequal_bound(lead, _side_laws(run.out0, run.out1, (fit0, fit1), (des0, des1)),
+                              claim, float_tv, rounded=False)
     delta = fit1.intercept - fit0.intercept
     free = fit0.noise_free & fit1.noise_free
     noisy = ~free
@@ -1263,13 +1520,15 @@ def _confirm(first: PairCoupling, second: PairCoupling, run1: CoupledRun,
     """Keep a definitive finding only if a second seed reproduces it; else demote to a lead."""
     runs = first.runs + second.runs
     rel = first.releases + second.releases
-    if first.status == "additive-grid":  # a bound: the second seed must give one beyond too
+    if first.status in ("additive-grid", "unequal-scale"):  # a bound: the second seed must
+        # give one beyond the claim too
         if second.status == first.status and second.finding == "violation":
             return _replace(first, runs=runs, releases=rel,
                             score=min(first.score, second.score),
                             estimate=min(first.estimate, second.estimate),
-                            detail=first.detail + f"; reproduced on a second seed (mu >= "
-                                                  f"{second.score:.4g})")
+                            detail=first.detail + "; reproduced on a second seed (" + (
+                                f"mu >= {second.score:.4g})" if first.status == "additive-grid"
+                                else f"estimate >= {second.estimate:.4g})"))
         return _replace(first, finding="lead", runs=runs, releases=rel,
                         detail=first.detail + "; NOT reproduced on a second seed "
                                               f"({second.status}: {second.detail})")
@@ -1388,8 +1647,9 @@ class CouplingSurvey:
         if violations:
             top = violations[0]
             verdict, estimate = Verdict.VIOLATION, top.estimate
-            guarantee = (Guarantee.GREYBOX_GRID if top.status == "additive-grid"
-                         else Guarantee.GREYBOX_EXACT)
+            guarantee = {"additive-grid": Guarantee.GREYBOX_GRID,
+                         "unequal-scale": Guarantee.GREYBOX_SCALE}.get(top.status,
+                                                                       Guarantee.GREYBOX_EXACT)
         elif exact:
             top = max(exact, key=lambda c: c.estimate)
             verdict, guarantee, estimate = Verdict.NO_EVIDENCE, Guarantee.GREYBOX_EXACT, \

@@ -52,7 +52,8 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["FORMS", "MutantSpec", "SampleOnly", "build_form", "fitted_lengthscale", "mutants"]
+__all__ = ["FORMS", "MutantSpec", "SampleOnly", "build_form", "fitted_lengthscale", "mutants",
+           "public_x_sd", "scaled_up_sd"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
 _EPS, _DELTA = 1.0, 1e-5
@@ -430,7 +431,43 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
                          "cov": lambda d: _corr_cov(s1)}, private=True)
     out.extend(_gp_mutants(data))
     out.extend(_subsample_mutants(data))
+    out.extend(_scale_mutants(data))
     return out
+
+
+# --------------------------------------------------------------------------- noise scales
+def scaled_up_sd(data: Dataset) -> float:
+    """The bug's noise sd: the calibrated σ times ``1 + sd(y)`` — never less than σ."""
+    return _sigma(1.0) * (1.0 + float(np.std(data.y)))
+
+
+def public_x_sd(data: Dataset) -> float:
+    """The control's noise sd: σ times ``1 + range(x)/10``, a function of the public inputs."""
+    x = np.asarray(data.X, dtype=float)
+    return _sigma(1.0) * (1.0 + float(np.ptp(x)) / 10.0)
+
+
+def _scale_mutants(data: Dataset) -> list[MutantSpec]:
+    """A float-safe sum whose noise sd moves with the data: a bug and its control.
+
+    The bug scales the calibrated noise *up* by the spread of the private targets ("more
+    noise is never less private"): both neighbours get at least σ, yet their sds differ,
+    and two Gaussians of unequal sd have an unbounded privacy loss — at the analytic
+    (1, 10⁻⁵) calibration a 2 % change of sd already gives δ(1) ≈ 1.6·10⁻⁴. The control
+    scales it by the spread of the *public* inputs, which outputs-only neighbours share:
+    more noise than needed, the same on both sides, private as claimed. Appended last, so
+    earlier rows keep their seeds.
+    """
+    return [
+        MutantSpec("noise-scaled-up-by-spread", "noise sd = sigma * (1 + sd(y)): scaled up "
+                   "by the spread of the private targets (never below the calibration)",
+                   False, _claim_out(), _safe(_sum, scaled_up_sd),
+                   {"mean": _sum, "cov": lambda d: np.eye(1) * scaled_up_sd(d) ** 2}, data),
+        MutantSpec("control-scale-from-public-x", "looks wrong: noise sd = sigma * (1 + "
+                   "range(x)/10) follows the data - its public inputs only, the same on both "
+                   "neighbours", True, _claim_out(), _safe(_sum, public_x_sd),
+                   {"query": _sum, "norm": L2(), "bound": 1.0}, data),
+    ]
 
 
 # --------------------------------------------------------------------------- subsampling

@@ -163,3 +163,57 @@ def test_subsample_mutants_on_the_default_path(name):
     rows = run_mutation([_spec(name)], np.random.default_rng(2026))
     wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
     assert not wrong
+
+
+SCALE_MUTANTS = ("noise-scaled-up-by-spread", "control-scale-from-public-x")
+
+
+def _unequal_delta(eps: float, m0: float, s0: float, m1: float, s1: float) -> float:
+    """max over both orders of ∫ (p − e^ε q)₊ for two scalar Gaussians (quadrature)."""
+    from scipy import integrate
+
+    def one(a: float, sa: float, b: float, sb: float) -> float:
+        def f(x: float) -> float:
+            return max(stats.norm.pdf(x, a, sa) - math.exp(eps) * stats.norm.pdf(x, b, sb), 0.0)
+        lo, hi = min(a - 40 * sa, b - 40 * sb), max(a + 40 * sa, b + 40 * sb)
+        return integrate.quad(f, lo, hi, points=[a, b], epsabs=1e-15, limit=500)[0]
+    return max(one(m0, s0, m1, s1), one(m1, s1, m0, s0))
+
+
+def test_scaled_up_noise_is_never_below_the_calibration_yet_leaks_its_scale():
+    data = default_dataset()
+    mech = build_form(_spec("noise-scaled-up-by-spread"), "model")
+    sigma = 3.730631634815941  # analytic (1, 1e-5) sigma for sensitivity 1
+    flat = Dataset(data.X, np.full(data.n, 0.5))  # every target equal: sd(y) = 0
+    moved = flat.with_target(10, -0.5)  # one target moved by d = 1
+    s0, s1 = (math.sqrt(mech.cov(d)[0, 0]) for d in (flat, moved))
+    assert s0 == pytest.approx(sigma, rel=1e-9)  # never below the calibration
+    assert s1 == pytest.approx(sigma * (1 + np.std(moved.y)), rel=1e-9) and s1 > s0
+    # the sums move by 1 as the claim allows, but the sds differ by 22 %: delta(1) is
+    # three orders of magnitude above the claimed 1e-5
+    assert _unequal_delta(1.0, 10.0, s0, 9.0, s1) > 1e-2
+    assert _unequal_delta(1.0, 10.0, s0, 9.0, s0) == pytest.approx(1e-5, rel=1e-4)
+
+
+def test_public_x_scale_control_is_the_same_on_outputs_only_neighbours():
+    data = default_dataset()
+    mech = build_form(_spec("control-scale-from-public-x"), "sample")
+    for p in neighbour_pairs(data, mech.claim.relation, np.random.default_rng(0)):
+        a = mech.sample(p.d0, 4, np.random.default_rng(9))
+        b = mech.sample(p.d1, 4, np.random.default_rng(9))
+        # the same noise, scaled the same way: only the sum moves (by at most 1, up to the
+        # rounding to the release grid, below sd/1000 = 0.01)
+        assert np.array_equal(p.d0.X, p.d1.X)
+        shift = float(np.sum(p.d1.y) - np.sum(p.d0.y))
+        assert abs(shift) <= 1.0 + 1e-9
+        np.testing.assert_allclose(b - a, shift, atol=0.01)
+    assert _unequal_delta(1.0, 0.0, 3.730631634815941 * 2, 1.0, 3.730631634815941 * 2) < 1e-5
+
+
+@pytest.mark.parametrize("name", SCALE_MUTANTS)
+def test_scale_mutants_on_the_default_path(name):
+    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
+    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
+    assert not wrong
+    if name.startswith("noise"):  # the grey-box bound sees it, not the black-box auditor
+        assert all("greybox" in r.caught_by for r in rows)
