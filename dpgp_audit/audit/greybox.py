@@ -1166,7 +1166,7 @@ def _unequal_compare(dl: Callable[[float], float], quantity: str, claimed: float
         lo, hi = 0.0, 1.0
         while hi < 1e3 and dl(hi) > allowed(hi, delta):
             lo, hi = hi, 2.0 * hi
-        for _ in range(40 if hi < 1e3 else 0):
+        while hi < 1e3 and hi - lo > 1e-6 * hi:
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if dl(mid) > allowed(mid, delta) else (lo, mid)
         return lo
@@ -1190,9 +1190,9 @@ def _unequal_compare(dl: Callable[[float], float], quantity: str, claimed: float
             lo, hi = 0.0, claimed
             while beyond(hi) > 1.0 and hi < 1e3:
                 lo, hi = hi, 2.0 * hi
-            for _ in range(40):
+            while hi - lo > 1e-6 * hi:
                 mid = 0.5 * (lo + hi)
-                lo, hi = (mid, hi) if mid > 0 and beyond(mid) > 1.0 else (lo, mid)
+                lo, hi = (mid, hi) if beyond(mid) > 1.0 else (lo, mid)
             mu_lo = lo
         return excess, mu_lo, {"mu_lower": mu_lo}
     # ρ-zCDP implies (ρ + 2√(ρ ln 1/δ), δ)-DP at every δ: a point beyond it refutes ρ
@@ -1239,7 +1239,7 @@ def _unequal_bound(lead: PairCoupling, laws: tuple[_SideLaw, _SideLaw] | None,
             # the fitted laws' own Neyman-Pearson events at this ε, and the fixed ones: each
             # value is a valid lower bound on δ(ε) whatever events it uses
             here = candidate_events(*f, (eps,)) + ev
-            return max(hockey_stick_lower(eps, here, p, q), hockey_stick_lower(eps, here, q, p))
+            return hockey_stick_lower(eps, here, p, q, both=True)
 
         excess, _, _ = _unequal_compare(dl, quantity, claimed, claim_delta, float_tv,
                                         estimate=False)

@@ -30,6 +30,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import special
 
 __all__ = [
@@ -83,23 +84,34 @@ class GaussianBox:
         return cls(m, m, s, s, eta)
 
 
+def _interval_masses(a: np.ndarray, b: np.ndarray, m: np.ndarray | float,
+                     s: np.ndarray | float) -> np.ndarray:
+    """P(a < X < b) for X ~ N(m, s²), elementwise, each from the tails away from the mean."""
+    with np.errstate(invalid="ignore"):
+        za, zb = (a - m) / s, (b - m) / s
+        above = special.ndtr(-za) - special.ndtr(-zb)  # both ends above the mean
+        below = special.ndtr(zb) - special.ndtr(za)  # both below
+        across = 1.0 - special.ndtr(za) - special.ndtr(-zb)
+        out = np.where(za >= 0.0, above, np.where(zb <= 0.0, below, across))
+    return np.where(a < b, np.maximum(out, 0.0), 0.0)
+
+
+def _outside_masses(a: np.ndarray, b: np.ndarray, m: np.ndarray | float,
+                    s: np.ndarray | float) -> np.ndarray:
+    """P(X <= a or X >= b), elementwise (the whole line where ``a >= b``)."""
+    with np.errstate(invalid="ignore"):
+        out = special.ndtr((a - m) / s) + special.ndtr((m - b) / s)
+    return np.where(a < b, np.minimum(out, 1.0), 1.0)
+
+
 def interval_mass(a: float, b: float, m: float, s: float) -> float:
     """P(a < X < b) for X ~ N(m, s²), from the tail on the side away from the mean."""
-    if not a < b:
-        return 0.0
-    za, zb = (a - m) / s, (b - m) / s
-    if za >= 0.0:  # both ends above the mean: upper tails
-        return max(float(special.ndtr(-za) - special.ndtr(-zb)), 0.0)
-    if zb <= 0.0:  # both below: lower tails
-        return max(float(special.ndtr(zb) - special.ndtr(za)), 0.0)
-    return max(1.0 - float(special.ndtr(za)) - float(special.ndtr(-zb)), 0.0)
+    return float(_interval_masses(np.asarray(a, float), np.asarray(b, float), m, s))
 
 
 def outside_mass(a: float, b: float, m: float, s: float) -> float:
     """P(X <= a or X >= b) for X ~ N(m, s²) (the whole line when ``a >= b``)."""
-    if not a < b:
-        return 1.0
-    return min(float(special.ndtr((a - m) / s)) + float(special.ndtr((m - b) / s)), 1.0)
+    return float(_outside_masses(np.asarray(a, float), np.asarray(b, float), m, s))
 
 
 def _corners(box: GaussianBox) -> tuple[tuple[float, float], ...]:
@@ -107,27 +119,27 @@ def _corners(box: GaussianBox) -> tuple[tuple[float, float], ...]:
             (box.m_hi, box.s_hi))
 
 
-def _densest(a: float, b: float, box: GaussianBox) -> tuple[float, float]:
-    """The (m, s) of the box that puts the most mass in (a, b).
+def _densest(a: np.ndarray, b: np.ndarray, box: GaussianBox) -> tuple[np.ndarray, np.ndarray]:
+    """The (m, s) of the box that puts the most mass in (a, b), elementwise.
 
     For any s the mass is unimodal in m with its mode at the midpoint, so the best m is the
     midpoint clipped to the box, whatever s is. With that m inside (a, b) the mass falls as
     s grows; outside, writing α <= β for the distances to the two ends, the mass
-    Φ(β/s) − Φ(α/s) rises then falls in 1/s, peaking at 1/s² = 2 ln(β/α)/(β² − α²).
+    Φ(β/s) − Φ(α/s) rises then falls in 1/s, peaking at 1/s² = 2 ln(β/α)/(β² − α²); a
+    half-line away from the mean gains mass as s grows.
     """
-    mid = (a + b) / 2.0 if math.isfinite(a) and math.isfinite(b) else (
-        -math.inf if not math.isfinite(a) and math.isfinite(b) else
-        math.inf if math.isfinite(a) else 0.0)
-    m = min(max(mid, box.m_lo), box.m_hi)
-    if a < m < b:
-        return m, box.s_lo
-    alpha, beta = sorted((abs(a - m), abs(b - m)))
-    if not math.isfinite(beta):  # a half-line away from the mean: more spread, more mass
-        return m, box.s_hi
-    if alpha == 0.0:
-        return m, box.s_lo
-    u = math.sqrt(2.0 * math.log(beta / alpha) / (beta * beta - alpha * alpha))
-    return m, min(max(1.0 / u, box.s_lo), box.s_hi)
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        mid = np.where(fa & fb, 0.5 * (a + b), np.where(fb, -np.inf, np.where(fa, np.inf, 0.0)))
+        m = np.clip(mid, box.m_lo, box.m_hi)
+        da, db = np.abs(a - m), np.abs(b - m)
+        alpha, beta = np.minimum(da, db), np.maximum(da, db)
+        u = np.sqrt(2.0 * np.log(beta / alpha) / (beta * beta - alpha * alpha))
+        interior = np.clip(1.0 / u, box.s_lo, box.s_hi)
+    s = np.where((a < m) & (m < b), box.s_lo,
+                 np.where(~np.isfinite(beta), box.s_hi,
+                          np.where(alpha == 0.0, box.s_lo, interior)))
+    return m, s
 
 
 def interval_mass_range(a: float, b: float, box: GaussianBox) -> tuple[float, float]:
@@ -136,47 +148,52 @@ def interval_mass_range(a: float, b: float, box: GaussianBox) -> tuple[float, fl
     The minimum is at a corner (the mass is unimodal in m for every s, and monotone or
     unimodal in s for every m); the maximum at :func:`_densest`'s point.
     """
-    if not a < b:
-        return 0.0, 0.0
-    low = min(interval_mass(a, b, m, s) for m, s in _corners(box))
-    return low, interval_mass(a, b, *_densest(a, b, box))
+    lo_end, hi_end = np.asarray(a, float), np.asarray(b, float)
+    low = min(interval_mass(a, b, m, s) for m, s in _corners(box)) if a < b else 0.0
+    return low, float(_interval_masses(lo_end, hi_end, *_densest(lo_end, hi_end, box)))
 
 
-def _mass_bounds(event: IntervalEvent, box: GaussianBox) -> tuple[float, float]:
-    """(lower, upper) bound on P(R ∈ event) for every law of the box, |R − X| <= η.
+def _mass_bounds(a: np.ndarray, b: np.ndarray, inside: np.ndarray,
+                 box: GaussianBox) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) bounds on P(R ∈ event) for every law of the box, |R − X| <= η.
 
-    The perturbation moves the ends outwards for the upper bound and inwards for the lower
-    one; the complement's bounds are those of the interval with the roles swapped, each
-    evaluated from its own tails (no ``1 − mass`` cancellation).
+    The perturbation moves the ends inwards for the lower bound of an interval and outwards
+    for its upper one; the complement's bounds are those of the interval with the roles
+    swapped, each evaluated from its own tails (no ``1 − mass`` cancellation).
     """
-    a, b, e = event.a, event.b, box.eta
-    if event.inside:
-        low = min(interval_mass(a + e, b - e, m, s) for m, s in _corners(box)) \
-            if a + e < b - e else 0.0
-        return low, interval_mass(a - e, b + e, *_densest(a - e, b + e, box))
+    e = box.eta
+    near, far = (a + e, b - e), (a - e, b + e)  # the interval shrunk, and grown
+    corners = _corners(box)
+    dense = _densest(*far, box)
+    low_in = np.min([_interval_masses(*near, m, s) for m, s in corners], axis=0)
+    high_in = _interval_masses(*far, *dense)
     # R outside [a, b] needs X outside [a + e, b − e] and is implied by X outside [a − e, b + e]
-    low = outside_mass(a - e, b + e, *_densest(a - e, b + e, box))
-    high = max(outside_mass(a + e, b - e, m, s) for m, s in _corners(box)) \
-        if a + e < b - e else 1.0
-    return low, high
+    low_out = _outside_masses(*far, *dense)
+    high_out = np.max([_outside_masses(*near, m, s) for m, s in corners], axis=0)
+    return np.where(inside, low_in, low_out), np.where(inside, high_in, high_out)
 
 
 def hockey_stick_lower(epsilon: float, events: Iterable[IntervalEvent], p: GaussianBox,
-                       q: GaussianBox) -> float:
+                       q: GaussianBox, *, both: bool = False) -> float:
     """A lower bound on δ_{P‖Q}(ε) valid for every P in box ``p`` and Q in box ``q``.
 
     For each fixed event S, δ ≥ P(S) − e^ε Q(S) ≥ P_lower(S) − e^ε Q_upper(S); the best
-    over the events is returned (0 when none separates). Decreasing in ε.
+    over the events is returned (0 when none separates). Decreasing in ε. ``both``: the
+    larger of the bounds on δ_{P‖Q}(ε) and δ_{Q‖P}(ε) (each box's masses bounded once).
     """
+    ev = list(events)
+    if not ev:
+        return 0.0
+    a = np.array([e.a for e in ev], dtype=float)
+    b = np.array([e.b for e in ev], dtype=float)
+    inside = np.array([e.inside for e in ev], dtype=bool)
+    low_p, high_p = _mass_bounds(a, b, inside, p)
+    low_q, high_q = _mass_bounds(a, b, inside, q)
     scale = math.exp(epsilon)
-    best = 0.0
-    for ev in events:
-        lo, _ = _mass_bounds(ev, p)
-        if lo <= best:
-            continue
-        _, hi = _mass_bounds(ev, q)
-        best = max(best, lo - scale * hi)
-    return best
+    best = float(np.max(low_p - scale * high_q))
+    if both:
+        best = max(best, float(np.max(low_q - scale * high_p)))
+    return max(best, 0.0)
 
 
 def lr_event(epsilon: float, m0: float, s0: float, m1: float, s1: float) -> IntervalEvent | None:

@@ -148,6 +148,15 @@ def test_point_boxes_give_the_exact_profile_on_its_own_event():
         hockey_stick(eps, m0, s0, m1, s1), rel=1e-12)
 
 
+def test_both_orders_is_the_larger_of_the_two_bounds():
+    events = candidate_events(0.0, 1.0, 0.5, 1.3, [0.5, 1.0])
+    p, q = GaussianBox(-0.01, 0.01, 0.99, 1.01, 0.001), GaussianBox(0.49, 0.51, 1.29, 1.31)
+    for eps in (0.0, 0.25, 0.5):
+        one, other = hockey_stick_lower(eps, events, p, q), hockey_stick_lower(eps, events, q, p)
+        assert one != other and max(one, other) > 0
+        assert hockey_stick_lower(eps, events, p, q, both=True) == max(one, other)
+
+
 def test_lower_bound_decreases_in_epsilon_and_vanishes_between_equal_laws():
     events = candidate_events(0.0, 1.0, 0.5, 1.3, [0.0, 0.5, 1.0, 2.0])
     p, q = GaussianBox(-0.01, 0.01, 0.99, 1.01, 0.001), GaussianBox(0.49, 0.51, 1.29, 1.31)
