@@ -4,6 +4,7 @@ correct mechanisms, and soundness (an exploratory lead never sets a violation)."
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -31,9 +32,9 @@ from dpgp_audit.audit.recording import (
 from dpgp_audit.audit.result import Guarantee, Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
-from dpgp_audit.privacy.claims import ApproxDP, GaussianDP, PureDP, outputs_only
+from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP, PureDP, outputs_only
 from dpgp_audit.privacy.float_release import release_grid, round_to_grid
-from dpgp_audit.privacy.gdp import gdp_epsilon
+from dpgp_audit.privacy.gdp import gdp_delta, gdp_epsilon
 
 EPS, DELTA, D = 1.0, 1e-5, 1.0
 GAUSS = ApproxDP(epsilon=EPS, delta=DELTA, relation=outputs_only(D))
@@ -280,23 +281,40 @@ def test_leads_and_unrecordable_mechanisms_never_set_a_violation(kind, status, f
     assert sv.result().verdict is not Verdict.VIOLATION
 
 
+def _true_delta(eps: float, m0: float, s0: float, m1: float, s1: float) -> float:
+    """δ(ε) of the pair N(m0, s0²), N(m1, s1²), both orders, by quadrature.
+
+    The positive part is integrated between the points where the log densities differ by
+    exactly ε (sign changes on a fine grid, refined by brentq), so that deep tails count.
+    """
+    from scipy import integrate, optimize, stats
+
+    def hs(a: float, sa: float, b: float, sb: float) -> float:
+        def gap(x: float) -> float:
+            return stats.norm.logpdf(x, a, sa) - stats.norm.logpdf(x, b, sb) - eps
+
+        lo, hi = min(a - 60 * sa, b - 60 * sb), max(a + 60 * sa, b + 60 * sb)
+        xs = np.linspace(lo, hi, 4001)
+        g = stats.norm.logpdf(xs, a, sa) - stats.norm.logpdf(xs, b, sb) - eps
+        cuts = [optimize.brentq(gap, xs[i], xs[i + 1]) for i in np.flatnonzero(
+            np.sign(g[:-1]) * np.sign(g[1:]) < 0)]
+        total = 0.0
+        for u, v in itertools.pairwise([lo, *cuts, hi]):
+            if gap(0.5 * (u + v)) > 0:  # p > e^eps q on this piece
+                total += integrate.quad(lambda x: stats.norm.pdf(x, a, sa) - math.exp(eps)
+                                        * stats.norm.pdf(x, b, sb), u, v, epsabs=0.0,
+                                        epsrel=1e-10, limit=500)[0]
+        return total
+
+    return max(hs(m0, s0, m1, s1), hs(m1, s1, m0, s0))
+
+
 def _true_epsilon(m0: float, s0: float, m1: float, s1: float, delta: float) -> float:
     """ε(δ) of the pair N(m0, s0²), N(m1, s1²), both orders, by quadrature and bisection."""
-    from scipy import integrate, stats
-
-    def hs(eps: float, a: float, sa: float, b: float, sb: float) -> float:
-        def f(x: float) -> float:
-            return max(stats.norm.pdf(x, a, sa) - math.exp(eps) * stats.norm.pdf(x, b, sb), 0.0)
-        lo, hi = min(a - 40 * sa, b - 40 * sb), max(a + 40 * sa, b + 40 * sb)
-        return integrate.quad(f, lo, hi, points=[a, b], epsabs=1e-15, limit=500)[0]
-
-    def d(eps: float) -> float:
-        return max(hs(eps, m0, s0, m1, s1), hs(eps, m1, s1, m0, s0))
-
     lo, hi = 0.0, 20.0
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
+        lo, hi = (mid, hi) if _true_delta(mid, m0, s0, m1, s1) > delta else (lo, mid)
     return lo
 
 
@@ -322,14 +340,28 @@ def test_a_noise_scale_that_depends_on_the_data_is_bounded_definitively(kind):
     assert r.alpha is None and r.details["alpha_spent"] == 0.0
 
 
-def test_a_scale_bound_under_a_gdp_claim_refutes_mu_and_bounds_it_below():
+@pytest.mark.parametrize("quantity", ["mu", "rho"])
+def test_a_scale_bound_under_a_gdp_or_zcdp_claim_refutes_it_and_bounds_it_below(quantity):
+    from dpgp_audit.privacy.conversions import zcdp_to_epsilon
+
     mu_claim = D / SIGMA
-    c = _survey(Noisy(kind="scale-map", claim=GaussianDP(mu=mu_claim,
-                                                         relation=outputs_only(D)))
-                ).couplings[0]
+    claim = GaussianDP(mu=mu_claim, relation=outputs_only(D)) if quantity == "mu" else \
+        ZCDP(rho=mu_claim**2 / 2, relation=outputs_only(D))
+    c = _survey(Noisy(kind="scale-map", claim=claim)).couplings[0]
     assert c.status == "unequal-scale" and c.finding == "violation"
-    # the pair is not mu-GDP for any mu: the bound exceeds the claim but stays finite
-    assert mu_claim < c.estimate < math.inf
+    claimed = mu_claim if quantity == "mu" else mu_claim**2 / 2
+    assert claimed < c.estimate < math.inf  # the pair is neither for any finite value
+    # just below the estimate, the claim is refuted by the true pair itself (quadrature): at
+    # some eps its delta exceeds what mu-GDP (rho-zCDP) there allows
+    s0, s1 = float(np.sum(PAIR.d0.y)), float(np.sum(PAIR.d1.y))
+    laws = (s0, SIGMA * (1 + abs(s0)), s1, SIGMA * (1 + abs(s1)))
+    below = 0.999 * c.estimate
+    if quantity == "mu":
+        assert any(_true_delta(e, *laws) > gdp_delta(e, below)
+                   for e in (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0))
+    else:
+        assert any(_true_delta(zcdp_to_epsilon(below, dp), *laws) > dp
+                   for dp in (1e-2, 1e-3, 1e-5, 1e-8, 1e-12))
 
 
 @pytest.mark.parametrize("kind", ["deterministic", "own-seed"])
