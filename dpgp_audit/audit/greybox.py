@@ -31,11 +31,12 @@ run) and reports:
     (:func:`grid_laplace_epsilon`; docs/auditors.md "Releases rounded to a public grid"); a
     release rounded in the noise's own coordinates is first mapped back by the public
     inverse of its noise factor (a post-processing); with a grid only declared, a lead;
-(c″) **unequal scales** — when (b) is a Gaussian noise scale and each side's release is
-    verified affine in its own noise (exactly, or up to a grid its outputs show), each
-    side is a Gaussian of its own law: along a few directions w, the scalar w·release
-    under D and D′ is bounded by :func:`~dpgp_audit.privacy.unequal_gaussian.hockey_stick_lower`
-    over the fits' error boxes, a *lower bound* on the pair's δ(ε) (:func:`_unequal_bound`);
+(c″) **unequal scales** — when (b) is a Gaussian or Laplace noise scale and each side's
+    release is verified affine in its own noise (exactly, or up to a grid its outputs
+    show), each side is a law of its own scale: along a few directions w (for Laplace,
+    single outputs carrying one Laplace value), the scalar w·release under D and D′ is
+    bounded by :func:`~dpgp_audit.privacy.unequal_scale.hockey_stick_lower` over the fits'
+    error boxes, a *lower bound* on the pair's δ(ε) (:func:`_unequal_bound`);
 (d) **no noise at all** — a release that draws nothing from the generator and returns
     the same value on every run with different seeds, yet differs between D and D′,
     is a pair of point masses (ε = ∞); likewise a release that draws nothing for one
@@ -79,8 +80,9 @@ from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import ContractError, Mechanism, checked_sample
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.float_release import decode_laplace_exact_uniform
-from dpgp_audit.privacy.unequal_gaussian import (
-    GaussianBox,
+from dpgp_audit.privacy.unequal_scale import (
+    FAMILIES,
+    ScaleBox,
     candidate_events,
     hockey_stick_lower,
 )
@@ -948,8 +950,6 @@ def _analyse_grid(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
                                         f"depends on the data beyond what the rounding allows "
                                         f"(output {k}: sd in [{lo0[k]:.6g}, {hi0[k]:.6g}] under "
                                         f"D, [{lo1[k]:.6g}, {hi1[k]:.6g}] under D')"), **base)
-            if des0.family != "gaussian":
-                return lead
             return _unequal_bound(lead, _side_laws(run.out0, run.out1, side, (des0, des1)),
                                   claim, float_tv, rounded=True)
         fit = fit_grid([run.out0, run.out1], des0.E, des0.cov)
@@ -1064,11 +1064,12 @@ _RHO_DELTAS = (1e-2, 1e-3, 1e-5, 1e-8, 1e-12)
 
 @dataclass(frozen=True, eq=False)
 class _SideLaw:
-    """One side's release ``c + A e`` with ``e ~ N(0, root²)``, and how well it is known.
+    """One side's release ``c + A e``, its noise law, and how well it is known.
 
-    ``fit`` is the side's own :class:`GridFit` (one block: the release rounded to the grid
-    its outputs show), or ``None`` for a verified :class:`AffineFit`, whose parameters are
-    taken as exact and whose largest residual is carried as a perturbation of the release.
+    ``e`` has covariance ``root²``: Gaussian, or (``family="laplace"``) independent Laplace
+    values. ``fit`` is the side's own :class:`GridFit` (one block: the release rounded to the
+    grid its outputs show), or ``None`` for a verified :class:`AffineFit`, whose parameters
+    are taken as exact and whose largest residual is carried as a perturbation.
     """
 
     c: np.ndarray
@@ -1077,40 +1078,54 @@ class _SideLaw:
     top: np.ndarray  # the largest |output| per coordinate (round-off of a projection)
     fit: GridFit | None = None
     residual: float = 0.0
+    family: str = "gaussian"
 
-    def law(self, w: np.ndarray) -> GaussianBox | None:
+    def law(self, w: np.ndarray) -> ScaleBox | None:
         """The laws ``w · release`` may follow, given the structure; ``None`` if unbounded.
 
-        ``w · X ~ N(w · c, ‖root Aᵀ w‖²)`` for the unrounded X, and the release is X moved
-        by at most η. A grid fit knows ``w · c`` to ``η · intercept_gain`` and the sd to
-        ``η · spread`` (:class:`GridFit`); round-off adds a relative 10⁻⁹.
+        ``w · X`` has location ``w · c`` and sd ``‖root Aᵀ w‖`` for the unrounded X, and the
+        release is X moved by at most η. A grid fit knows ``w · c`` to ``η · intercept_gain``
+        and the sd to ``η · spread`` (:class:`GridFit`); round-off adds a relative 10⁻⁹.
+        Gaussian noise: ``w · X`` is Gaussian along every w. Laplace noise: only where
+        ``Aᵀw`` has one non-zero entry (a single Laplace value, as :func:`_laplace_exact`
+        asks), whose scale is its sd over √2; elsewhere ``None``.
         """
         fp = 4.0 * w.size * 2.0**-53 * float(np.abs(w) @ self.top)
         m = float(w @ self.c)
-        s = float(np.linalg.norm(self.root @ (self.A.T @ w)))
+        v = self.A.T @ w
+        s = float(np.linalg.norm(self.root @ v))
+        if self.family == "laplace":
+            if np.count_nonzero(np.abs(v) > 1e-12 * float(np.abs(v).max(initial=0.0))) != 1:
+                return None
+            s /= math.sqrt(2.0)  # Laplace variance 2b²
         if self.fit is None:
             eta, dm, ds = float(np.abs(w).sum()) * self.residual + fp, 0.0, 0.0
         else:
             eta = self.fit.eta(w) + fp
             dm, ds = eta * self.fit.intercept_gain, eta * self.fit.spread
+        if self.family == "laplace":
+            ds /= math.sqrt(2.0)
         dm += 1e-9 * (abs(m) + s)
         ds += 1e-9 * s
         if not (math.isfinite(eta) and math.isfinite(dm) and s - ds > 0.0):
             return None
-        return GaussianBox(m - dm, m + dm, s - ds, s + ds, eta)
+        return ScaleBox(m - dm, m + dm, s - ds, s + ds, eta, self.family)
 
 
 def _side_laws(out0: np.ndarray, out1: np.ndarray, fits: Sequence[AffineFit | GridFit],
                designs: Sequence[NoiseDesign]) -> tuple[_SideLaw, _SideLaw] | None:
     """The two sides' :class:`_SideLaw` from their own fits (affine, or one-block grid)."""
+    if designs[0].family != designs[1].family or designs[0].family not in FAMILIES:
+        return None  # mixed noise: no scalar law of one family along a direction
     top = np.maximum(np.abs(out0).max(axis=0), np.abs(out1).max(axis=0))
     laws = []
     for fit, des in zip(fits, designs, strict=True):
         root = _sym_sqrt(des.cov)
         if isinstance(fit, AffineFit):
-            laws.append(_SideLaw(fit.intercept, fit.A, root, top, None, fit.max_residual))
+            laws.append(_SideLaw(fit.intercept, fit.A, root, top, None, fit.max_residual,
+                                 des.family))
         elif fit.inner is None and fit.intercepts == 1:
-            laws.append(_SideLaw(fit.theta[0], fit.A, root, top, fit))
+            laws.append(_SideLaw(fit.theta[0], fit.A, root, top, fit, 0.0, des.family))
         else:
             return None
     return laws[0], laws[1]
@@ -1125,6 +1140,8 @@ def _unequal_directions(laws: tuple[_SideLaw, _SideLaw]) -> list[np.ndarray]:
     d = delta.size
     if d == 1:
         return [np.ones(1)]
+    if p.family == "laplace":  # only single outputs can carry one Laplace value
+        return [row for row in np.eye(d)]
     s0, s1 = np.sqrt(np.clip(np.diag(cov0), 0, None)), np.sqrt(np.clip(np.diag(cov1), 0, None))
     ok = (s0 > 0) & (s1 > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1213,12 +1230,13 @@ def _unequal_bound(lead: PairCoupling, laws: tuple[_SideLaw, _SideLaw] | None,
                    rounded: bool) -> PairCoupling:
     """Upgrade a "noise depends on the data" lead to a bounded finding where it can.
 
-    Each side's release is a Gaussian of its own (fitted, verified) law: along any direction
-    w, ``w · release`` on D and on D′ are two scalar Gaussians of unequal sd, up to the
-    fit's error boxes and the rounding, and ``w · release`` is a post-processing of the
-    release. :func:`~dpgp_audit.privacy.unequal_gaussian.hockey_stick_lower` on their
-    Neyman–Pearson events bounds the pair's δ(ε) from below, so a bound beyond the claim is
-    a definitive finding (once a second seed reproduces it). Otherwise the lead stays a
+    Each side's release is a Gaussian or Laplace law of its own (fitted, verified) scale:
+    along a direction w (:func:`_unequal_directions`), ``w · release`` on D and on D′ are
+    two scalar laws of unequal scale, up to the fit's error boxes and the rounding, and
+    ``w · release`` is a post-processing of the release.
+    :func:`~dpgp_audit.privacy.unequal_scale.hockey_stick_lower` on their Neyman–Pearson
+    events bounds the pair's δ(ε) from below, so a bound beyond the claim is a definitive
+    finding (once a second seed reproduces it). Otherwise the lead stays a
     lead, with the bound in its details.
     """
     if laws is None:
@@ -1232,13 +1250,14 @@ def _unequal_bound(lead: PairCoupling, laws: tuple[_SideLaw, _SideLaw] | None,
             continue
         fitted = (0.5 * (b0.m_lo + b0.m_hi), 0.5 * (b0.s_lo + b0.s_hi),
                   0.5 * (b1.m_lo + b1.m_hi), 0.5 * (b1.s_lo + b1.s_hi))
-        fixed = candidate_events(*fitted, _UNEQUAL_EPS)
+        fam = b0.family
+        fixed = candidate_events(*fitted, _UNEQUAL_EPS, fam)
 
-        def dl(eps: float, ev: list = fixed, f: tuple = fitted, p: GaussianBox = b0,
-               q: GaussianBox = b1) -> float:
+        def dl(eps: float, ev: list = fixed, f: tuple = fitted, p: ScaleBox = b0,
+               q: ScaleBox = b1, fam: str = fam) -> float:
             # the fitted laws' own Neyman-Pearson events at this ε, and the fixed ones: each
             # value is a valid lower bound on δ(ε) whatever events it uses
-            here = candidate_events(*f, (eps,)) + ev
+            here = candidate_events(*f, (eps,), fam) + ev
             return hockey_stick_lower(eps, here, p, q, both=True)
 
         excess, _, _ = _unequal_compare(dl, quantity, claimed, claim_delta, float_tv,
@@ -1249,16 +1268,17 @@ def _unequal_bound(lead: PairCoupling, laws: tuple[_SideLaw, _SideLaw] | None,
         return lead
     excess, dl, w = best
     how = "rounded to the grid its outputs show" if rounded else "verified affine"
+    fam = laws[0].family
     if not excess > 1.0:
         return _replace(lead, extra={**lead.extra, "unequal_excess": excess},
-                        detail=lead.detail + f"; as two Gaussians of unequal sd ({how}) the "
-                                             f"pair stays within the claim along every "
+                        detail=lead.detail + f"; as two {fam} laws of unequal scale ({how}) "
+                                             f"the pair stays within the claim along every "
                                              f"direction tried ({excess:.3g} of it)")
     _, estimate, extra = _unequal_compare(dl, quantity, claimed, claim_delta, float_tv)
-    extra.update(noise="gaussian", unequal_excess=excess, rounded=rounded)
+    extra.update(noise=fam, unequal_excess=excess, rounded=rounded)
     return _replace(lead, status="unequal-scale", finding="violation", estimate=estimate,
                     direction=w, extra={**lead.extra, **extra},
-                    detail=(f"{lead.detail}; each side is a Gaussian of its own sd ({how}): "
+                    detail=(f"{lead.detail}; each side is a {fam} law of its own scale ({how}): "
                             f"along the direction shown the pair's delta(eps) exceeds the "
                             f"claim {excess:.3g}-fold, {quantity} >= {estimate:.4g} (a lower "
                             "bound given the structure)"))
@@ -1273,7 +1293,7 @@ def _unequal_grid(run: CoupledRun, des0: NoiseDesign | str, des1: NoiseDesign | 
     design; each side's rounded fit (:func:`fit_grid`, one block) must hold on its own.
     """
     if not (isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
-            and des0.family == des1.family == "gaussian" and des0.E.shape == des1.E.shape
+            and des0.family == des1.family and des0.E.shape == des1.E.shape
             and run.n > des0.E.shape[1] + 1):
         return lead
     fits = [fit_grid([o], d.E, d.cov) for o, d in ((run.out0, des0), (run.out1, des1))]
@@ -1440,8 +1460,6 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
                                            "data") + f" (noise sd ratio D'/D in "
                                                      f"[{ratio.min():.4g}, {ratio.max():.4g}])",
                             delta_out=delta, **base)
-        if des0.family != "gaussian" or des1.family != "gaussian":
-            return lead
         return _unequal_bound(lead, _side_laws(run.out0, run.out1, (fit0, fit1), (des0, des1)),
                               claim, float_tv, rounded=False)
     delta = fit1.intercept - fit0.intercept

@@ -66,8 +66,8 @@ class Guarantee(StrEnum):
                     "generator up to rounding to a public power-of-two grid); no alpha spent")
     GREYBOX_SCALE = ("a lower bound for the witness pair given the noise structure recorded on "
                      "coupled runs (each side's release verified affine in its own Gaussian "
-                     "noise, up to rounding to the grid its outputs show, the noise scale "
-                     "differing between D and D'); no alpha spent")
+                     "or Laplace noise, up to rounding to the grid its outputs show, the "
+                     "noise scale differing between D and D'); no alpha spent")
     GREYBOX_LEAD = ("exploratory (grey-box coupling): leads and a pair ranking only, no "
                     "guarantee; the white-box and black-box auditors certify")
 

@@ -1094,12 +1094,51 @@ def test_a_kit_laplace_release_is_additive_correct_gives_nothing_under_noised_a_
         assert bad.result().guarantee is Guarantee.GREYBOX_EXACT
 
 
+def _laplace_pair_delta(eps: float, m0: float, b0: float, m1: float, b1: float) -> float:
+    """δ(ε), both orders, of Lap(m0, b0) and Lap(m1, b1) with b0 != b1 (independent oracle).
+
+    The wider law against the narrower one: the loss dips between the centres and grows
+    without bound in both tails, so the event is the outside of the two points where the
+    loss equals ε (found by brentq); the other order's event is the interval between them.
+    """
+    from scipy import optimize, stats
+
+    def one(a: float, sa: float, b: float, sb: float) -> float:
+        def gap(x: float) -> float:
+            return stats.laplace.logpdf(x, a, sa) - stats.laplace.logpdf(x, b, sb) - eps
+
+        xs = np.linspace(min(a, b) - 200 * max(sa, sb), max(a, b) + 200 * max(sa, sb), 40001)
+        g = stats.laplace.logpdf(xs, a, sa) - stats.laplace.logpdf(xs, b, sb) - eps
+        cuts = [optimize.brentq(gap, xs[i], xs[i + 1])
+                for i in np.flatnonzero(np.sign(g[:-1]) * np.sign(g[1:]) < 0)]
+        edges = [-math.inf, *cuts, math.inf]
+        total = 0.0
+        for u, v in itertools.pairwise(edges):
+            probe = (v - 1.0 if math.isfinite(v) else 0.0) if u == -math.inf else (
+                u + 1.0 if v == math.inf else 0.5 * (u + v))
+            if gap(probe) > 0:
+                total += (stats.laplace.cdf(v, a, sa) - stats.laplace.cdf(u, a, sa)) - math.exp(
+                    eps) * (stats.laplace.cdf(v, b, sb) - stats.laplace.cdf(u, b, sb))
+        return total
+
+    return max(one(m0, b0, m1, b1), one(m1, b1, m0, b0))
+
+
 @pytest.mark.parametrize("rounded", [False, True])
-def test_a_kit_laplace_scale_that_follows_the_data_is_a_lead(rounded):
+def test_a_kit_laplace_scale_that_follows_the_data_is_bounded_definitively(rounded):
+    """b = (d/ε)(1 + max|y|) is 1.5 on D and 2.5 on D': two Laplace laws of unequal scale have
+    an unbounded loss, so the pure claim fails; the reported ε is one the pair exceeds."""
     sv = _survey(KitLaplaceSum(from_data=True, rounded=rounded))
     c = sv.couplings[0]
-    assert c.status == "noise-depends-on-data" and c.finding == "lead"
-    assert sv.result().verdict is not Verdict.VIOLATION
+    assert c.status == "unequal-scale" and c.finding == "violation" and c.runs == 2
+    assert c.extra["rounded"] is rounded
+    r = sv.result()
+    assert r.verdict is Verdict.VIOLATION and r.guarantee is Guarantee.GREYBOX_SCALE
+    s0, s1 = float(np.sum(PAIR.d0.y)), float(np.sum(PAIR.d1.y))
+    laws = (s0, 1.5 * D / EPS, s1, 2.5 * D / EPS)
+    assert EPS < c.estimate
+    assert _laplace_pair_delta(c.estimate, *laws) > 1e-13  # the pair is not (estimate, 0)-DP
+    assert _laplace_pair_delta(1.1 * c.estimate, *laws) < 1e-12  # and the bound is close
 
 
 def test_decoded_laplace_that_enters_non_linearly_is_not_additive():
