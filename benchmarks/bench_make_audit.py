@@ -96,7 +96,7 @@ def _audit_one(mech_id: str, seed: int, tmp: pathlib.Path, in_process: bool) -> 
     else:
         code = subprocess.run([sys.executable, "-m", "dpgp_audit", *argv], env=_env(),
                               capture_output=True, text=True, check=False).returncode
-    if code not in (0, 1):
+    if code not in (0, 1, 4):  # 4: no verdict (INCONCLUSIVE), read from the report
         return f"ERROR (exit {code})", {}
     rep = json.loads(js.read_text())["reports"][0]
     bb = next((r for r in rep["results"] if r["auditor"] == "blackbox"), None)
@@ -171,7 +171,7 @@ def all_timing(args: argparse.Namespace) -> int:
                                   env=_env(), capture_output=True, text=True)
             wall = time.perf_counter() - t
             walls.append(wall)
-            if proc.returncode not in (0, 1):
+            if proc.returncode not in (0, 1, 4):
                 print(proc.stderr)
                 return 1
             reps = json.loads(js.read_text())["reports"]

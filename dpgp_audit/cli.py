@@ -12,7 +12,11 @@ Exit codes (:data:`EXIT_CODES`, also in docs/cli.md):
   mechanism whose own code failed or broke the contract, before or during the audit,
   with a one-line message on stderr and no report;
 * ``3`` — an internal failure (a bug in the kit): a one-line message; ``--debug``
-  prints the traceback.
+  prints the traceback;
+* ``4`` — ``audit`` reached no verdict on any mechanism: every report is
+  ``INCONCLUSIVE`` (no auditor could compare anything, or the time guard stopped it).
+  Nothing was shown either way, so it is neither "no violation found" (0) nor a
+  violation (1).
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ if TYPE_CHECKING:
     from dpgp_audit.catalogue import Entry
     from dpgp_audit.dataset import Dataset
 
-__all__ = ["COMMANDS", "EXIT_CODES", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE",
-           "EXIT_VIOLATION", "main"]
+__all__ = ["COMMANDS", "EXIT_CODES", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL", "EXIT_OK",
+           "EXIT_USAGE", "EXIT_VIOLATION", "main"]
 
 Runner = Callable[[argparse.Namespace], int]
 
@@ -37,12 +41,15 @@ EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_INCONCLUSIVE = 4
 #: Every exit status of the program and what it means.
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "no violation found (not a proof of privacy) / command succeeded",
     EXIT_VIOLATION: "audit found a violation",
     EXIT_USAGE: "usage or input error, or the mechanism's own code failed (no report)",
     EXIT_INTERNAL: "internal failure (a bug; rerun with --debug for the traceback)",
+    EXIT_INCONCLUSIVE: "audit reached no verdict: every report INCONCLUSIVE (nothing "
+                       "compared, or the time guard stopped it)",
 }
 
 #: Resource limits of `audit` (raise them with --max-memory-gb / --max-minutes).
@@ -773,12 +780,23 @@ def _run_audit(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"schema": "dpgp_audit/audit-report/1", "seed": seed,
                "verdict": _overall_verdict(reports),
-               "exit_code": EXIT_VIOLATION if n_viol else EXIT_OK,
+               "exit_code": _audit_exit(reports),
                "arguments": {k: v for k, v in vars(args).items() if k != "command"},
                "reports": [r.as_dict() for r in reports]}
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(jsonable(doc), fh, indent=1)
-    return EXIT_VIOLATION if n_viol else EXIT_OK
+    return _audit_exit(reports)
+
+
+def _audit_exit(reports: Sequence[object]) -> int:
+    """1 on any violation; 4 when every report is INCONCLUSIVE (no verdict); else 0."""
+    from dpgp_audit.audit.result import Verdict
+
+    if any(r.violation for r in reports):  # type: ignore[attr-defined]
+        return EXIT_VIOLATION
+    if reports and all(r.verdict is Verdict.INCONCLUSIVE for r in reports):  # type: ignore
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
 
 
 def _samples_for(args: argparse.Namespace, entry: object, mech: object = None) -> int:

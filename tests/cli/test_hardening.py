@@ -1,7 +1,8 @@
 """The command line under hostile input (issue 10 §3–4): exit codes mean what docs/cli.md says.
 
 0 no violation found, 1 violation found (nothing else), 2 usage or input error (one line on
-stderr, nothing audited), 3 internal failure (traceback only with ``--debug``).
+stderr, nothing audited), 3 internal failure (traceback only with ``--debug``), 4 no verdict
+(every report INCONCLUSIVE).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from dpgp_audit import cli
 from dpgp_audit.catalogue import entries
-from dpgp_audit.cli import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, main
+from dpgp_audit.cli import EXIT_CODES, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_USAGE, main
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -24,7 +25,36 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def test_exit_codes_are_documented() -> None:
-    assert set(EXIT_CODES) == {0, 1, 2, 3}
+    from pathlib import Path
+
+    assert set(EXIT_CODES) == {0, 1, 2, 3, 4}
+    table = (Path(__file__).parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    rows = {int(line.split("|")[1]) for line in table.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    assert rows == set(EXIT_CODES)  # the docs' table names every code, and no other
+
+
+def test_an_audit_that_reaches_no_verdict_exits_4_not_0(tmp_path, capsys):
+    """The white-box auditor alone on a mechanism without mean()/cov(): nothing compared."""
+    js = tmp_path / "r.json"
+    code, out, _ = _run(["audit", "--mechanism", "P.2/laplace-sum", "--auditor", "whitebox",
+                         "--seed", "2", "--json", str(js), "--no-progress"], capsys)
+    doc = json.loads(js.read_text())
+    assert doc["verdict"] == "INCONCLUSIVE" and "INCONCLUSIVE" in out
+    assert code == EXIT_INCONCLUSIVE == doc["exit_code"]
+
+
+def test_the_exit_code_rule_over_several_reports() -> None:
+    from dpgp_audit.audit.result import Verdict
+
+    class R:
+        def __init__(self, verdict: Verdict) -> None:
+            self.verdict, self.violation = verdict, verdict is Verdict.VIOLATION
+
+    v, n, i = Verdict.VIOLATION, Verdict.NO_EVIDENCE, Verdict.INCONCLUSIVE
+    assert cli._audit_exit([R(i), R(v)]) == 1  # any violation wins
+    assert cli._audit_exit([R(i), R(n)]) == 0  # some mechanism was compared
+    assert cli._audit_exit([R(i), R(i)]) == EXIT_INCONCLUSIVE  # none was
 
 
 @pytest.mark.parametrize("flag", ["--json", "--plot"])
@@ -132,11 +162,11 @@ def test_unknown_mechanism_is_a_usage_error(capsys):
 
 def test_json_and_table_share_one_vocabulary(tmp_path, capsys):
     js = tmp_path / "r.json"
-    code, out, _ = _run(["audit", "--mechanism", "P.2/laplace-sum", "--auditor", "whitebox",
+    code, out, _ = _run(["audit", "--mechanism", "P.2/laplace-sum", "--auditor", "precision",
                          "--seed", "2", "--json", str(js), "--no-progress"], capsys)
     doc = json.loads(js.read_text())
-    assert code == 0 and doc["verdict"] in out and doc["verdict"] in ("NO_EVIDENCE",
-                                                                      "INCONCLUSIVE")
+    assert code == 0 == doc["exit_code"] and doc["verdict"] in out
+    assert doc["verdict"] == "NO_EVIDENCE"
     assert "NO_VIOLATION_FOUND" not in js.read_text()
 
 
