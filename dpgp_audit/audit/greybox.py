@@ -1276,12 +1276,16 @@ def _unequal_bound(lead: PairCoupling, laws: tuple[_SideLaw, _SideLaw] | None,
                                              f"direction tried ({excess:.3g} of it)")
     _, estimate, extra = _unequal_compare(dl, quantity, claimed, claim_delta, float_tv)
     extra.update(noise=fam, unequal_excess=excess, rounded=rounded)
+    if quantity == "epsilon":  # the number compared, and what the claim allows there
+        seen = (f"delta({claimed:g}) >= {extra['delta_at_claimed_epsilon_lower']:.3g} against "
+                f"the claimed {float(claim_delta or 0.0):g}")
+    else:
+        seen = f"delta(eps) exceeds what the claim allows {excess:.3g}-fold"
     return _replace(lead, status="unequal-scale", finding="violation", estimate=estimate,
                     direction=w, extra={**lead.extra, **extra},
                     detail=(f"{lead.detail}; each side is a {fam} law of its own scale ({how}): "
-                            f"along the direction shown the pair's delta(eps) exceeds the "
-                            f"claim {excess:.3g}-fold, {quantity} >= {estimate:.4g} (a lower "
-                            "bound given the structure)"))
+                            f"along the direction shown {seen}, so {quantity} >= "
+                            f"{estimate:.4g} (a lower bound given the structure)"))
 
 
 def _unequal_grid(run: CoupledRun, des0: NoiseDesign | str, des1: NoiseDesign | str,
