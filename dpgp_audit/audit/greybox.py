@@ -860,6 +860,19 @@ def grid_mu_best(out0: np.ndarray, out1: np.ndarray, fit: GridFit) -> tuple[floa
     return best, arg
 
 
+#: δ at which a ρ-zCDP claim is refuted through its (ε, δ) implication (the grid and the
+#: unequal-scale routes).
+_RHO_DELTAS = (1e-2, 1e-3, 1e-5, 1e-8, 1e-12)
+
+
+def _floats_tv(eps: float, float_tv: float) -> float:
+    """The δ a claim's float distance τ costs at ε: (1 + e^ε)τ, counted twice.
+
+    Once from the released floats to the ideal mechanism and once back (:func:`_grid_compare`).
+    """
+    return 2.0 * (1.0 + math.exp(eps)) * float_tv if float_tv else 0.0
+
+
 def _grid_compare(mu: float, quantity: str, claimed: float, claim_delta: float | None,
                   float_tv: float) -> tuple[float, bool, dict]:
     """(lower bound of the claimed quantity, violated, details) for a rounded pair of μ >= mu.
@@ -876,7 +889,7 @@ def _grid_compare(mu: float, quantity: str, claimed: float, claim_delta: float |
         return gdp_delta(eps, mu) if mu > 0 else 0.0
 
     def floats(eps: float) -> float:
-        return 2.0 * (1.0 + math.exp(eps)) * float_tv
+        return _floats_tv(eps, float_tv)
 
     extra: dict = {"mu_lower": mu}
     if quantity == "epsilon":
@@ -895,7 +908,7 @@ def _grid_compare(mu: float, quantity: str, claimed: float, claim_delta: float |
             for e in (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0))
         return mu, bool(violated), extra
     # ρ-zCDP implies (ρ + 2√(ρ ln 1/δ), δ)-DP at every δ: a point beyond it refutes ρ
-    points = (1e-2, 1e-3, 1e-5, 1e-8, 1e-12)
+    points = _RHO_DELTAS
     violated = mu > 0 and any(hockey(e) > dl * (1 + _REL_SLACK) + floats(e)
                               for dl in points for e in [zcdp_to_epsilon(claimed, dl)])
     rho = max((zcdp_from_epsilon_delta(gdp_epsilon(dl, mu), dl) for dl in points),
@@ -1058,8 +1071,6 @@ def grid_laplace_epsilon(out0: np.ndarray, out1: np.ndarray, fit: GridFit,
 _UNEQUAL_OUTPUTS = 16
 #: ε at which the Neyman–Pearson events of the fitted laws are taken (with the claimed ε).
 _UNEQUAL_EPS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-#: δ at which a ρ-zCDP claim is refuted through its (ε, δ) implication (as the grid route).
-_RHO_DELTAS = (1e-2, 1e-3, 1e-5, 1e-8, 1e-12)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1150,11 +1161,6 @@ def _unequal_directions(laws: tuple[_SideLaw, _SideLaw]) -> list[np.ndarray]:
     ws = [delta, np.linalg.pinv(cov0 + cov1, hermitian=True) @ delta]
     ws += [np.eye(d)[k] for k in np.argsort(-move, kind="stable")[:_UNEQUAL_OUTPUTS] if ok[k]]
     return [w for w in ws if np.all(np.isfinite(w)) and np.any(w)]
-
-
-def _floats_tv(eps: float, float_tv: float) -> float:
-    """The δ a claim's float distance τ costs at ε, twice (:func:`_grid_compare`)."""
-    return 2.0 * (1.0 + math.exp(eps)) * float_tv if float_tv else 0.0
 
 
 def _unequal_compare(dl: Callable[[float], float], quantity: str, claimed: float,
@@ -1325,7 +1331,7 @@ def _laplace_grid(run: CoupledRun, des: NoiseDesign, fit: GridFit,
                             fit.theta[0], extra=extra, detail=what + " (not compared with a "
                             f"{quantity} claim)", **base)
     del_c = float(claim_delta or 0.0)
-    floats = 2.0 * (1.0 + math.exp(claimed)) * float_tv
+    floats = _floats_tv(claimed, float_tv)
     if del_c == 0.0 and floats == 0.0:
         violated, estimate = eps > claimed * (1 + _REL_SLACK), eps
     else:  # δ(ε) >= p (1 − e^{ε − ε_lower}): the ε this bound reaches at the claimed δ

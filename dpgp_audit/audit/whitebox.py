@@ -52,7 +52,7 @@ __all__ = [
     "factor_covariance",
     "gaussian_profile",
     "gaussian_profiles",
-    "unequal_scale_profile",
+    "unequal_gaussian_profile",
 ]
 
 _REL_SLACK = 1e-9  # floating-point slack when comparing exact values with a claim
@@ -364,7 +364,7 @@ def _logpdf_whitened(z: np.ndarray, mean: np.ndarray, chol_inv: np.ndarray,
     return -0.5 * np.sum(w * w, axis=1) - logdet_half
 
 
-def unequal_scale_profile(m0: np.ndarray, cov0: np.ndarray, m1: np.ndarray,
+def unequal_gaussian_profile(m0: np.ndarray, cov0: np.ndarray, m1: np.ndarray,
                              cov1: np.ndarray, *, n: int, rng: np.random.Generator,
                              rtol: float = 1e-10, chunk_size: int = 200_000) -> UnequalProfile:
     """Monte Carlo privacy loss of N(m0, Σ0) against N(m1, Σ1) (order P = N(m0, Σ0)).
@@ -580,7 +580,7 @@ def audit_whitebox(mechanism: GaussianRelease, pairs: Iterable[object], *,
         for idx, label, m0, c0, m1, c1 in unequal:
             for order, (ma, ca, mb, cb) in (("D||D'", (m0, c0, m1, c1)),
                                             ("D'||D", (m1, c1, m0, c0))):
-                up = unequal_scale_profile(ma, ca, mb, cb, n=n_mc, rng=rng, rtol=rtol)
+                up = unequal_gaussian_profile(ma, ca, mb, cb, n=n_mc, rng=rng, rtol=rtol)
                 k = up.count(eps_c)
                 d_lo = 1.0 if up.infinite else float(cp_lower(k, n_mc, a_each))
                 e_lo = up.epsilon_lower(del_c, a_each) if del_c > 0 else (

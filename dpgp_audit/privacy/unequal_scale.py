@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special
@@ -174,11 +174,9 @@ def interval_mass_range(a: float, b: float, box: ScaleBox) -> tuple[float, float
     The minimum is at a corner (the mass is unimodal in m for every s, and monotone or
     unimodal in s for every m); the maximum at :func:`_densest`'s point.
     """
-    lo_end, hi_end = np.asarray(a, float), np.asarray(b, float)
-    low = min(interval_mass(a, b, m, s, box.family) for m, s in _corners(box)) if a < b \
-        else 0.0
-    dense = _densest(lo_end, hi_end, box)
-    return low, float(_interval_masses(lo_end, hi_end, *dense, box.family))
+    low, high = _mass_bounds(np.array([a], float), np.array([b], float), np.array([True]),
+                             replace(box, eta=0.0))
+    return float(low[0]), float(high[0])
 
 
 def _mass_bounds(a: np.ndarray, b: np.ndarray, inside: np.ndarray,

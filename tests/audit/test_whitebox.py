@@ -16,7 +16,7 @@ from dpgp_audit.audit.whitebox import (
     audit_whitebox,
     factor_covariance,
     gaussian_profile,
-    unequal_scale_profile,
+    unequal_gaussian_profile,
 )
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
@@ -230,7 +230,7 @@ def test_unequal_variance_closed_form_one_dimensional(rng):
     r = math.sqrt(2 * (math.log(s1 / s0) - eps) / (1 / s0**2 - 1 / s1**2))
     closed = (2 * stats.norm.cdf(r / s0) - 1) - math.exp(eps) * (2 * stats.norm.cdf(r / s1) - 1)
     assert closed == pytest.approx(_hockey_stick_quad(0, s0, 0, s1, eps), rel=1e-6)
-    up = unequal_scale_profile([0.0], [[s0**2]], [0.0], [[s1**2]], n=200_000, rng=rng)
+    up = unequal_gaussian_profile([0.0], [[s0**2]], [0.0], [[s1**2]], n=200_000, rng=rng)
     lo, point, hi = up.delta_interval(eps, 0.001)
     assert lo <= closed <= hi
     assert point == pytest.approx(closed, abs=4 * math.sqrt(closed / 200_000))
@@ -240,18 +240,18 @@ def test_unequal_mean_and_variance_against_quadrature(rng):
     m1, s0, s1 = 0.8, 1.0, 1.3
     for eps in (0.0, 0.5, 1.0):
         oracle = _hockey_stick_quad(0.0, s0, m1, s1, eps)
-        up = unequal_scale_profile([0.0], [[s0**2]], [m1], [[s1**2]], n=100_000, rng=rng)
+        up = unequal_gaussian_profile([0.0], [[s0**2]], [m1], [[s1**2]], n=100_000, rng=rng)
         lo, _, hi = up.delta_interval(eps, 0.001)
         assert lo <= oracle <= hi
         # reverse order
         oracle_r = _hockey_stick_quad(m1, s1, 0.0, s0, eps)
-        upr = unequal_scale_profile([m1], [[s1**2]], [0.0], [[s0**2]], n=100_000, rng=rng)
+        upr = unequal_gaussian_profile([m1], [[s1**2]], [0.0], [[s0**2]], n=100_000, rng=rng)
         lo, _, hi = upr.delta_interval(eps, 0.001)
         assert lo <= oracle_r <= hi
 
 
 def test_unequal_equal_covariance_reduces_to_exact_profile(rng):
-    up = unequal_scale_profile([0.0, 0.0], np.eye(2), [1.0, 0.5], np.eye(2), n=200_000,
+    up = unequal_gaussian_profile([0.0, 0.0], np.eye(2), [1.0, 0.5], np.eye(2), n=200_000,
                                   rng=rng)
     mu = math.sqrt(1.25)
     eps_true = gdp_epsilon(1e-2, mu)
@@ -260,7 +260,7 @@ def test_unequal_equal_covariance_reduces_to_exact_profile(rng):
 
 
 def test_unequal_ranges_are_infinite(rng):
-    up = unequal_scale_profile([0, 0], np.diag([1.0, 0.0]), [0, 0], np.eye(2), n=10, rng=rng)
+    up = unequal_gaussian_profile([0, 0], np.diag([1.0, 0.0]), [0, 0], np.eye(2), n=10, rng=rng)
     assert up.infinite and "range" in up.reason
     assert up.delta_interval(3.0, 0.05) == (1.0, 1.0, 1.0)
 
@@ -353,7 +353,7 @@ def test_monte_carlo_bernoulli_trick_coverage():
     truth = (2 * stats.norm.cdf(r / s0) - 1) - math.exp(eps) * (2 * stats.norm.cdf(r / s1) - 1)
     runs, misses = 300, 0
     for seed in np.random.SeedSequence(5).spawn(runs):
-        up = unequal_scale_profile([0.0], [[s0**2]], [0.0], [[s1**2]], n=500,
+        up = unequal_gaussian_profile([0.0], [[s0**2]], [0.0], [[s1**2]], n=500,
                                       rng=np.random.default_rng(seed))
         misses += cp_lower(up.count(eps), 500, a) > truth
     assert stats.binomtest(int(misses), runs, a, alternative="greater").pvalue >= 1e-3

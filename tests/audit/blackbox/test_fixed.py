@@ -440,13 +440,13 @@ class HeteroscedasticGaussian:
 
 
 def test_quadratic_lr_score_for_unequal_covariances(rng):
-    from dpgp_audit.audit.whitebox import unequal_scale_profile
+    from dpgp_audit.audit.whitebox import unequal_gaussian_profile
 
     mech = HeteroscedasticGaussian(ApproxDP(epsilon=1.0, delta=1e-2, relation=REL))
     r = audit_blackbox(mech, D0, D1, n=40_000, rng=rng)
     assert r.details["score"].startswith("lr-gaussian (quadratic")
     # the truth from the white-box Monte Carlo (order D' || D has the heavy tail)
-    up = unequal_scale_profile([1.0], [[16.0]], [0.0], [[1.0]], n=400_000, rng=rng)
+    up = unequal_gaussian_profile([1.0], [[16.0]], [0.0], [[1.0]], n=400_000, rng=rng)
     true_eps = up.epsilon_point(1e-2)
     assert true_eps > 1.5
     assert r.violation and r.estimate <= true_eps + 0.05
