@@ -16,7 +16,7 @@ like the kit's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ 
     from dpgp_audit.privacy.claims import Claim
 
 __all__ = ["ContractError", "DiscreteRelease", "Executor", "Future", "GaussianRelease",
-           "Mechanism", "SensitivityQuery", "checked_sample"]
+           "Mechanism", "SensitivityQuery", "checked_sample", "same_release_shape"]
 
 
 @runtime_checkable
@@ -107,6 +107,35 @@ def checked_sample(mechanism: object, data: Dataset, n: int,
             "(inf on one dataset, a number on its neighbour): compute it in a wider type, or "
             "bound it")
     return out
+
+
+def same_release_shape(mechanism: object, outs: Sequence[np.ndarray],
+                       neighbours: bool = True) -> None:
+    """Refuse releases whose shape (past the row axis) is not the same in every array.
+
+    ``outs`` are arrays from :func:`checked_sample`: the two sides of a neighbouring pair
+    (``neighbours=True``), or chunks drawn on one dataset (``False``). A release whose shape
+    depends on the data, e.g. one noisy count for each category that occurs, tells the
+    neighbours apart by its shape alone, which no noise covers (ε = ∞); one whose shape
+    changes between calls breaks the contract's "``(n, *output_shape)``". Either stops
+    the audit with one :class:`ContractError` that says so, instead of a numpy
+    broadcasting error deep inside an auditor.
+    """
+    shapes = [tuple(np.shape(o)[1:]) for o in outs]
+    if len(set(shapes)) <= 1:
+        return
+    a, b = shapes[0], next(s for s in shapes if s != shapes[0])
+    name = f"{type(mechanism).__name__}.sample"
+    if neighbours:
+        raise ContractError(
+            f"{name} returned releases of shape {a} on a dataset D and {b} on a neighbour "
+            "D'; the shape of a release depends on the data, so the shape alone tells the "
+            "neighbours apart, a leak no noise covers (epsilon = inf). Release one shape "
+            "whatever the data, e.g. a noisy value for every category of a public list, "
+            "never only for those the data contains")
+    raise ContractError(
+        f"{name} returned releases of shape {a} and {b} on the same dataset; the contract "
+        "asks for one shape, (n, *output_shape), fixed before the data is seen")
 
 
 @runtime_checkable

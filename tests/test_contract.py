@@ -113,3 +113,23 @@ def test_A1_a_refusal_stays_a_plain_value_error():
     with pytest.raises(ValueError, match="targets outside") as err:
         checked_sample(_WritesIntoItsData(refuse), DATA, 4, np.random.default_rng(0))
     assert not isinstance(err.value, ContractError)
+
+
+def test_A1_releases_of_one_shape_pass_the_shape_check():
+    from dpgp_audit.contract import same_release_shape
+
+    same_release_shape(Returns(None), (np.zeros((3, 2)), np.ones((5, 2))))
+    same_release_shape(Returns(None), (np.zeros(3), np.ones(4)), neighbours=False)
+
+
+@pytest.mark.parametrize(("neighbours", "needle"), [
+    (True, "shape (2,) on a dataset D and (3,) on a neighbour D'"),
+    (False, "shape (2,) and (3,) on the same dataset"),
+])
+def test_A1_releases_of_two_shapes_raise_one_contract_error(neighbours, needle):
+    from dpgp_audit.contract import same_release_shape
+
+    with pytest.raises(ContractError, match=r"Returns\.sample returned releases") as err:
+        same_release_shape(Returns(None), (np.zeros((3, 2)), np.zeros((3, 2)),
+                                           np.zeros((3, 3))), neighbours=neighbours)
+    assert needle in str(err.value)

@@ -77,7 +77,7 @@ from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.recording import Draw, DrawLog, recording_pair, verify_log
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.contract import ContractError, Mechanism, checked_sample
+from dpgp_audit.contract import ContractError, Mechanism, checked_sample, same_release_shape
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.float_release import decode_laplace_exact_uniform
 from dpgp_audit.privacy.unequal_scale import (
@@ -168,10 +168,9 @@ def couple(mechanism: Mechanism, d0: Dataset, d1: Dataset, n: int,
     """
     n = check_positive_int("n", n)
     g0, g1 = recording_pair(seed)
-    outs = []
-    for d, g in ((d0, g0), (d1, g1)):
-        raw = checked_sample(mechanism, d, n, g)
-        outs.append(raw.astype(float).reshape(n, -1))
+    raws = [checked_sample(mechanism, d, n, g) for d, g in ((d0, g0), (d1, g1))]
+    same_release_shape(mechanism, raws)
+    outs = [raw.astype(float).reshape(n, -1) for raw in raws]
     why = ""
     for tag, log in (("D", g0.log), ("D'", g1.log)):
         chk = verify_log(log)

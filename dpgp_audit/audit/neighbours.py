@@ -68,6 +68,7 @@ from dpgp_audit.contract import (
     Mechanism,
     SensitivityQuery,
     checked_sample,
+    same_release_shape,
 )
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.norms import row_norms
@@ -569,6 +570,7 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
     """
     a = _pilot_sample(mechanism, pair.d0, n, rng, shared)
     b = _pilot_sample(mechanism, pair.d1, n, rng, shared)
+    same_release_shape(mechanism, (a, b))
     (mean_a, var_a, va, ka, sa), (mean_b, var_b, vb, kb, sb) = (
         _per_dataset(shared, "pilot-moments", d, lambda _, x=x: _moments(x))
         for d, x in ((pair.d0, a), (pair.d1, b)))

@@ -94,7 +94,7 @@ from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import NeighbourPair, domain_y_bound
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import epsilon_lower_bound
-from dpgp_audit.contract import ContractError, checked_sample
+from dpgp_audit.contract import ContractError, checked_sample, same_release_shape
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
@@ -352,6 +352,7 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
         raise
     except (ValueError, TypeError) as err:
         return PrecisionProbe(pair.label, refused=True, reason=" ".join(str(err).split())[:200])
+    same_release_shape(mechanism, (s0, s1))
     s0 = s0.reshape(pilot, -1).astype(float)
     s1 = s1.reshape(pilot, -1).astype(float)
     if not (np.all(np.isfinite(s0)) and np.all(np.isfinite(s1))):

@@ -15,7 +15,7 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.experiments.auditing_lab import audit_planted_suite, detection_rate
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
-from dpgp_audit.privacy.claims import ApproxDP, outputs_only
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only
 from dpgp_audit.privacy.domain import PublicDomain
 
 
@@ -229,6 +229,51 @@ def test_A6_a_release_that_overflows_on_legal_data_stops_the_audit_naming_where(
         audit_mechanism(_OverflowsAtTheBound(), data, np.random.default_rng(0),
                         auditors=auditors)
     assert "on targets in [" in str(err.value) and ", 1]" in str(err.value)
+
+
+class _CountsOfCategoriesPresent:
+    """One noisy count per distinct rounded target that occurs (partition selection skipped)."""
+
+    claim = PureDP(epsilon=1.0, relation=outputs_only(1.0), domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        _, counts = np.unique(np.round(np.clip(data.y, -1.0, 1.0), 1), return_counts=True)
+        return counts + rng.laplace(0.0, 2.0, size=(n, counts.size))
+
+
+class _ShapeByCall:
+    """A release of 2 or 3 values, chosen afresh at each call whatever the data."""
+
+    claim = PureDP(epsilon=1.0, relation=outputs_only(1.0), domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        k = 2 + int(rng.integers(0, 2))
+        return np.mean(np.clip(data.y, -1, 1)) + rng.laplace(0.0, 4.0, size=(n, k))
+
+
+@pytest.mark.parametrize(("auditors", "mode"), [
+    (DEFAULT_AUDITORS, "sequential"), (("greybox",), "sequential"), (("precision",), "sequential"),
+    (("blackbox",), "sequential"), (("blackbox",), "fixed")])
+def test_A6_a_release_whose_shape_depends_on_the_data_stops_the_audit_as_a_leak(auditors, mode):
+    # the shapes differ between D and D': numpy's broadcasting error once came out of the
+    # precision screen as the whole report ("operands could not be broadcast together")
+    from dpgp_audit.contract import ContractError
+
+    with pytest.raises(ContractError, match=r"_CountsOfCategoriesPresent\.sample returned "
+                                            r"releases of shape \(\d+,\) on a dataset D and "
+                                            r"\(\d+,\) on a neighbour D'") as err:
+        audit_mechanism(_CountsOfCategoriesPresent(), default_dataset(12),
+                        np.random.default_rng(0), auditors=auditors, mode=mode)
+    assert "epsilon = inf" in str(err.value)
+
+
+def test_A6_a_release_whose_shape_changes_between_calls_breaks_the_contract():
+    from dpgp_audit.contract import ContractError
+
+    with pytest.raises(ContractError, match=r"_ShapeByCall\.sample returned releases of shape "
+                                            r"\(\d\,\) (and|on a dataset D and) \(\d,\)"):
+        audit_mechanism(_ShapeByCall(), default_dataset(12), np.random.default_rng(0),
+                        auditors=("blackbox",))
 
 
 class _ClipsInPlace:

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 MECHS = textwrap.dedent('''
     import numpy as np
-    from dpgp_audit import ApproxDP, PublicDomain, outputs_only
+    from dpgp_audit import ApproxDP, PublicDomain, PureDP, outputs_only
     from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
     from dpgp_audit.privacy.float_release import float_safe_release
 
@@ -83,6 +83,12 @@ MECHS = textwrap.dedent('''
             with np.errstate(divide="ignore"):
                 scale = 1.0 / (2.0 - np.max(np.abs(y)))  # inf once a target is at |y| = 2
             return scale * rng.standard_normal((n, 1))
+
+    class CountsPresent:  # one noisy count per rounded target that occurs: data-shaped
+        claim = PureDP(epsilon=1.0, relation=outputs_only(1.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            _, counts = np.unique(np.round(data.y, 1), return_counts=True)
+            return counts + rng.laplace(0.0, 2.0, size=(n, counts.size))
 
     class FailsAtTheBound:  # a lookup that fails on a generated neighbour only
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
@@ -242,6 +248,14 @@ def test_A10_an_error_after_the_progress_bar_started_stands_on_its_own_line(file
     assert "non-finite value(s) (NaN or inf)" in err and "on targets in [" in err
     assert at == 0 or err[at - 1] in "\r\n", repr(err[max(0, at - 80):at + 40])
     assert err[at:].count("\n") == 1 and not err[at:].split("\n", 1)[1].strip(), repr(err)
+
+
+def test_A10_a_release_shaped_by_the_data_is_one_line_exit_2_naming_the_leak(files, capsys):
+    code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:CountsPresent"], capsys)
+    assert code == EXIT_USAGE, (out, err)
+    assert "CountsPresent.sample returned releases of shape (" in err
+    assert "on a neighbour D'" in err and "epsilon = inf" in err and "broadcast" not in err
+    assert err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_A10_a_mechanism_ignoring_its_generator_is_reported_not_reproducible(files, capsys):

@@ -46,7 +46,7 @@ import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.blackbox.executors import BatchingExecutor, as_batching
-from dpgp_audit.contract import Executor, Mechanism, checked_sample
+from dpgp_audit.contract import Executor, Mechanism, checked_sample, same_release_shape
 from dpgp_audit.dataset import Dataset
 
 __all__ = ["ChunkedSampler", "auto_chunk", "child_rngs", "finite_scores", "prepare_split",
@@ -171,8 +171,11 @@ class ChunkedSampler:
         res = run_jobs(self.executor, _sample_raw, [a for _, a in jobs])
         self.seconds += time.perf_counter() - t
         self.chunks += len(jobs)
-        return tuple(np.concatenate([r for (s, _), r in zip(jobs, res, strict=True) if s == side])
-                     for side in (0, 1))  # type: ignore[return-value]
+        sides = [[r for (s, _), r in zip(jobs, res, strict=True) if s == side] for side in (0, 1)]
+        for chunks in sides:
+            same_release_shape(self.mechanism, chunks, neighbours=False)
+        same_release_shape(self.mechanism, (sides[0][0], sides[1][0]))
+        return tuple(np.concatenate(chunks) for chunks in sides)  # type: ignore[return-value]
 
     def scores(self, rng: np.random.Generator, n: int,
                score: Callable) -> tuple[np.ndarray, np.ndarray]:
