@@ -109,32 +109,36 @@ def checked_sample(mechanism: object, data: Dataset, n: int,
     return out
 
 
-def same_release_shape(mechanism: object, outs: Sequence[np.ndarray],
-                       neighbours: bool = True) -> None:
-    """Refuse releases whose shape (past the row axis) is not the same in every array.
+def same_release_shape(mechanism: object, outs: Sequence[np.ndarray], neighbours: bool = True,
+                       method: str = "sample") -> None:
+    """Refuse arrays whose shape is not the same in every one of ``outs``.
 
-    ``outs`` are arrays from :func:`checked_sample`: the two sides of a neighbouring pair
-    (``neighbours=True``), or chunks drawn on one dataset (``False``). A release whose shape
-    depends on the data, e.g. one noisy count for each category that occurs, tells the
-    neighbours apart by its shape alone, which no noise covers (ε = ∞); one whose shape
-    changes between calls breaks the contract's "``(n, *output_shape)``". Either stops
-    the audit with one :class:`ContractError` that says so, instead of a numpy
-    broadcasting error deep inside an auditor.
+    ``outs`` come from the mechanism's ``method``: releases from :func:`checked_sample`
+    (shape past the row axis), or a model's ``mean`` or a ``query`` (whole shape), on the
+    datasets of a neighbouring pair (``neighbours=True``) or on one dataset
+    (``False``: chunks of one side). A release whose shape depends on the data, e.g. one
+    noisy count for each category that occurs, tells the neighbours apart by its shape
+    alone, which no noise covers (ε = ∞), and the difference a sensitivity bound measures
+    does not exist; a shape that changes between calls breaks the contract's
+    ``(n, *output_shape)``. Either stops the audit with one :class:`ContractError` that
+    says so, instead of a numpy broadcasting error deep inside an auditor.
     """
-    shapes = [tuple(np.shape(o)[1:]) for o in outs]
+    skip = 1 if method == "sample" else 0
+    shapes = [tuple(np.shape(o)[skip:]) for o in outs]
     if len(set(shapes)) <= 1:
         return
     a, b = shapes[0], next(s for s in shapes if s != shapes[0])
-    name = f"{type(mechanism).__name__}.sample"
+    name = f"{type(mechanism).__name__}.{method}"
+    what = "releases" if method == "sample" else "values"
     if neighbours:
         raise ContractError(
-            f"{name} returned releases of shape {a} on a dataset D and {b} on a neighbour "
-            "D'; the shape of a release depends on the data, so the shape alone tells the "
-            "neighbours apart, a leak no noise covers (epsilon = inf). Release one shape "
-            "whatever the data, e.g. a noisy value for every category of a public list, "
-            "never only for those the data contains")
+            f"{name} returned {what} of shape {a} on a dataset D and {b} on a neighbour D'; "
+            "the shape depends on the data, so the shape alone tells the neighbours apart, a "
+            "leak no noise covers (epsilon = inf). Release one shape whatever the data, e.g. "
+            "a noisy value for every category of a public list, never only for those the "
+            "data contains")
     raise ContractError(
-        f"{name} returned releases of shape {a} and {b} on the same dataset; the contract "
+        f"{name} returned {what} of shape {a} and {b} on the same dataset; the contract "
         "asks for one shape, (n, *output_shape), fixed before the data is seen")
 
 

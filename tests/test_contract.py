@@ -133,3 +133,12 @@ def test_A1_releases_of_two_shapes_raise_one_contract_error(neighbours, needle):
         same_release_shape(Returns(None), (np.zeros((3, 2)), np.zeros((3, 2)),
                                            np.zeros((3, 3))), neighbours=neighbours)
     assert needle in str(err.value)
+
+
+def test_A1_a_query_or_mean_is_compared_whole_and_named():
+    from dpgp_audit.contract import same_release_shape
+
+    same_release_shape(Returns(None), (np.zeros(3), np.ones(3)), method="query")
+    with pytest.raises(ContractError, match=r"Returns\.mean returned values of shape \(3,\) "
+                                            r"on a dataset D and \(2,\) on a neighbour D'"):
+        same_release_shape(Returns(None), (np.zeros(3), np.ones(2)), method="mean")

@@ -433,6 +433,7 @@ def pair_score(mechanism: Mechanism, pair: NeighbourPair, memo: dict | None = No
     if isinstance(mechanism, GaussianRelease):
         m0 = np.ravel(once("mean", mechanism.mean, pair.d0))
         m1 = np.ravel(once("mean", mechanism.mean, pair.d1))
+        same_release_shape(mechanism, (m0, m1), method="mean")
         c0 = np.atleast_2d(once("cov", mechanism.cov, pair.d0))
         c1 = np.atleast_2d(once("cov", mechanism.cov, pair.d1))
         if not np.allclose(c0, c1, rtol=1e-10, atol=1e-14 * max(1.0, float(np.abs(c0).max()))):
@@ -921,6 +922,7 @@ def query_edge_pairs(mechanism: SensitivityQuery, data: Dataset, relation: Neigh
                 qs.append(np.ravel(mechanism.query(base.with_target(i, float(v)))))
             except ValueError:
                 qs.append(None)
+        same_release_shape(mechanism, [q for q in qs if q is not None], method="query")
         # the row's largest changes; the datasets are built for the pairs kept only
         found.extend((change, i, base, lo, hi)
                      for change, lo, hi in _scan_changes(norm, vals, qs, reach, top))

@@ -52,7 +52,7 @@ from dpgp_audit.audit.neighbours import (
     structural_pairs,
 )
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
-from dpgp_audit.contract import SensitivityQuery
+from dpgp_audit.contract import SensitivityQuery, same_release_shape
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
@@ -97,6 +97,7 @@ class _Search:
         q0, q1 = self.q(pair.d0), self.q(pair.d1)
         if q0 is None or q1 is None:
             return -math.inf
+        same_release_shape(getattr(self.query, "__self__", self.query), (q0, q1), method="query")
         v = float(self.norm(q1 - q0))
         if math.isnan(v):
             v = -math.inf

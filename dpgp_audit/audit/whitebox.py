@@ -36,7 +36,7 @@ from dpgp_audit._validation import check_positive_int, check_rng
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import cp_lower, cp_upper
-from dpgp_audit.contract import GaussianRelease
+from dpgp_audit.contract import GaussianRelease, same_release_shape
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy import gdp
 from dpgp_audit.privacy.claims import ZCDP, ApproxDP, Claim, GaussianDP
@@ -527,6 +527,7 @@ def audit_whitebox(mechanism: GaussianRelease, pairs: Iterable[object], *,
     for idx, pair in enumerate(pair_list):
         d0, d1, label = _pair_datasets(pair)
         m0, m1 = mean_of(d0), mean_of(d1)
+        same_release_shape(mechanism, (m0, m1), method="mean")
         c0, c1 = cov_of(d0), cov_of(d1)
         if c1 is c0 or (c0.shape == c1.shape and np.array_equal(c0, c1)):
             f = cache.get(c0)

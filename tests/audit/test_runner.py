@@ -15,6 +15,7 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.experiments.auditing_lab import audit_planted_suite, detection_rate
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
+from dpgp_audit.norms import L1
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only
 from dpgp_audit.privacy.domain import PublicDomain
 
@@ -265,6 +266,43 @@ def test_A6_a_release_whose_shape_depends_on_the_data_stops_the_audit_as_a_leak(
         audit_mechanism(_CountsOfCategoriesPresent(), default_dataset(12),
                         np.random.default_rng(0), auditors=auditors, mode=mode)
     assert "epsilon = inf" in str(err.value)
+
+
+class _CountsPresentWithModel(_CountsOfCategoriesPresent):
+    """The same counts with a Gaussian model and a sensitivity query (their shapes too)."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0),
+                     domain=PublicDomain(y_bound=1.0))
+    norm = L1()
+
+    def query(self, data):
+        _, counts = np.unique(np.round(np.clip(data.y, -1.0, 1.0), 1), return_counts=True)
+        return counts.astype(float)
+
+    mean = query
+
+    def cov(self, data):
+        return 16.0 * np.eye(self.query(data).size)
+
+    def sensitivity_bound(self):
+        return 2.0
+
+    def sample(self, data, n, rng):
+        m = self.query(data)
+        return m + 4.0 * rng.standard_normal((n, m.size))
+
+
+@pytest.mark.parametrize(("auditors", "method"), [
+    (("sensitivity",), "query"), (("whitebox",), "(query|mean)"),
+    (("model-check", "blackbox"), "(sample|mean|query)")])
+def test_A6_a_model_or_query_whose_shape_depends_on_the_data_stops_the_audit(auditors, method):
+    from dpgp_audit.contract import ContractError
+
+    with pytest.raises(ContractError, match=rf"_CountsPresentWithModel\.{method} returned "
+                                            r"(releases|values) of shape \(\d+,\) on a "
+                                            r"dataset D and \(\d+,\) on a neighbour D'"):
+        audit_mechanism(_CountsPresentWithModel(), default_dataset(12),
+                        np.random.default_rng(0), auditors=auditors)
 
 
 def test_A6_a_release_whose_shape_changes_between_calls_breaks_the_contract():

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs
-from dpgp_audit.contract import GaussianRelease, Mechanism
+from dpgp_audit.contract import GaussianRelease, Mechanism, same_release_shape
 from dpgp_audit.dataset import Dataset
 
 __all__ = [
@@ -315,6 +315,7 @@ def _lr_gaussian(mechanism: GaussianRelease, d0: Dataset,
     c1 = np.asarray(mechanism.cov(d1), dtype=float)
     m0 = np.ravel(np.asarray(mechanism.mean(d0), dtype=float))
     m1 = np.ravel(np.asarray(mechanism.mean(d1), dtype=float))
+    same_release_shape(mechanism, (m0, m1), method="mean")
     f = factor_covariance(c0)
     prof = gaussian_profile(m0, m1, f)
     if prof.infinite:
