@@ -36,6 +36,7 @@ and flags one slower than its class.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -79,6 +80,11 @@ class Entry:
     cost_class
         The declared cost class of one draw (:data:`~dpgp_audit.audit.defaults.COST_CLASSES`)
         from which the draw-cap rule plans the entry's caps.
+    inputs
+        The number of input columns ``build`` can take (``None``: any). ``1`` for factories
+        that place their public test or inducing inputs on a 1-D grid: :meth:`make` refuses
+        other data with one message saying so (A.10: a user's ``--data``), never an error
+        from the kernel algebra.
     """
 
     id: str
@@ -91,6 +97,7 @@ class Entry:
     twin: str | None = None
     audit_samples: int | None = None
     cost_class: str = "vectorised"
+    inputs: int | None = None
 
     def __post_init__(self) -> None:
         from dpgp_audit.audit.defaults import COST_CLASSES
@@ -154,8 +161,19 @@ class Entry:
     def make(self, data: Dataset | None = None, **overrides: object) -> tuple[Mechanism, Dataset]:
         """Build the mechanism on ``data`` (default: ``default_data()``) with overrides."""
         data = self.default_data() if data is None else data
+        self.check_inputs(data)
         kwargs = {**self.defaults, **{k: v for k, v in overrides.items() if v is not None}}
         return self.build(data, **kwargs), data
+
+    def check_inputs(self, data: Dataset) -> None:
+        """Refuse data whose number of input columns the factory cannot take (``inputs``)."""
+        if self.inputs is not None and data.dim != self.inputs:
+            raise ValueError(
+                f"{self.id}'s catalogue factory places its public test or inducing inputs on "
+                f"a {self.inputs}-D grid, so it takes data with {self.inputs} input "
+                f"column{'s' if self.inputs != 1 else ''}; the data has {data.dim}. Choose "
+                "the column with --x COL, or build the mechanism in Python with public "
+                f"inputs of {data.dim} columns")
 
 
 # --------------------------------------------------------------------------- the table
@@ -207,17 +225,18 @@ def _s18() -> list[Entry]:
     out = [
         Entry("S18.1/standard", "S18",
               "Standard DP-GP: functional mechanism on the posterior mean, d*b(K^-1) (S18 §2)",
-              standard._build_standard, default_dataset, dict(s18)),
+              standard._build_standard, default_dataset, dict(s18), inputs=1),
         Entry("S18.1/standard-rkhs", "S18",
               "Standard DP-GP with the exact RKHS sensitivity, GDP calibration",
               standard._build_standard, default_dataset,
-              {**s18, "sensitivity": "rkhs", "method": "gdp"}),
+              {**s18, "sensitivity": "rkhs", "method": "gdp"}, inputs=1),
         Entry("S18.2/cloaking", "S18",
               "Cloaking: posterior mean + N(0, M), M = sum lambda_i c_i c_i^T (S18 §3)",
-              cloaking._build_cloaking, default_dataset, dict(s18)),
+              cloaking._build_cloaking, default_dataset, dict(s18), inputs=1),
         Entry("S18.2/cloaking-analytic", "S18",
               "Cloaking with the analytic Gaussian calibration (any epsilon)",
-              cloaking._build_cloaking, default_dataset, {**s18, "method": "analytic"}),
+              cloaking._build_cloaking, default_dataset, {**s18, "method": "analytic"},
+              inputs=1),
         Entry("S18.3/binning-laplace", "S18", "DP bin means, Laplace noise d/(n_b eps) (S18 §4)",
               binning._build_laplace, default_dataset, {"epsilon": 1.0, "d": 1.0}),
         Entry("S18.3/binning-gaussian", "S18", "DP bin means, Gaussian noise calibrated to d/n_b",
@@ -240,11 +259,12 @@ def _s21() -> list[Entry]:
     return [
         Entry("S21.1/nonstationary-cloaking", "S21",
               "Cloaking with a Gibbs kernel, lengthscale from the KDE of public X (S21 §3.1)",
-              m._build_nonstationary, m.default_regression_data, {**common, "d": 1.0}),
+              m._build_nonstationary, m.default_regression_data, {**common, "d": 1.0},
+              inputs=1),
         Entry("S21.2/sparse-cloaking", "S21",
               "Cloaking the FITC mean, inducing inputs by k-means on X (S21 eq. 9)",
               m._build_sparse, m.default_regression_data,
-              {**common, "d": 1.0, "inducing_seed": 0}),
+              {**common, "d": 1.0, "inducing_seed": 0}, inputs=1),
         Entry("S21.3/laplace-classification", "S21",
               "DP GP classification: one cloaked Laplace Newton step, d = 2 (S21 §4)",
               m._build_laplace, m.default_classification_data, dict(common)),
@@ -272,7 +292,7 @@ def _honkela() -> list[Entry]:
               "DP-SVGP statistics [K_ZX y; upper(K_ZX K_XZ)], analytic Gaussian, whole rows",
               dpsvgp._build_dpsvgp, default_dataset,
               {"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 5,
-               "lengthscale": 2.0}),
+               "lengthscale": 2.0}, inputs=1),
         Entry("H.3/coinpress", "H",
               "CoinPress mean of clipped targets (12 steps), rho-zCDP from (eps, delta)",
               coinpress._build_coinpress, default_dataset,
@@ -282,18 +302,18 @@ def _honkela() -> list[Entry]:
               "released index",
               hyperparameters._build_search, hyperparameters.default_search_dataset,
               {"epsilon": 1.0, "delta": 1e-5, "gamma": 0.5, "n_valid": 5}, audit_samples=100,
-              cost_class="solve"),
+              cost_class="solve", inputs=1),
         Entry("H.5/heteroscedastic-stats", "H",
               "Heteroscedastic DP-SVGP statistics (App. D, sensitivity / min noise), whole rows",
               heteroscedastic._build_hetero, default_dataset,
               {"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 5,
-               "lengthscale": 2.0, "base_noise": 0.1, "noise_slope": 0.2}),
+               "lengthscale": 2.0, "base_noise": 0.1, "noise_slope": 0.2}, inputs=1),
         Entry("H.5/dirichlet-classifier", "H",
               "DP Dirichlet GP classification: C class statistics, sqrt(C) sensitivity, "
               "whole rows",
               heteroscedastic._build_dirichlet, heteroscedastic.default_label_dataset,
               {"epsilon": 1.0, "delta": 1e-5, "n_classes": 3, "n_inducing": 5,
-               "lengthscale": 2.0}),
+               "lengthscale": 2.0}, inputs=1),
     ]
 
 
@@ -313,7 +333,7 @@ def _raisa() -> list[Entry]:
               dpsgd_svgp._build_dpsgd_svgp, default_dataset,
               {"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 4, "steps": 5,
                "batch_size": 10},
-              audit_samples=100, cost_class="solve"),
+              audit_samples=100, cost_class="solve", inputs=1),
     ]
 
 
@@ -322,11 +342,16 @@ def _zoo() -> list[Entry]:
     from dpgp_audit.bugs import zoo
 
     out = [Entry(c.id, "A.5", c.title, c.build, c.default_data, dict(c.defaults),
-                 audit_samples=c.audit_samples) for c in zoo.controls()]
-    out += [Entry(b.id, b.paper, b.title, b.build, b.default_data, dict(b.defaults),
-                  true_epsilon=b.true_epsilon, twin=b.twin, audit_samples=b.audit_samples)
-            for b in zoo.planted()]
-    return out
+                 audit_samples=c.audit_samples, inputs=c.inputs) for c in zoo.controls()]
+    return out + [Entry(b.id, b.paper, b.title, b.build, b.default_data, dict(b.defaults),
+                        true_epsilon=b.true_epsilon, twin=b.twin, audit_samples=b.audit_samples)
+                  for b in zoo.planted()]
+
+
+def _inherit_inputs(table: dict[str, Entry]) -> None:
+    """A planted bug takes the input columns its twin takes: it breaks the twin's factory."""
+    for bug in [e for e in table.values() if e.planted and e.twin in table]:
+        table[bug.id] = dataclasses.replace(bug, inputs=table[bug.twin].inputs)
 
 
 @functools.cache
@@ -338,6 +363,7 @@ def _table() -> dict[str, Entry]:
             if entry.id in table:
                 raise ValueError(f"mechanism ID {entry.id!r} is catalogued twice")
             table[entry.id] = entry
+    _inherit_inputs(table)
     return table
 
 

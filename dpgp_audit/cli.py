@@ -686,21 +686,33 @@ def _run_audit(args: argparse.Namespace) -> int:
     children = seeds.spawn(len(todo))  # the audits' streams (as without the draw below)
     shape_rng = np.random.default_rng(seeds.spawn(1)[0])
     built = []
-    for entry in todo:  # build everything first: usage errors exit 2 before any audit runs
-        data = _audit_dataset(entry, args.dataset, user_data)
+    skipped: list[dict[str, str]] = []  # --all --data: the entries that refuse the user's data
+    for entry, child in zip(todo, children, strict=True):  # build everything first: usage
+        data = _audit_dataset(entry, args.dataset, user_data)  # errors exit 2 before auditing
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UnprovenCalibrationWarning)
-                mech, data = entry.make(data, **overrides)
-        except TypeError as err:  # e.g. --delta for a pure-DP builder without that option
-            raise UsageError(f"cannot build {entry.id} with these options: {err}") from None
-        except ValueError as err:
-            raise UsageError(f"cannot build {entry.id}: {_cli_words(str(err))}") from None
-        if user_data is not None and entry.id not in origins:  # a catalogue entry, --data
-            problem = _domain_of_built(mech, data)
-            if problem:
-                raise UsageError(f"{entry.id}: the data lie outside the claim's declared "
-                                 f"domain: {problem}")
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UnprovenCalibrationWarning)
+                    mech, data = entry.make(data, **overrides)
+            except TypeError as err:  # e.g. --delta for a pure-DP builder without that option
+                raise UsageError(f"cannot build {entry.id} with these options: {err}") from None
+            except ValueError as err:
+                raise UsageError(f"cannot build {entry.id}: {_cli_words(str(err))}") from None
+            if user_data is not None and entry.id not in origins:  # a catalogue entry, --data
+                problem = _domain_of_built(mech, data)
+                if problem:
+                    raise UsageError(f"{entry.id}: the data lie outside the claim's declared "
+                                     f"domain: {problem}")
+            if args.all and user_data is not None:  # a refusal of the file's rows, as above
+                _probe(mech, data, 1, np.random.default_rng(child))  # (a copy of its stream)
+        except ValueError as err:  # UsageError, or the probe's LoadError / ContractError
+            if not (args.all and user_data is not None):
+                raise
+            # every catalogue entry on the user's file: one that cannot take these data
+            # (a 1-D factory, class labels, too few rows) is named and left out, not fatal
+            skipped.append({"mechanism": entry.id, "why": str(err)})
+            sys.stderr.write(f"note: skipped {entry.id}: {err}\n")
+            continue
         samples = _samples_for(args, entry, mech)
         if args.auditor in ("all", "blackbox", "precision"):
             _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng))
@@ -710,7 +722,10 @@ def _run_audit(args: argparse.Namespace) -> int:
             if declared is None and getattr(mech, "cost_per_draw_s", None) is None:
                 timed = _time_draws(mech, data, shape_rng)  # a user's code: advice only
             _note_measured_cost(entry.id, mech, entry, samples, args.mode, timed)
-        built.append((entry, mech, data))
+        built.append((entry, mech, data, child))
+    if not built:  # --all --data and no entry takes the data
+        raise UsageError(f"no catalogue mechanism can be built on {args.data}: "
+                         + "; ".join(s["why"] for s in skipped[:3]))
     print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
     from dpgp_audit.audit.blackbox.executors import executor_from_address
 
@@ -721,7 +736,7 @@ def _run_audit(args: argparse.Namespace) -> int:
 
         bar = tqdm(total=len(built), desc="make audit", unit="mechanism", file=sys.stderr)
     reports = []
-    for (entry, mech, data), child in zip(built, children, strict=True):
+    for entry, mech, data, child in built:
         # every entry its draw cap (--samples, the catalogue's rule, or for one user
         # mechanism the library's default path, which plans the cap from a declared cost):
         # never the clock
@@ -775,6 +790,10 @@ def _run_audit(args: argparse.Namespace) -> int:
             print(f"  {r.verdict.value:<13} {r.mechanism:<40} {drawn!s:>10} "
                   f"{r.inputs.get('n_per_side', '')!s:>10} "
                   f"{r.timings.get('total', 0.0):>8.2f}{guard}")
+        if skipped:
+            print(f"  {len(skipped)} mechanism(s) skipped: they cannot be built on this data "
+                  f"({', '.join(s['mechanism'] for s in skipped)}; the reasons are on stderr "
+                  "and in the JSON report)")
         if n_viol < len(reports):
             print(f"Note: {NO_PROOF}")
     if args.json:
@@ -783,6 +802,8 @@ def _run_audit(args: argparse.Namespace) -> int:
                "exit_code": _audit_exit(reports),
                "arguments": {k: v for k, v in vars(args).items() if k != "command"},
                "reports": [r.as_dict() for r in reports]}
+        if skipped:
+            doc["skipped"] = skipped
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(jsonable(doc), fh, indent=1)
     return _audit_exit(reports)

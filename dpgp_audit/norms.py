@@ -80,6 +80,7 @@ class Mahalanobis:
     rtol: float = 1e-10
     name: str = "Mahalanobis"
     _eig: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)
+    _full: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)  # every eigenpair
 
     def __post_init__(self) -> None:
         M = np.asarray(self.M, dtype=float)
@@ -94,6 +95,7 @@ class Mahalanobis:
             raise ValueError(f"M is not positive semi-definite (smallest eigenvalue {w[0]:.3g})")
         keep = w > self.rtol * max(w[-1], 0.0)
         object.__setattr__(self, "_eig", (w[keep], U[:, keep]))
+        object.__setattr__(self, "_full", (w, U))
 
     @property
     def rank(self) -> int:
@@ -114,6 +116,33 @@ class Mahalanobis:
         if np.linalg.norm(resid) > 1e-9 * max(1.0, np.linalg.norm(v)):
             return float("inf")
         return float(np.sqrt(np.sum((U.T @ v) ** 2 / w)))
+
+    def lower_bound(self, diff: np.ndarray) -> float:
+        """A lower bound on the exact ``sqrt(vᵀ M⁻¹ v)`` that never reads rounding as infinity.
+
+        :meth:`__call__` calls a component outside the kept range infinite. For an auditor
+        that is too much: a kernel Gram matrix on a fine grid has eigenvalues below
+        ``rtol · λ_max`` that are positive in exact arithmetic, and a function of bounded
+        RKHS norm has components of size ``sqrt(λ)`` along them. Each dropped direction's
+        exact eigenvalue is at most its computed one (clipped at 0) plus the eigensolver's
+        error ``16 ε λ_max``, so its term ``(uᵀv)²/λ`` is at least ``(uᵀv)²`` over that:
+        the sum is a lower bound for M itself. Only a direction whose eigenvalue is
+        exactly zero as computed (a structural zero, e.g. a diagonal M) keeps the infinite
+        value of :meth:`__call__` for a component above its tolerance.
+        """
+        v = np.ravel(diff).astype(float)
+        w_all, U_all = self._full
+        top = max(float(w_all[-1]), 0.0)
+        err = 16 * np.finfo(float).eps * top
+        c = U_all.T @ v
+        kept = w_all > self.rtol * top
+        zero = (w_all == 0.0) & (np.abs(c) > 1e-9 * max(1.0, float(np.linalg.norm(v))))
+        if np.any(zero):
+            return float("inf")
+        if err <= 0.0:  # M = 0: every non-zero change is unbounded
+            return float("inf") if np.any(c != 0.0) else 0.0
+        denom = np.where(kept, w_all, np.maximum(w_all, 0.0) + err)
+        return float(np.sqrt(np.sum(c * c / denom)))
 
 
 @dataclass(frozen=True, eq=False)

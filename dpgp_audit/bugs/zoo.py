@@ -101,6 +101,7 @@ class Control:
     default_data: Callable[[], Dataset]
     defaults: dict
     audit_samples: int | None = None
+    inputs: int | None = None  # 1: a 1-D grid of public inputs (catalogue.Entry.inputs)
 
 
 _GAUSS = {"epsilon": 1.0, "delta": 1e-5}
@@ -130,10 +131,10 @@ def controls() -> tuple[Control, ...]:
         Control("A.5/gaussian-sum-rows", "Control: Gaussian sum under whole-row replacement",
                 pl.build_sum_rows, default_dataset, dict(_GAUSS)),
         Control("A.5/gp-smoother-iso", "Control: GP posterior mean + iid Gaussian noise",
-                pl.build_gp_iso, default_dataset, dict(_GAUSS)),
+                pl.build_gp_iso, default_dataset, dict(_GAUSS), inputs=1),
         Control("A.5/gp-smoother-prior",
                 "Control: GP posterior mean + prior-shaped noise (Mahalanobis sensitivity)",
-                pl.build_gp_prior, default_dataset, dict(_GAUSS)),
+                pl.build_gp_prior, default_dataset, dict(_GAUSS), inputs=1),
         Control("A.5/laplace-vector", "Control: 16-dim Laplace, L1 calibration",
                 pl.build_laplace_l1, default_dataset, dict(_PURE)),
         Control("A.5/exp-mech", "Control: exponential mechanism with the factor 2",

@@ -138,7 +138,8 @@ class Kernel(ABC):
             return self._K(Xa, None)
         Ya = as_inputs("Y", Y)
         if Ya.shape[1] != Xa.shape[1]:
-            raise ValueError(f"X has D = {Xa.shape[1]} columns but Y has D = {Ya.shape[1]}")
+            raise ValueError(f"the kernel's two input arrays differ in width: D = {Xa.shape[1]} "
+                             f"columns against D = {Ya.shape[1]}")
         return self._K(Xa, Ya)
 
     def diag(self, X: object) -> np.ndarray:

@@ -114,6 +114,25 @@ def test_A4_optimiser_finds_what_the_extremes_miss(rng):
     assert ok.verdict is Verdict.NO_EVIDENCE and ok.estimate <= 2.0
 
 
+def test_A4_a_gram_matrix_on_a_fine_grid_is_no_counterexample(rng):
+    # R.2 on a user's two input columns in [0, 1]: 441 grid points half a lengthscale
+    # apart, so the noise covariance has eigenvalues down to rounding. The range check of
+    # the proof's Mahalanobis norm read that as an unprotected change (a "definitive"
+    # infinite sensitivity); the exact norm is at most the RKHS bound (R Lemma A.2), and
+    # the white-box auditor's exact μ for the same pairs agrees
+    from dpgp_audit.catalogue import get
+
+    X = np.random.default_rng(0).random((30, 2))
+    mech, data = get("R.2/dpsetconv").make(Dataset(X, 0.9 * np.sin(6 * X[:, 0])))
+    corner = data.with_row(0, np.zeros(2), -1.0)  # row 0 to the window's corner
+    change = mech.query(corner) - mech.query(data)
+    assert math.isinf(mech.norm(change))  # the premise: the range check calls it a leak
+    assert mech.norm.lower_bound(change) <= mech.sensitivity_bound()
+    res = check_sensitivity(mech, data, rng, budget=150)
+    assert res.verdict is Verdict.NO_EVIDENCE and res.estimate <= mech.sensitivity_bound()
+    assert res.estimate > 0.5 * mech.worst_case_mu()  # the search still finds a large change
+
+
 def test_A4_infinite_mahalanobis_is_a_counterexample(rng):
     M = np.diag([1.0, 0.0])  # noise never moves coordinate 2
     W = np.array([[1.0, 0.0], [0.0, 1.0]])

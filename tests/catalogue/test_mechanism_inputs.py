@@ -105,3 +105,46 @@ def test_targets_outside_the_declared_domain_are_refused(mech_id, factor, row, s
     y[row % data.n] = sign * bound * factor
     bad = Dataset(data.X, y)
     _refused(lambda: mech.sample(bad, 2, np.random.default_rng(0)), "y")
+
+
+# --------------------------------------------------------------------------- a user's data
+_TWO_INPUTS = Dataset(np.random.default_rng(0).random((30, 2)),
+                      0.9 * np.sin(np.linspace(-3.0, 3.0, 30)))
+
+
+@pytest.mark.parametrize("entry", [e for e in entries(include_planted=True)
+                                   if e.inputs == 1], ids=lambda e: e.id)
+def test_A10_a_one_input_factory_refuses_other_data_in_one_sentence(entry):
+    # once a kernel's shape error ("X has D = 1 columns but Y has D = 2") or numpy's matmul
+    with pytest.raises(ValueError, match=r"places its public test or inducing inputs on a "
+                                         r"1-D grid, so it takes data with 1 input column; "
+                                         r"the data has 2\. Choose the column with --x COL"):
+        entry.make(_TWO_INPUTS)
+
+
+def test_A10_planted_bugs_take_the_inputs_of_the_twin_they_break():
+    table = {e.id: e for e in entries(include_planted=True)}
+    bugs = [e for e in table.values() if e.planted and e.twin in table]
+    assert bugs and all(b.inputs == table[b.twin].inputs for b in bugs)
+    assert table["planted/s18-supnorm"].inputs == 1  # twin S18.1/standard
+
+
+def test_A10_the_default_data_of_every_entry_passes_its_own_input_check():
+    for e in entries(include_planted=True):
+        e.check_inputs(e.default_data())
+
+
+@pytest.mark.parametrize(("mechanism", "data", "needle"), [
+    ("H.4/hyperparameter-search", Dataset(np.array([[0.1], [0.4]]), np.array([0.2, -0.1])),
+     "it needs more than 5 rows, the data has 2"),
+    ("S18.3/binning-laplace", Dataset(np.full((6, 1), 0.5), np.linspace(-0.5, 0.5, 6)),
+     "every x in column 0 equals 0.5: give inputs that vary"),
+    ("S18.3/binning-gaussian", Dataset(np.array([[0.1]]), np.array([0.2])),
+     "every x in column 0 equals 0.1"),
+])
+def test_A10_too_few_rows_or_constant_inputs_are_named_not_a_negative_count(mechanism, data,
+                                                                              needle):
+    from dpgp_audit.catalogue import get
+
+    with pytest.raises(ValueError, match=needle):
+        get(mechanism).make(data)

@@ -451,3 +451,31 @@ def test_A10_a_user_sample_failing_mid_audit_is_the_users_error_not_the_kits(fil
                           "of mechs.py); a mechanism must release, or refuse with a "
                           "ValueError, every dataset in its declared domain"), err
     assert err.count("\n") == 1 and "Traceback" not in err and "Audit of" not in out
+
+
+def test_A10_all_on_a_users_file_skips_the_entries_that_cannot_take_it(files, capsys):
+    # two input columns: the 1-D factories and the classifiers (labels in {-1, +1}) refuse
+    # the file; once the first of them ended the whole run with a kernel's shape error
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{a:.6f},{b:.6f},{0.9 * np.sin(6 * a):.6f}\n" for a, b in rng.random((30, 2)))
+    (files / "two.csv").write_text("x1,x2,y\n" + rows)
+    code, out, err = _run(AUDIT + ["--all", "--data", "two.csv", "--y", "y", "--auditor",
+                                   "whitebox", "--json", "r.json"], capsys)
+    assert code in (EXIT_OK, EXIT_VIOLATION), err
+    doc = json.loads((files / "r.json").read_text())
+    skipped = {s["mechanism"]: s["why"] for s in doc["skipped"]}
+    assert "1-D grid" in skipped["S18.1/standard"] and "--x COL" in skipped["S18.1/standard"]
+    assert "class labels in {-1, +1}" in skipped["S21.3/laplace-classification"]
+    audited = {r["mechanism"] for r in doc["reports"]}
+    assert not audited & set(skipped) and {"P.1/gaussian-sum", "S18.3/binning-laplace"} <= audited
+    assert f"{len(skipped)} mechanism(s) skipped" in out
+    assert "note: skipped S18.1/standard: " in err and "Traceback" not in err
+
+
+def test_A10_one_entry_that_cannot_take_the_file_is_still_an_error(files, capsys):
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{a:.6f},{b:.6f},{0.5 * a:.6f}\n" for a, b in rng.random((10, 2)))
+    (files / "two.csv").write_text("x1,x2,y\n" + rows)
+    code, _, err = _run(AUDIT + ["--mechanism", "S18.1/standard", "--data", "two.csv",
+                                 "--y", "y"], capsys)
+    assert code == EXIT_USAGE and "1-D grid" in err and err.count("\n") == 1

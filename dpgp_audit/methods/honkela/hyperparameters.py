@@ -217,6 +217,10 @@ def _build_search(data: Dataset, *, epsilon: float, delta: float, gamma: float =
     if data.dim != 1:
         raise ValueError("the registry factory places Z on a 1-D grid; build "
                          "DPHyperparameterSearch with public inducing inputs for D > 1")
+    if data.n <= n_valid:
+        raise ValueError(f"the search trains on every row but the last n_valid = {n_valid}, "
+                         f"which validate: it needs more than {n_valid} rows, the data has "
+                         f"{data.n}")
     cands = tuple(Candidate(EQ(lengthscale=ell), s) for ell in lengthscales for s in noise_stds)
     return DPHyperparameterSearch(Z=np.linspace(domain[0], domain[1], n_inducing)[:, None],
                                   candidates=cands, y_bound=y_bound, epsilon_tot=epsilon,

@@ -317,13 +317,24 @@ def integral_binning_predict(Xs: np.ndarray, mech: _Binning, released: np.ndarra
 
 
 # --------------------------------------------------------------------------- registry
+def _input_range(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """The registry factories' bin range: the span of the (public) inputs, never empty."""
+    lo, hi = data.X.min(axis=0), data.X.max(axis=0)
+    if np.any(hi <= lo):
+        j = int(np.flatnonzero(hi <= lo)[0])
+        raise ValueError(f"the registry factory spans its bins over the inputs' range, and "
+                         f"every x in column {j} equals {lo[j]:.6g}: give inputs that vary, or "
+                         "build the binning in Python with public edges")
+    return lo, hi
+
+
 def _build_laplace(data: Dataset, *, epsilon: float, d: float = 1.0, n_bins: int = 5,
                    **_: object) -> LaplaceBinning:
-    lo, hi = data.X.min(axis=0), data.X.max(axis=0)
+    lo, hi = _input_range(data)
     return LaplaceBinning(data.X, tuple(make_edges(lo, hi, n_bins)), d, epsilon)
 
 
 def _build_gaussian(data: Dataset, *, epsilon: float, delta: float, d: float = 1.0,
                     n_bins: int = 5) -> GaussianBinning:
-    lo, hi = data.X.min(axis=0), data.X.max(axis=0)
+    lo, hi = _input_range(data)
     return GaussianBinning(data.X, tuple(make_edges(lo, hi, n_bins)), d, epsilon, delta=delta)
