@@ -308,9 +308,6 @@ def _build_dpsvgp(data: Dataset, *, epsilon: float, delta: float, y_bound: float
                   rk_method: str = "min-distance",
                   sensitivity_formula: str = "exact") -> DPSVGPStats:
     """Registry factory: Z on a grid over the declared public ``domain`` (1-D data)."""
-    if data.dim != 1:
-        raise ValueError("the registry factory places Z on a 1-D grid; build DPSVGPStats "
-                         "with public inducing inputs for multi-dimensional data")
     Z = np.linspace(domain[0], domain[1], n_inducing)[:, None]
     return DPSVGPStats(Z=Z, kernel=EQ(lengthscale=lengthscale), y_bound=y_bound,
                        epsilon=epsilon, delta=delta, ratio=ratio, rk_method=rk_method,

@@ -318,10 +318,8 @@ class AffineNoiseVariance:
         return self.base + self.slope * np.abs(np.asarray(y, dtype=float))
 
 
-def _grid(data: Dataset, n_inducing: int, domain: tuple[float, float]) -> np.ndarray:
-    if data.dim != 1:
-        raise ValueError("the registry factory places Z on a 1-D grid; build the mechanism "
-                         "with public inducing inputs for multi-dimensional data")
+def _grid(n_inducing: int, domain: tuple[float, float]) -> np.ndarray:
+    """The registry factories' public Z: a 1-D grid (``catalogue.Entry.inputs = 1``)."""
     return np.linspace(domain[0], domain[1], n_inducing)[:, None]
 
 
@@ -330,7 +328,7 @@ def _build_hetero(data: Dataset, *, epsilon: float, delta: float, y_bound: float
                   lengthscale: float = 2.0, base_noise: float = 0.1,
                   noise_slope: float = 0.2) -> DPHeteroscedasticStats:
     """Registry factory: Z on a public grid, σ_i² = base_noise + noise_slope·|y_i|."""
-    return DPHeteroscedasticStats(Z=_grid(data, n_inducing, domain),
+    return DPHeteroscedasticStats(Z=_grid(n_inducing, domain),
                                   kernel=EQ(lengthscale=lengthscale), y_bound=y_bound,
                                   epsilon=epsilon, delta=delta,
                                   noise_var_fn=AffineNoiseVariance(base_noise, noise_slope),
@@ -341,7 +339,7 @@ def _build_dirichlet(data: Dataset, *, epsilon: float, delta: float, n_classes: 
                      n_inducing: int = 5, domain: tuple[float, float] = (0.0, 10.0),
                      lengthscale: float = 2.0, alpha_eps: float = 0.01) -> DPDirichletClassifier:
     """Registry factory: Z on a public grid; ``data.y`` holds labels 0..C−1."""
-    return DPDirichletClassifier(Z=_grid(data, n_inducing, domain),
+    return DPDirichletClassifier(Z=_grid(n_inducing, domain),
                                  kernel=EQ(lengthscale=lengthscale), n_classes=n_classes,
                                  epsilon=epsilon, delta=delta, alpha_eps=alpha_eps)
 

@@ -214,9 +214,6 @@ def _build_search(data: Dataset, *, epsilon: float, delta: float, gamma: float =
                   lengthscales: tuple[float, ...] = (1.0, 3.0),
                   noise_stds: tuple[float, ...] = (0.1, 0.5)) -> DPHyperparameterSearch:
     """Registry factory: a small grid of (lengthscale, noise) candidates, last rows validate."""
-    if data.dim != 1:
-        raise ValueError("the registry factory places Z on a 1-D grid; build "
-                         "DPHyperparameterSearch with public inducing inputs for D > 1")
     if data.n <= n_valid:
         raise ValueError(f"the search trains on every row but the last n_valid = {n_valid}, "
                          f"which validate: it needs more than {n_valid} rows, the data has "

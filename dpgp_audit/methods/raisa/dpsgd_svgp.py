@@ -440,9 +440,6 @@ def _build_dpsgd_svgp(data: Dataset, *, epsilon: float, delta: float, y_bound: f
     from dpgp_audit.gp.kernels import EQ
 
     Z = np.linspace(domain[0], domain[1], n_inducing)[:, None]
-    if data.dim != 1:
-        raise ValueError("the registry factory places Z on a 1-D grid; build DPSGDSVGP with "
-                         "public inducing inputs for multi-dimensional data")
     return DPSGDSVGPRelease(DPSGDSVGP(EQ(lengthscale=lengthscale), Z, epsilon, delta,
                                    clip_norm=clip_norm, batch_size=batch_size, steps=steps,
                                    learning_rate=learning_rate, y_bound=y_bound))
