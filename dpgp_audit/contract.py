@@ -16,6 +16,7 @@ like the kit's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -28,7 +29,8 @@ if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ 
     from dpgp_audit.privacy.claims import Claim
 
 __all__ = ["ContractError", "DiscreteRelease", "Executor", "Future", "GaussianRelease",
-           "Mechanism", "SensitivityQuery", "checked_sample", "same_release_shape"]
+           "Mechanism", "SensitivityQuery", "checked_sample", "independent_releases",
+           "same_release_shape", "within_group_repeats_p"]
 
 
 @runtime_checkable
@@ -53,7 +55,8 @@ class Mechanism(Protocol):
 
 class ContractError(ValueError):
     """A mechanism's ``sample`` broke the contract: not ``n`` rows, values that are not
-    finite numbers, or a write into the dataset's read-only arrays.
+    finite numbers, a write into the dataset's read-only arrays, a shape that changes, or
+    rows that are not independent releases.
 
     A ``ValueError``, so the command line reports it in one line (exit status 2). The
     auditors that read a ``ValueError`` from ``sample`` as "this dataset is refused" let
@@ -140,6 +143,110 @@ def same_release_shape(mechanism: object, outs: Sequence[np.ndarray], neighbours
     raise ContractError(
         f"{name} returned {what} of shape {a} and {b} on the same dataset; the contract "
         "asks for one shape, (n, *output_shape), fixed before the data is seen")
+
+
+#: Rows per group of the independence probe (:func:`independent_releases`): one call of this
+#: many rows, and this many calls of one row each.
+INDEPENDENCE_ROWS = 32
+#: The probe refuses a ``sample`` only below this p-value (two directions, Bonferroni). With
+#: 32 rows a group that repeats one value while the other never does gives about 1e-18.
+INDEPENDENCE_P = 1e-12
+
+
+def within_group_repeats_p(same_own: int, own: int, same_other: int, other: int) -> float:
+    """Exact p-value that one group repeats a reference value so often, if rows are exchangeable.
+
+    A reference row is taken from a group; ``same_own`` of that group's ``own`` other rows
+    equal it, and ``same_other`` of the ``other`` rows of the second group. If every row
+    is an independent draw of one law, the rows are exchangeable given the reference, so
+    the group labels of the ``K`` rows that differ from it fall at random: the number in
+    the reference's group is hypergeometric (``own + other`` rows, ``K`` that differ,
+    ``own`` drawn). Returns P(at most ``own - same_own`` of them in the reference's group),
+    small when that group repeats its reference more than exchangeable rows can.
+    """
+    differ_own, differ = own - same_own, (own - same_own) + (other - same_other)
+    total = math.comb(own + other, differ)
+    hits = sum(math.comb(own, j) * math.comb(other, differ - j)
+               for j in range(max(0, differ - other), differ_own + 1))
+    return hits / total
+
+
+def independent_releases(mechanism: object, data: Dataset, rng: np.random.Generator,
+                         rows: int = INDEPENDENCE_ROWS) -> None:
+    """Refuse a ``sample`` whose rows are not independent releases of one law.
+
+    The contract's ``n`` rows are ``n`` independent releases, so a row's law may not depend
+    on how many rows are drawn with it. The auditors count every row as one release, and
+    two hurried forms break that:
+
+    * one noise draw broadcast over the rows (``rng.normal()`` added to an ``(n, d)``
+      array): a call's rows are one release repeated, and counting them as ``n`` turns a
+      correct mechanism into a certified "violation";
+    * noise centred on its own mean over the rows: one release (``n = 1``), what gets
+      published, carries no noise at all (ε = ∞), while ``n`` rows look noisy.
+
+    The probe draws one call of ``rows`` rows and ``rows`` calls of one row, on ``data``
+    with generators spawned from ``rng``. Under the contract the ``2 rows`` rows are
+    i.i.d., so neither group can repeat its first row much more often than the other
+    group does: :func:`within_group_repeats_p`, for each group as the reference, refused
+    below :data:`INDEPENDENCE_P` (Bonferroni over the two). A deterministic release
+    (every row equal) and discrete releases with atoms pass: both groups repeat alike.
+    Single releases that repeat are refused only when a second call of ``rows`` rows on
+    another generator differs from the first, i.e. when ``sample`` does draw from the
+    generator it is handed; one whose draws ignore it (a generator of its own seeded from
+    the data) releases the same rows on every call, a deterministic release the auditors
+    certify as such. A mechanism that refuses ``data`` (a plain ``ValueError``) is left
+    to the auditors.
+
+    Raises
+    ------
+    ContractError
+        Naming which form the rows take and what to do instead.
+    """
+    r_call, r_again, *r_single = rng.spawn(rows + 2)
+    try:
+        many = checked_sample(mechanism, data, rows, r_call)
+        single = [checked_sample(mechanism, data, 1, r) for r in r_single]
+    except ContractError:
+        raise
+    except ValueError:  # the data is refused: the auditors say so
+        return
+    same_release_shape(mechanism, [many, *single], neighbours=False)
+    ones = np.concatenate(single, axis=0)
+
+    def repeats(group: np.ndarray, ref: np.ndarray) -> int:
+        flat = group.reshape(group.shape[0], -1)
+        return int(np.count_nonzero(np.all(flat == ref.reshape(1, -1), axis=1)))
+
+    call = f"{type(mechanism).__name__}.sample"
+    same_call = repeats(many[1:], many[0])
+    if 2 * within_group_repeats_p(same_call, rows - 1, repeats(ones, many[0]),
+                                  rows) < INDEPENDENCE_P:
+        raise ContractError(
+            f"{call}(data, {rows}, rng) repeated one release over its rows "
+            f"({same_call + 1} of {rows} equal), while {rows} calls of one row each differ: "
+            "its rows are not independent releases (a noise drawn once and broadcast over "
+            "the rows?). The auditors count every row as one release, so they would "
+            "over-count the evidence: draw the noise with one value per row, e.g. "
+            "rng.normal(size=(n, d))")
+    same_single = repeats(ones[1:], ones[0])
+    if 2 * within_group_repeats_p(same_single, rows - 1, repeats(many, ones[0]),
+                                  rows) < INDEPENDENCE_P:
+        try:
+            again = checked_sample(mechanism, data, rows, r_again)
+        except ContractError:
+            raise
+        except ValueError:
+            return
+        if np.array_equal(again, many):  # draws that ignore the generator: the auditors'
+            return
+        raise ContractError(
+            f"{call}(data, 1, rng) returned the same release on {same_single + 1} of {rows} "
+            f"calls with different generators, while a call of {rows} rows varies: a single "
+            "release, which is what gets published, carries no noise (noise centred or "
+            "rescaled over the rows?), so it leaks the data with epsilon = inf, and the rows "
+            "the auditors would see are not independent releases of it. Draw every row's "
+            "noise independently of the others")
 
 
 @runtime_checkable

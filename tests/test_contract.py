@@ -142,3 +142,107 @@ def test_A1_a_query_or_mean_is_compared_whole_and_named():
     with pytest.raises(ContractError, match=r"Returns\.mean returned values of shape \(3,\) "
                                             r"on a dataset D and \(2,\) on a neighbour D'"):
         same_release_shape(Returns(None), (np.zeros(3), np.ones(2)), method="mean")
+
+
+# --- A.1: the rows of one call are independent releases (independence probe) ---
+
+@pytest.mark.parametrize(("same_own", "own", "same_other", "other"), [
+    (31, 31, 0, 32), (0, 31, 0, 32), (31, 31, 32, 32), (5, 7, 1, 8), (3, 9, 4, 10),
+    (12, 15, 2, 16), (0, 4, 5, 5), (2, 2, 0, 3),
+])
+def test_A1_within_group_repeats_p_is_the_hypergeometric_lower_tail(same_own, own,
+                                                                     same_other, other):
+    from scipy.stats import hypergeom
+
+    from dpgp_audit.contract import within_group_repeats_p
+
+    differ = (own - same_own) + (other - same_other)
+    want = hypergeom(own + other, differ, own).cdf(own - same_own)
+    assert within_group_repeats_p(same_own, own, same_other, other) == pytest.approx(want,
+                                                                                    rel=1e-12)
+
+
+def test_A1_within_group_repeats_p_is_valid_for_iid_rows_with_atoms():
+    """Super-uniform under exchangeable rows: P(p <= t) <= t, on laws with heavy atoms."""
+    from dpgp_audit.contract import within_group_repeats_p
+
+    rng = np.random.default_rng(7)
+    m, reps = 8, 4000
+    for prob in (0.5, 0.8, 0.95):
+        rows = rng.random((reps, 2 * m)) < prob  # one draw: a call of m rows, m single calls
+        ps = np.array([within_group_repeats_p(int(np.sum(r[1:m] == r[0])), m - 1,
+                                              int(np.sum(r[m:] == r[0])), m) for r in rows])
+        for t in (0.05, 0.2):
+            rate = float(np.mean(ps <= t))
+            assert rate <= t + 3 * np.sqrt(t * (1 - t) / reps), (prob, t, rate)
+    # and the power to fail: one call's rows a single draw repeated, the single calls iid
+    m = 16
+    first = rng.random(reps) < 0.5
+    ones = rng.random((reps, m)) < 0.5
+    ps = np.array([within_group_repeats_p(m - 1, m - 1, int(np.sum(o == f)), m)
+                   for f, o in zip(first, ones, strict=True)])
+    assert float(np.mean(ps <= 0.05)) > 0.9
+
+
+class _Draws:
+    def __init__(self, draw):
+        self.draw = draw
+
+    def sample(self, data, n, rng):
+        return self.draw(n, rng)
+
+
+def _tiled(n, rng):  # one noise draw broadcast over the rows
+    return np.full((n, 3), 0.5) + rng.standard_normal(3)
+
+
+def _centred(n, rng):  # noise centred on its own mean: one row carries none
+    z = rng.standard_normal((n, 1))
+    return 0.5 + (z - z.mean())
+
+
+def _seeded_alike(n, rng):  # a generator of its own, seeded the same on every call
+    return 0.5 + np.random.default_rng(3).standard_normal((n, 1))
+
+
+@pytest.mark.parametrize(("draw", "needle"), [
+    (_tiled, "_Draws.sample(data, 32, rng) repeated one release over its rows (32 of 32"),
+    (_centred, "_Draws.sample(data, 1, rng) returned the same release on 32 of 32 calls"),
+])
+def test_A1_rows_that_are_not_independent_releases_raise_a_contract_error(draw, needle):
+    from dpgp_audit.contract import independent_releases
+
+    with pytest.raises(ContractError) as err:
+        independent_releases(_Draws(draw), DATA, np.random.default_rng(0))
+    assert needle in str(err.value)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda n, rng: rng.standard_normal((n, 2)),  # continuous
+    lambda n, rng: np.zeros((n, 1)),  # deterministic: every row alike in both groups
+    lambda n, rng: (rng.random((n, 1)) < 0.97).astype(float),  # a heavy atom
+    lambda n, rng: rng.poisson(0.3, size=(n, 4)).astype(float),
+    lambda n, rng: rng.integers(0, 2, size=n),
+])
+def test_A1_independent_releases_pass_the_probe_on_every_seed(draw):
+    from dpgp_audit.contract import independent_releases
+
+    for seed in range(60):
+        independent_releases(_Draws(draw), DATA, np.random.default_rng(seed))
+
+
+def test_A1_draws_that_ignore_the_generator_are_left_to_the_auditors():
+    # one release per call is deterministic here too, but every call repeats the same rows:
+    # a deterministic release, which the auditors certify (ε = ∞), not a contract error
+    from dpgp_audit.contract import independent_releases
+
+    assert independent_releases(_Draws(_seeded_alike), DATA, np.random.default_rng(0)) is None
+
+
+def test_A1_the_probe_leaves_a_refused_dataset_to_the_auditors():
+    from dpgp_audit.contract import independent_releases
+
+    def refuse(n, rng):
+        raise ValueError("needs 1000 rows")
+
+    assert independent_releases(_Draws(refuse), DATA, np.random.default_rng(0)) is None

@@ -392,6 +392,24 @@ def fit_affine(out: np.ndarray, E: np.ndarray, rtol: float = FIT_RTOL, *,
     return AffineFit(c, A, const, float(resid.max(initial=0.0)))
 
 
+#: Fewest surveyed pairs, all unchanged with varied releases, that mark the data as unread.
+UNREAD_MIN_PAIRS = 8
+
+
+def _data_unread(couplings: Sequence[PairCoupling]) -> bool:
+    """True when no surveyed pair's release depended on the data handed to ``sample``.
+
+    Every pair that ran gave identical releases on D and D′ under one seed, on at least
+    :data:`UNREAD_MIN_PAIRS` pairs, and the releases of a call varied (all rows distinct),
+    so the generator did reach them: the release is a function of the seed alone, as when
+    ``sample`` reuses a fit cached on its first call or reads a global dataset. A
+    selection that rarely changes under coupling repeats its outputs and is not marked.
+    """
+    ran = [c for c in couplings if c.status not in ("rejected", "not-run")]
+    return (len(ran) >= UNREAD_MIN_PAIRS
+            and all(c.status == "unchanged" and c.extra.get("varied") for c in ran))
+
+
 # --------------------------------------------------------------------------- one pair
 @dataclass(frozen=True, eq=False)
 class PairCoupling:
@@ -1409,8 +1427,10 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
                             **base)
     noise0, noise1 = run.log0.noise(), run.log1.noise()
     if not np.any(run.out1 != run.out0):
+        varied = run.n >= 2 and np.unique(run.out0, axis=0).shape[0] == run.n
         return PairCoupling(status="unchanged", detail="identical releases on D and D'",
-                            delta_out=np.zeros(run.out0.shape[1]), **base)
+                            delta_out=np.zeros(run.out0.shape[1]), extra={"varied": varied},
+                            **base)
     if not noise0 and not noise1:
         return PairCoupling(status="no-noise", finding="lead", score=math.inf,
                             detail="no draw from the handed generator on D or D', and the "
@@ -1671,6 +1691,8 @@ class CouplingSurvey:
                      "auditors and never set a violation by themselves")}
         if self.reproducible is False:  # said only when it is not: the runner reports it
             details["reproducible"] = False
+        if _data_unread(self.couplings):  # said only when so: the runner reports it
+            details["data_read"] = False
         if violations:
             top = violations[0]
             verdict, estimate = Verdict.VIOLATION, top.estimate

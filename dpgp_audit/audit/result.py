@@ -329,6 +329,8 @@ def _provenance_lines(inputs: dict) -> list[str]:
         out.append("  NOT REPRODUCIBLE: the mechanism draws from "
                    f"{inputs.get('reproducibility') or 'entropy the audit cannot seed'}; "
                    "the seed fixes the auditors' choices, not its noise")
+    if inputs.get("data_read") is False:
+        out.append(f"  DATA NOT READ: {inputs.get('data_note') or 'no pair changed the release'}")
     return out
 
 

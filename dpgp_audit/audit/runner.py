@@ -99,7 +99,7 @@ from dpgp_audit.audit.parts import (
     AuditState,
 )
 from dpgp_audit.audit.result import AuditReport
-from dpgp_audit.contract import Executor, Mechanism, SensitivityQuery
+from dpgp_audit.contract import Executor, Mechanism, SensitivityQuery, independent_releases
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.privacy.claims import Claim, Neighbour
 from dpgp_audit.privacy.domain import domain_problem
@@ -114,6 +114,15 @@ __all__ = ["AUDITORS", "DEFAULT_AUDITORS", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
 #: Stream names the runner hands to more than one part; no part may take these names.
 _SHARED_STREAMS = ("explore",)
 _UNSET = object()
+#: Parts that never call ``sample`` (the query and the stated model only): an audit of
+#: these alone skips the independence probe of the rows (``contract.independent_releases``).
+_MODEL_ONLY = frozenset({"sensitivity", "whitebox"})
+#: What a report says when no pair the grey-box survey coupled changed the release: the
+#: audit then compared one law with itself, whatever the mechanism does with real data.
+UNREAD_NOTE = ("on every one of the {k} pairs surveyed, sample returned identical releases "
+               "on D and D' under one seed: the release did not depend on the data it was "
+               "handed, so no pair tested anything. If it should, check that sample reads its "
+               "data argument (not a fit cached on the first call, or a global dataset)")
 #: What a report says of a mechanism the grey-box survey found unseeded: ``sample`` gave two
 #: different releases on two generators of one seed, so ``--seed`` cannot repeat its noise.
 UNSEEDED_NOTE = ("randomness it is not handed: two calls of sample() on generators of one "
@@ -422,6 +431,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     others = [p.name for p in steps if p.name not in rngs]
     if others:  # spawned last: the built-in parts' streams are unchanged
         rngs.update(zip(others, rng.spawn(len(others)), strict=True))
+    if any(p.name not in _MODEL_ONLY for p in steps):  # the rows every sampling part counts
+        (rng_rows,) = rng.spawn(1)  # after every part's stream: none of them changes
+        independent_releases(mechanism, data, rng_rows)
     state = AuditState(pairs=pairs)
     ctx = AuditContext(mechanism=mechanism, data=data, claim=claim, settings=settings,
                        rngs=rngs, executor=executor, alpha_share=alpha,
@@ -480,6 +492,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     elif "greybox" in state.results and \
             state.results["greybox"].details.get("reproducible") is False:
         inputs.update(reproducible=False, reproducibility=UNSEEDED_NOTE)
+    if "greybox" in state.results and \
+            state.results["greybox"].details.get("data_read") is False:
+        inputs.update(data_read=False, data_note=UNREAD_NOTE.format(
+            k=state.results["greybox"].details.get("pairs", 0)))
     return AuditReport(mechanism=name, claim=_claim_dict(claim), inputs=inputs,
                        results=tuple(state.results.values()), skipped=skipped,
                        witness=state.witness, timings=timings,

@@ -386,6 +386,48 @@ def test_a_seeded_release_is_reproducible_and_its_details_say_nothing_of_it():
     assert sv.reproducible is True and "reproducible" not in sv.result().details
 
 
+@dataclass(frozen=True, eq=False)
+class _ReadsTheFirstData:
+    """A noisy sum whose targets are cached on the first call (a hurried user's speed-up)."""
+
+    claim: object = GAUSS
+    seen: list = field(default_factory=list)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        if not self.seen:
+            self.seen.append(float(np.sum(data.y)))
+        return (self.seen[0] + SIGMA * rng.standard_normal(n))[:, None]
+
+
+@dataclass(frozen=True, eq=False)
+class _PicksABucket:
+    """A selection that rarely changes under coupling: one of 3 buckets, noisy scores."""
+
+    claim: object = PureDP(epsilon=1.0, relation=outputs_only(D))
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        scores = np.array([0.0, 0.05 * float(np.sum(data.y)), 1.0])
+        return np.argmax(scores + rng.gumbel(0.0, 4.0, size=(n, 3)), axis=1)[:, None]
+
+
+def _eight_pairs():
+    base = _data([0.0, 0.2, -0.1])
+    return [NeighbourPair(base, base.with_target(i % 3, (-1) ** i * D * (1 + i) / 8), f"p{i}")
+            for i in range(8)]
+
+
+def test_a_release_that_ignores_its_data_argument_is_marked_data_unread():
+    pairs = _eight_pairs()
+    assert _survey(_ReadsTheFirstData(), pairs).result().details["data_read"] is False
+    assert "data_read" not in _survey(Noisy(), pairs).result().details  # the sum moves
+    # a selection whose coupled outputs repeat is not marked, though no pair changed it
+    sv = _survey(_PicksABucket(), pairs)
+    assert {c.status for c in sv.couplings} == {"unchanged"}
+    assert "data_read" not in sv.result().details
+    # nor are too few pairs to say
+    assert "data_read" not in _survey(_ReadsTheFirstData(), pairs[:7]).result().details
+
+
 def test_noise_skipped_for_some_data_is_definitive():
     flat = _data([0.0, 0.0, 0.0])
     pair = NeighbourPair(flat, flat.with_target(0, D), "flat, y[0] + d")

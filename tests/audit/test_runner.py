@@ -16,8 +16,10 @@ from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.experiments.auditing_lab import audit_planted_suite, detection_rate
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 from dpgp_audit.norms import L1
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only
 from dpgp_audit.privacy.domain import PublicDomain
+from dpgp_audit.privacy.float_release import float_safe_release
 
 
 @pytest.fixture(scope="module")
@@ -312,6 +314,77 @@ def test_A6_a_release_whose_shape_changes_between_calls_breaks_the_contract():
                                             r"\(\d\,\) (and|on a dataset D and) \(\d,\)"):
         audit_mechanism(_ShapeByCall(), default_dataset(12), np.random.default_rng(0),
                         auditors=("blackbox",))
+
+
+class _TiledNoise:
+    """A correct Gaussian sum per release, but one noise draw broadcast over the ``n`` rows."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0),
+                     domain=PublicDomain(y_bound=1.0))
+
+    def sample(self, data, n, rng):
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+        z = np.full((n, 1), sigma * rng.standard_normal())
+        return float_safe_release(float(np.clip(data.y, -1.0, 1.0).sum()), z, sigma)
+
+
+@pytest.mark.parametrize(("auditors", "mode"), [
+    (DEFAULT_AUDITORS, "sequential"), (("blackbox",), "sequential"), (("blackbox",), "fixed"),
+    (("greybox",), "sequential"), (("precision",), "sequential")])
+def test_A6_rows_that_repeat_one_release_stop_the_audit_never_a_false_violation(auditors, mode):
+    # each release is (1, 1e-5)-DP, but counted as n independent rows the black-box auditor
+    # once certified epsilon >= 5.5 on it
+    from dpgp_audit.contract import ContractError
+
+    with pytest.raises(ContractError, match=r"_TiledNoise\.sample\(data, 32, rng\) repeated "
+                                            r"one release over its rows"):
+        audit_mechanism(_TiledNoise(), default_dataset(12), np.random.default_rng(0),
+                        auditors=auditors, mode=mode)
+
+
+class _CachesItsFirstData(_TiledNoise):
+    """A correct noisy sum whose targets are cached on the first call ("for speed")."""
+
+    def __init__(self):
+        self.first = None
+
+    def sample(self, data, n, rng):
+        if self.first is None:
+            self.first = float(np.clip(data.y, -1.0, 1.0).sum())
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+        return float_safe_release(self.first, sigma * rng.standard_normal((n, 1)), sigma)
+
+
+def test_A6_a_release_that_never_reads_its_data_says_so_in_the_report():
+    rep = audit_mechanism(_CachesItsFirstData(), default_dataset(12), np.random.default_rng(0),
+                          n=2_000)
+    assert rep.verdict is Verdict.NO_EVIDENCE  # a release of no data is private, but vacuous
+    assert rep.inputs["data_read"] is False
+    assert "DATA NOT READ: on every one of the" in rep.table()
+    good = audit_mechanism(GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5),
+                           default_dataset(12), np.random.default_rng(0), n=2_000)
+    assert "data_read" not in good.inputs and "DATA NOT READ" not in good.table()
+
+
+class _NeverSamples(_TiledNoise):
+    """A model and a query only: ``sample`` must not be called by the parts that read them."""
+
+    norm = L1()
+
+    def sample(self, data, n, rng):
+        raise AssertionError("sample was called")
+
+    def query(self, data):
+        return np.array([float(np.clip(data.y, -1.0, 1.0).sum())])
+
+    def sensitivity_bound(self):
+        return 1.0
+
+
+def test_A6_the_independence_probe_draws_only_for_parts_that_sample():
+    rep = audit_mechanism(_NeverSamples(), default_dataset(12), np.random.default_rng(0),
+                          auditors=("sensitivity", "whitebox"))
+    assert rep.result("sensitivity").verdict is not None
 
 
 class _ClipsInPlace:

@@ -119,6 +119,22 @@ MECHS = textwrap.dedent('''
             y = np.clip(data.y, -2.0, 2.0, out=data.y)
             return y.mean() + rng.standard_normal((n, 1))
 
+    class TiledNoise:  # a correct Gaussian mean, one noise draw broadcast over the rows
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            y = self.claim.domain.targets(data.y)
+            sigma = analytic_gaussian_sigma(1.0, 1e-5, 4.0 / data.n)
+            z = np.full((n, 1), sigma * rng.standard_normal())
+            return float_safe_release(y.mean(), z, sigma)
+
+    class CentredNoise:  # noise centred on its own mean over the rows: one row has none
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            y = self.claim.domain.targets(data.y)
+            sigma = analytic_gaussian_sigma(1.0, 1e-5, 4.0 / data.n)
+            z = sigma * rng.standard_normal((n, 1))
+            return float_safe_release(y.mean(), z - z.mean(), sigma)
+
     class RefusesEverything:  # a ValueError on every dataset, the data to audit included
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
@@ -255,6 +271,18 @@ def test_A10_a_release_shaped_by_the_data_is_one_line_exit_2_naming_the_leak(fil
     assert code == EXIT_USAGE, (out, err)
     assert "CountsPresent.sample returned releases of shape (" in err
     assert "on a neighbour D'" in err and "epsilon = inf" in err and "broadcast" not in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("name", "needle"), [
+    ("TiledNoise", "TiledNoise.sample(data, 32, rng) repeated one release over its rows"),
+    ("CentredNoise", "CentredNoise.sample(data, 1, rng) returned the same release on 32 of 32"),
+])
+def test_A10_rows_that_are_not_independent_releases_are_one_line_exit_2(files, capsys, name,
+                                                                          needle):
+    code, out, err = _run(AUDIT + ["--mechanism", f"mechs.py:{name}"], capsys)
+    assert code == EXIT_USAGE, (out, err)
+    assert needle in err and "VIOLATION" not in out
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
