@@ -87,7 +87,9 @@ def checked_sample(mechanism: object, data: Dataset, n: int,
             "read-only, so that no call can change the data the next call sees: copy "
             "before changing them, e.g. y = np.array(data.y)") from err
     if out.ndim == 0 or out.shape[0] != n:
-        got = "a scalar" if out.ndim == 0 else f"shape {out.shape}"
+        got = f"shape {out.shape}" if out.ndim else \
+            f"a {type(out.item()).__name__} object, not an array of rows" \
+            if out.dtype.kind == "O" and not isinstance(out.item(), int | float) else "a scalar"
         rows = f"{n} row" + ("s" if n != 1 else "")
         raise ContractError(f"{call} returned {got}; the contract asks for {rows}, one "
                             f"release each: shape ({n}, ...)")

@@ -41,6 +41,8 @@ def test_A1_the_array_is_not_copied():
     (lambda n, rng: rng.standard_normal((n + 1, 1)), "returned shape (5, 1); the contract asks "
                                                      "for 4 rows, one release each"),
     (lambda n, rng: rng.standard_normal(), "returned a scalar"),
+    (lambda n, rng: (rng.standard_normal() for _ in range(n)),  # a generator expression
+     "returned a generator object, not an array of rows"),
     (lambda n, rng: np.array(["a"] * n), "values of dtype <U1"),
     (lambda n, rng: np.ones(n) + 1j, "values of dtype complex128"),
     (lambda n, rng: np.array([object()] * n), "values of dtype object"),

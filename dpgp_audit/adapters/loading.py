@@ -105,7 +105,9 @@ def _import_file(path: str) -> Any:
         sys.modules.pop(mod_name, None)
         if isinstance(err, KeyboardInterrupt):
             raise
-        raise LoadError(f"cannot import {path}: {describe_exception(err)}", err) from None
+        # the user's own line, even when a library it called raised (a claim's check)
+        said = failure_in_file(err, full) or describe_exception(err)
+        raise LoadError(f"cannot import {path}: {said}", err) from None
     finally:
         if added:
             sys.path.remove(folder)

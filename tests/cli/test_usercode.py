@@ -147,6 +147,9 @@ def files(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mechs.py").write_text(MECHS)
     (tmp_path / "broken.py").write_text("import numpy\nx = 1\nraise RuntimeError('bad config')\n")
+    (tmp_path / "badclaim.py").write_text(  # the kit's own check raises, on the user's line 3
+        "from dpgp_audit import PureDP, outputs_only\n\n"
+        "CLAIM = PureDP(epsilon=float('inf'), relation=outputs_only(1.0))\n")
     x = np.linspace(0, 1, 40)
     rows = "".join(f"{a:.6f},{b:.6f},{2 * a:.6f}\n" for a, b in zip(x, np.sin(5 * x), strict=True))
     (tmp_path / "data.csv").write_text("t,target,u\n" + rows)
@@ -218,6 +221,9 @@ def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
     (["--mechanism", "missing.py:X"], "missing.py: no such file"),
     (["--mechanism", "mechs.py:Nope"], "has no attribute 'Nope'"),
     (["--mechanism", "broken.py:x"], "cannot import broken.py: RuntimeError: bad config (line 3"),
+    (["--mechanism", "badclaim.py:CLAIM"],
+     "cannot import badclaim.py: ValueError: epsilon must be finite, got inf (line 3 of "
+     "badclaim.py)"),
     (["--mechanism", "no_such_module_xyz:X"], "no module named 'no_such_module_xyz'"),
     (["--mechanism", "mechs.py:NotAMechanism"], "is not a mechanism"),
     (["--mechanism", "mechs.py:NeedsMore"], "needs argument(s) ['scale']"),
