@@ -36,7 +36,11 @@ def _columns(spec: str | None) -> list[str] | None:
 
 def _read_csv(path: str, y: str | None, x: str | None) -> Dataset:
     with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = list(csv.reader(fh))
+        first = fh.readline()
+        fh.seek(0)
+        # a spreadsheet's export may separate by ';' or tabs: read the header's separator
+        sep = next((c for c in (",", ";", "\t") if c in first), ",")
+        rows = list(csv.reader(fh, delimiter=sep))
     rows = [r for r in rows if any(cell.strip() for cell in r)]
     if not rows:
         raise ValueError(f"{path}: the file is empty (a header row and data rows are needed)")
@@ -70,8 +74,9 @@ def _read_csv(path: str, y: str | None, x: str | None) -> Dataset:
         try:
             value = float(cell)
         except ValueError:
+            hint = " (a decimal comma? write 0.5, not 0,5)" if "," in cell else ""
             raise ValueError(f"{path}: row {line}, column {col!r}: {cell!r} is not a "
-                             "number") from None
+                             f"number{hint}") from None
         if not math.isfinite(value):
             raise ValueError(f"{path}: row {line}, column {col!r} is {cell!r} (NaN or inf "
                              "is not data)")

@@ -318,6 +318,7 @@ def test_A10_debug_prints_the_users_traceback(files, capsys):
     ("", "empty"),
     ("a,a\n1,2\n", "repeats a column"),
     ("a,b\n1,2,3\n", "has 3 cells"),
+    ("a;b\n1;0,5\n", "'0,5' is not a number (a decimal comma? write 0.5, not 0,5)"),
 ])
 def test_A10_csv_errors_name_file_row_and_column(tmp_path, text, needle):
     path = tmp_path / "d.csv"
@@ -337,6 +338,12 @@ def test_A10_data_files_read_as_documented(tmp_path):
     one.write_text("y\n1\n2\n3\n")
     d1 = load_data_file(str(one))
     np.testing.assert_array_equal(d1.X.ravel(), [0, 1, 2])  # public positions
+    for sep in (";", "\t"):  # a spreadsheet's export: the header's separator is used
+        other = tmp_path / "sep.csv"
+        other.write_text("x1,y,x2\n0,0.5,1\n1,-0.5,2\n".replace(",", sep))
+        d2 = load_data_file(str(other), y="y")
+        np.testing.assert_array_equal(d2.X, d.X)
+        np.testing.assert_array_equal(d2.y, d.y)
     npz = tmp_path / "d.npz"
     np.savez(npz, X=np.ones((3, 2)), y=np.zeros(3))
     assert load_data_file(str(npz)).dim == 2
