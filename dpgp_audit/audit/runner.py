@@ -363,6 +363,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     unknown = [a for a in auditors if a not in names]
     if unknown:
         raise ValueError(f"unknown auditor(s) {unknown}; choose from {names}")
+    if isinstance(mechanism, type):  # the class itself, a notebook's missing "()"
+        raise TypeError(f"mechanism is the class {mechanism.__name__}, not an instance of it: "
+                        f"audit {mechanism.__name__}(...), e.g. audit_mechanism("
+                        f"{mechanism.__name__}(), data, rng)")
     if not hasattr(mechanism, "sample"):
         raise TypeError("mechanism must implement sample(data, n, rng) (the Mechanism protocol)")
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]

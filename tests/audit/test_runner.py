@@ -100,6 +100,10 @@ def test_A6_bad_arguments():
         audit_mechanism(mech, default_dataset(), 0)
     with pytest.raises(TypeError, match="sample"):
         audit_mechanism(object(), default_dataset(), rng)
+    # the class instead of an instance (a missing "()"): said so, not an attribute error
+    with pytest.raises(TypeError, match=r"mechanism is the class GaussianSumMechanism, not an "
+                                        r"instance of it"):
+        audit_mechanism(GaussianSumMechanism, default_dataset(), rng)
 
 
 def test_A5_lab_detection_rate_extremes():
