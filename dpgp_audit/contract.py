@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ 
 
 __all__ = ["ContractError", "DiscreteRelease", "Executor", "Future", "GaussianRelease",
            "Mechanism", "SensitivityQuery", "checked_sample", "independent_releases",
-           "same_release_shape", "within_group_repeats_p"]
+           "inside_span_p", "same_release_shape", "within_group_repeats_p"]
 
 
 @runtime_checkable
@@ -147,11 +147,14 @@ def same_release_shape(mechanism: object, outs: Sequence[np.ndarray], neighbours
         "asks for one shape, (n, *output_shape), fixed before the data is seen")
 
 
-#: Rows per group of the independence probe (:func:`independent_releases`): one call of this
-#: many rows, and this many calls of one row each.
+#: Calls of one row each in the independence probe (:func:`independent_releases`).
 INDEPENDENCE_ROWS = 32
-#: The probe refuses a ``sample`` only below this p-value (two directions, Bonferroni). With
-#: 32 rows a group that repeats one value while the other never does gives about 1e-18.
+#: Rows of the probe's one call: enough that a row's spread that changes with ``n`` (as
+#: when ``n``, the number of draws, is read as the number of records, or σ grows as √n) is
+#: refused at p below 1e-20, at 288 draws in all (a second call only when one is needed).
+INDEPENDENCE_CALL_ROWS = 256
+#: The probe refuses a ``sample`` only below this p-value (four tests, Bonferroni). A group
+#: that repeats one value while the other never does gives below 1e-40.
 INDEPENDENCE_P = 1e-12
 
 
@@ -173,8 +176,27 @@ def within_group_repeats_p(same_own: int, own: int, same_other: int, other: int)
     return hits / total
 
 
+def inside_span_p(inside: int, span_group: int, other: int) -> float:
+    """Exact p-value that so few of one group fall inside the other's range, if exchangeable.
+
+    ``span_group`` values and ``other`` values, all distinct, are ranked together; the
+    range of the first group (its smallest to its largest) holds ``inside`` of the others.
+    If every value is an independent draw of one law, the first group's ranks are a random
+    subset of the pooled ranks, and its span covers ``s`` ranks in ``(N − s + 1) ·
+    C(s − 2, g − 2)`` of the ``C(N, g)`` subsets (``N = g + other``, ``g = span_group``):
+    the start of the span, then the group's other members inside it. Returns P(at most
+    ``inside`` others inside), small when one group is far narrower than the other.
+    """
+    g, n_all = span_group, span_group + other
+    if g < 2:
+        return 1.0
+    hits = sum((n_all - s + 1) * math.comb(s - 2, g - 2) for s in range(g, g + inside + 1))
+    return hits / math.comb(n_all, g)
+
+
 def independent_releases(mechanism: object, data: Dataset, rng: np.random.Generator,
-                         rows: int = INDEPENDENCE_ROWS) -> None:
+                         rows: int = INDEPENDENCE_ROWS,
+                         call_rows: int = INDEPENDENCE_CALL_ROWS) -> None:
     """Refuse a ``sample`` whose rows are not independent releases of one law.
 
     The contract's ``n`` rows are ``n`` independent releases, so a row's law may not depend
@@ -185,15 +207,22 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
       array): a call's rows are one release repeated, and counting them as ``n`` turns a
       correct mechanism into a certified "violation";
     * noise centred on its own mean over the rows: one release (``n = 1``), what gets
-      published, carries no noise at all (ε = ∞), while ``n`` rows look noisy.
+      published, carries no noise at all (ε = ∞), while ``n`` rows look noisy;
+    * a noise scale computed from ``n``: ``n``, the number of draws, read as the number
+      of records (a sensitivity ``2 / n``: the auditors' rows are less noisy than a
+      release), or the rows treated as releases to compose (σ·√n: the rows are noisier,
+      and an under-noised release hides).
 
-    The probe draws one call of ``rows`` rows and ``rows`` calls of one row, on ``data``
-    with generators spawned from ``rng``. Under the contract the ``2 rows`` rows are
+    The probe draws one call of ``call_rows`` rows and ``rows`` calls of one row, on
+    ``data`` with generators spawned from ``rng``. Under the contract these rows are
     i.i.d., so neither group can repeat its first row much more often than the other
-    group does: :func:`within_group_repeats_p`, for each group as the reference, refused
-    below :data:`INDEPENDENCE_P` (Bonferroni over the two). A deterministic release
-    (every row equal) and discrete releases with atoms pass: both groups repeat alike.
-    Single releases that repeat are refused only when a second call of ``rows`` rows on
+    group does (:func:`within_group_repeats_p`, each group as the reference), and, on
+    the output coordinate with the most distinct values, neither group's range can hold
+    far fewer of the other's values than exchangeable ranks allow
+    (:func:`inside_span_p`, each group's range, ties broken at random). Each of the four
+    exact tests refuses below :data:`INDEPENDENCE_P` / 4. A deterministic release (every
+    row equal) and discrete releases with atoms pass: both groups repeat alike.
+    Single releases that repeat are refused only when a second call of ``call_rows`` rows on
     another generator differs from the first, i.e. when ``sample`` does draw from the
     generator it is handed; one whose draws ignore it (a generator of its own seeded from
     the data) releases the same rows on every call, a deterministic release the auditors
@@ -205,9 +234,9 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
     ContractError
         Naming which form the rows take and what to do instead.
     """
-    r_call, r_again, *r_single = rng.spawn(rows + 2)
+    r_call, r_again, r_ties, *r_single = rng.spawn(rows + 3)
     try:
-        many = checked_sample(mechanism, data, rows, r_call)
+        many = checked_sample(mechanism, data, call_rows, r_call)
         single = [checked_sample(mechanism, data, 1, r) for r in r_single]
     except ContractError:
         raise
@@ -222,20 +251,20 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
 
     call = f"{type(mechanism).__name__}.sample"
     same_call = repeats(many[1:], many[0])
-    if 2 * within_group_repeats_p(same_call, rows - 1, repeats(ones, many[0]),
+    if 4 * within_group_repeats_p(same_call, call_rows - 1, repeats(ones, many[0]),
                                   rows) < INDEPENDENCE_P:
         raise ContractError(
-            f"{call}(data, {rows}, rng) repeated one release over its rows "
-            f"({same_call + 1} of {rows} equal), while {rows} calls of one row each differ: "
+            f"{call}(data, {call_rows}, rng) repeated one release over its rows "
+            f"({same_call + 1} of {call_rows} equal), while {rows} calls of one row each differ: "
             "its rows are not independent releases (a noise drawn once and broadcast over "
             "the rows?). The auditors count every row as one release, so they would "
             "over-count the evidence: draw the noise with one value per row, e.g. "
             "rng.normal(size=(n, d))")
     same_single = repeats(ones[1:], ones[0])
-    if 2 * within_group_repeats_p(same_single, rows - 1, repeats(many, ones[0]),
-                                  rows) < INDEPENDENCE_P:
+    if 4 * within_group_repeats_p(same_single, rows - 1, repeats(many, ones[0]),
+                                  call_rows) < INDEPENDENCE_P:
         try:
-            again = checked_sample(mechanism, data, rows, r_again)
+            again = checked_sample(mechanism, data, call_rows, r_again)
         except ContractError:
             raise
         except ValueError:
@@ -244,11 +273,50 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
             return
         raise ContractError(
             f"{call}(data, 1, rng) returned the same release on {same_single + 1} of {rows} "
-            f"calls with different generators, while a call of {rows} rows varies: a single "
-            "release, which is what gets published, carries no noise (noise centred or "
-            "rescaled over the rows?), so it leaks the data with epsilon = inf, and the rows "
-            "the auditors would see are not independent releases of it. Draw every row's "
-            "noise independently of the others")
+            f"calls with different generators, while a call of {call_rows} rows varies: a "
+            "single release, which is what gets published, carries no noise (noise centred "
+            "or rescaled over the rows?), so it leaks the data with epsilon = inf, and the "
+            "rows the auditors would see are not independent releases of it. Draw every "
+            "row's noise independently of the others")
+    _same_spread(call, many, ones, r_ties)
+
+
+def _same_spread(call: str, many: np.ndarray, ones: np.ndarray,
+                 rng: np.random.Generator) -> None:
+    """The span tests of :func:`independent_releases`, on the coordinate that varies most.
+
+    Ties (a release rounded to a grid, a discrete one) are broken at random: exchangeable
+    values with an independent uniform key attached are exchangeable pairs with no ties,
+    so the rank law of :func:`inside_span_p` holds exactly.
+    """
+    pooled = np.concatenate([many.reshape(many.shape[0], -1), ones.reshape(ones.shape[0], -1)])
+    if pooled.shape[1] == 0:
+        return
+    k = int(np.argmax([np.unique(col).size for col in pooled.T]))
+    a, b = many.shape[0], ones.shape[0]
+    order = np.lexsort((rng.random(a + b), pooled[:, k]))
+    rank = np.empty(a + b, dtype=np.int64)
+    rank[order] = np.arange(a + b)
+    ra, rb = rank[:a], rank[a:]
+    ones_in = int(np.count_nonzero((rb > ra.min()) & (rb < ra.max())))
+    many_in = int(np.count_nonzero((ra > rb.min()) & (ra < rb.max())))
+    where = f" (output coordinate {k})" if pooled.shape[1] > 1 else ""
+    if 4 * inside_span_p(ones_in, a, b) < INDEPENDENCE_P:
+        raise ContractError(
+            f"{call}(data, {a}, rng) returned rows that spread far less than {b} single "
+            f"releases{where}: only {ones_in} of the {b} fall inside the range of the {a} "
+            "rows. The noise of a row shrinks with n, the number of draws asked for (is n "
+            "used as the number of records? that is data.n), so the rows the auditors would "
+            "see are less noisy than a release. Make each row's law independent of n")
+    if 4 * inside_span_p(many_in, b, a) < INDEPENDENCE_P:
+        raise ContractError(
+            f"{call}(data, {a}, rng) returned rows that spread far more than {b} single "
+            f"releases{where}: only {many_in} of the {a} rows fall inside the range of the {b} "
+            "single releases. The noise of a row grows with n, the number of draws asked "
+            "for (scaled by n or its square root, as if the rows were releases to compose?), "
+            "so a single release, which is what gets published, is less noisy than the rows "
+            "the auditors would see, and a leak would hide. Make each row's law independent "
+            "of n")
 
 
 @runtime_checkable

@@ -208,7 +208,7 @@ def _seeded_alike(n, rng):  # a generator of its own, seeded the same on every c
 
 
 @pytest.mark.parametrize(("draw", "needle"), [
-    (_tiled, "_Draws.sample(data, 32, rng) repeated one release over its rows (32 of 32"),
+    (_tiled, "_Draws.sample(data, 256, rng) repeated one release over its rows (256 of 256"),
     (_centred, "_Draws.sample(data, 1, rng) returned the same release on 32 of 32 calls"),
 ])
 def test_A1_rows_that_are_not_independent_releases_raise_a_contract_error(draw, needle):
@@ -248,3 +248,68 @@ def test_A1_the_probe_leaves_a_refused_dataset_to_the_auditors():
         raise ValueError("needs 1000 rows")
 
     assert independent_releases(_Draws(refuse), DATA, np.random.default_rng(0)) is None
+
+
+@pytest.mark.parametrize(("g", "h"), [(2, 3), (3, 4), (4, 4), (2, 6), (5, 3)])
+def test_A1_inside_span_p_is_the_exact_law_of_ranks(g, h):
+    """Against brute force over every placement of the group's ranks (small sizes)."""
+    import itertools
+    import math
+
+    from dpgp_audit.contract import inside_span_p
+
+    n_all = g + h
+    counts = [0] * (h + 1)
+    for ranks in itertools.combinations(range(n_all), g):
+        counts[ranks[-1] - ranks[0] + 1 - g] += 1
+    total = math.comb(n_all, g)
+    for j in range(h + 1):
+        assert inside_span_p(j, g, h) == pytest.approx(sum(counts[:j + 1]) / total, rel=1e-12)
+
+
+def _scale_by(power):
+    def draw(n, rng):  # a row's sd ~ n ** power: n read as the records, or as releases
+        return 0.5 + (n ** power) * rng.standard_normal((n, 1))
+    return draw
+
+
+@pytest.mark.parametrize(("power", "needle"), [
+    (-1.0, "spread far less than 32 single releases"),  # sensitivity 2 / n
+    (0.5, "spread far more than 32 single releases"),  # sigma * sqrt(n)
+    (-0.5, "spread far less than 32 single releases"),
+])
+def test_A1_a_row_law_that_depends_on_n_raises_a_contract_error(power, needle):
+    from dpgp_audit.contract import independent_releases
+
+    for seed in range(5):
+        with pytest.raises(ContractError) as err:
+            independent_releases(_Draws(_scale_by(power)), DATA, np.random.default_rng(seed))
+        assert needle in str(err.value)
+
+
+def test_A1_two_output_coordinates_are_tested_on_the_one_that_varies():
+    from dpgp_audit.contract import independent_releases
+
+    def draw(n, rng):  # a constant first coordinate, a second that shrinks with n
+        return np.column_stack([np.zeros(n), rng.standard_normal(n) / n])
+
+    with pytest.raises(ContractError, match=r"\(output coordinate 1\)"):
+        independent_releases(_Draws(draw), DATA, np.random.default_rng(0))
+
+
+def test_A1_the_spread_tests_hold_on_releases_rounded_to_a_grid():
+    """Ties from the kit's float-safe grid are broken at random: valid, and still powerful."""
+    from dpgp_audit.contract import independent_releases
+    from dpgp_audit.privacy.float_release import float_safe_release
+
+    def rounded(power):
+        def draw(n, rng):
+            sd = 0.3 * n ** power
+            return float_safe_release(0.5, sd * rng.standard_normal((n, 1)), sd)
+        return draw
+
+    for seed in range(40):  # a correct rounded release, whatever the seed
+        independent_releases(_Draws(rounded(0.0)), DATA, np.random.default_rng(seed))
+    for power in (-1.0, 0.5):  # its grid follows the sd, so rows of one call tie
+        with pytest.raises(ContractError, match="spread far"):
+            independent_releases(_Draws(rounded(power)), DATA, np.random.default_rng(0))

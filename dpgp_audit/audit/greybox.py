@@ -443,7 +443,8 @@ class PairCoupling:
         For Gaussian additive pairs the likelihood-ratio direction Σ⁺Δ (or the direction
         the noise omits); else Δ.
     extra
-        The claim comparison's numbers (δ at the claimed ε, …) and the noise summary.
+        The claim comparison's numbers (δ at the claimed ε, …) and the noise summary; for
+        an ``"unchanged"`` pair, ``varied``: whether the releases of one call differed.
     spread
         For a release whose coupled difference is constant but whose noise law was not
         recorded: the within-side sum of squares per output and its degrees of freedom

@@ -340,7 +340,7 @@ def test_A6_rows_that_repeat_one_release_stop_the_audit_never_a_false_violation(
     # once certified epsilon >= 5.5 on it
     from dpgp_audit.contract import ContractError
 
-    with pytest.raises(ContractError, match=r"_TiledNoise\.sample\(data, 32, rng\) repeated "
+    with pytest.raises(ContractError, match=r"_TiledNoise\.sample\(data, 256, rng\) repeated "
                                             r"one release over its rows"):
         audit_mechanism(_TiledNoise(), default_dataset(12), np.random.default_rng(0),
                         auditors=auditors, mode=mode)

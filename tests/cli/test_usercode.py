@@ -127,6 +127,13 @@ MECHS = textwrap.dedent('''
             z = np.full((n, 1), sigma * rng.standard_normal())
             return float_safe_release(y.mean(), z, sigma)
 
+    class SensitivityFromN:  # n, the number of draws, read as the number of records
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            y = self.claim.domain.targets(data.y)
+            sigma = analytic_gaussian_sigma(1.0, 1e-5, 4.0 / n)
+            return float_safe_release(y.mean(), sigma * rng.standard_normal((n, 1)), sigma)
+
     class CentredNoise:  # noise centred on its own mean over the rows: one row has none
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
@@ -281,8 +288,10 @@ def test_A10_a_release_shaped_by_the_data_is_one_line_exit_2_naming_the_leak(fil
 
 
 @pytest.mark.parametrize(("name", "needle"), [
-    ("TiledNoise", "TiledNoise.sample(data, 32, rng) repeated one release over its rows"),
+    ("TiledNoise", "TiledNoise.sample(data, 256, rng) repeated one release over its rows"),
     ("CentredNoise", "CentredNoise.sample(data, 1, rng) returned the same release on 32 of 32"),
+    ("SensitivityFromN", "SensitivityFromN.sample(data, 256, rng) returned rows that spread far "
+                         "less than 32 single releases"),
 ])
 def test_A10_rows_that_are_not_independent_releases_are_one_line_exit_2(files, capsys, name,
                                                                           needle):
