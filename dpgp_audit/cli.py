@@ -474,6 +474,27 @@ def _raise_if_user_code(err: Exception, mech: object, origin: dict | None) -> No
             from None
 
 
+def _raise_if_user_value_error(err: ValueError, mech: object, origin: dict | None) -> None:
+    """A ``LoadError`` naming the user's line when a ``ValueError`` of theirs ended the audit.
+
+    The auditors read a ``ValueError`` from ``sample`` as "this dataset is refused" where
+    they try a dataset; one that escapes them came where a refusal cannot be taken (a
+    dataset already released for, as when a privacy accountant inside ``sample`` runs out
+    of budget after some calls), and its bare message would not say whose it is.
+    """
+    from dpgp_audit.adapters.loading import LoadError, failure_in_file
+    from dpgp_audit.contract import ContractError
+
+    if isinstance(err, ContractError | LoadError) or origin is None or not origin.get("path"):
+        return
+    where = failure_in_file(err, origin["path"])
+    if where is not None:
+        raise LoadError(f"{type(mech).__name__} raised during the audit: {where}; the auditors "
+                        "read a ValueError as a refusal only where they try a dataset, and a "
+                        "mechanism must answer alike on every call (an accountant that runs "
+                        "out of budget stops the audit)", err) from None
+
+
 def _output_size(mech: object, data: object, rng: object) -> int:
     """Values in one release (one draw; for the memory estimate, never timed)."""
     import numpy as np
@@ -747,7 +768,10 @@ def _run_audit(args: argparse.Namespace) -> int:
                 progress=not args.all and not args.no_progress, mode=args.mode,
                 time_guard_s=args.time_guard_s, executor=executor,
                 cost_per_draw_s=getattr(entry, "declared_cost_per_draw_s", None))
-        except (ValueError, ImportError, MemoryError):
+        except ValueError as err:
+            _raise_if_user_value_error(err, mech, origins.get(entry.id))
+            raise  # main() words the kit's own input checks already
+        except (ImportError, MemoryError):
             raise  # main() words these already
         except Exception as err:  # a user's own code that raised mid-audit is not a kit bug
             _raise_if_user_code(err, mech, origins.get(entry.id))

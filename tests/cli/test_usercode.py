@@ -134,6 +134,17 @@ MECHS = textwrap.dedent('''
             sigma = analytic_gaussian_sigma(1.0, 1e-5, 4.0 / n)
             return float_safe_release(y.mean(), sigma * rng.standard_normal((n, 1)), sigma)
 
+    class Budgeted:  # a correct mean whose accountant refuses after 100 calls
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        calls = []
+        def sample(self, data, n, rng):
+            self.calls.append(n)
+            if len(self.calls) > 100:
+                raise ValueError("privacy budget exhausted")
+            y = self.claim.domain.targets(data.y)
+            sigma = analytic_gaussian_sigma(1.0, 1e-5, 4.0 / data.n)
+            return float_safe_release(y.mean(), sigma * rng.standard_normal((n, 1)), sigma)
+
     class CentredNoise:  # noise centred on its own mean over the rows: one row has none
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
@@ -299,6 +310,13 @@ def test_A10_rows_that_are_not_independent_releases_are_one_line_exit_2(files, c
     assert code == EXIT_USAGE, (out, err)
     assert needle in err and "VIOLATION" not in out
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_A10_a_value_error_escaping_mid_audit_names_the_users_line(files, capsys):
+    code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:Budgeted"], capsys)
+    assert code == EXIT_USAGE, (out, err)
+    assert "Budgeted raised during the audit: ValueError: privacy budget exhausted (line " in err
+    assert "of mechs.py)" in err and err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_A10_a_mechanism_ignoring_its_generator_is_reported_not_reproducible(files, capsys):
