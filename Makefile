@@ -40,10 +40,11 @@ DELTA ?=
 N     ?=
 SEED  ?=
 SCHEDULER ?=
-AUDIT_ARGS = $(if $(MECH),--mechanism $(MECH),--all) $(if $(DATA),--data $(DATA)) \
-             $(if $(Y),--y $(Y)) $(if $(X),--x $(X)) $(if $(EPS),--epsilon $(EPS)) \
-             $(if $(DELTA),--delta $(DELTA)) $(if $(N),--samples $(N)) $(if $(SEED),--seed $(SEED)) \
-             $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+# Each value is quoted for the shell: a path or a column name may hold spaces.
+AUDIT_ARGS = $(if $(MECH),--mechanism '$(MECH)',--all) $(if $(DATA),--data '$(DATA)') \
+             $(if $(Y),--y '$(Y)') $(if $(X),--x '$(X)') $(if $(EPS),--epsilon '$(EPS)') \
+             $(if $(DELTA),--delta '$(DELTA)') $(if $(N),--samples '$(N)') \
+             $(if $(SEED),--seed '$(SEED)') $(if $(SCHEDULER),--scheduler '$(SCHEDULER)')
 
 # Headless test and audit runs draw with Agg. `lab` and `notebooks` do not set a backend:
 # notebooks display their figures explicitly (dpgp_audit.viz.show), whatever the backend.

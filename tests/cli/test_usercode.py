@@ -415,13 +415,17 @@ def test_A10_template_and_script_end_to_end_through_a_subprocess(tmp_path):
 
 
 def test_A10_make_audit_with_a_tmp_mechanism_and_csv(tmp_path):
-    # The make-level path: MECH=FILE.py:NAME DATA=FILE.csv Y=COL reach the command line.
+    # The make-level path: MECH=FILE.py:NAME DATA=FILE.csv Y=COL reach the command line,
+    # spaces in the folder and the column names included
+    tmp_path = tmp_path / "my folder"
+    tmp_path.mkdir()
     (tmp_path / "mechs.py").write_text(MECHS)
     x = np.linspace(0, 1, 30)
-    (tmp_path / "d.csv").write_text("x,y\n" + "".join(f"{a},{np.sin(3 * a):.5f}\n" for a in x))
+    (tmp_path / "d.csv").write_text("time (s),y value\n"
+                                    + "".join(f"{a},{np.sin(3 * a):.5f}\n" for a in x))
     make = ["make", "-s", "-C", str(ROOT), "--no-print-directory", "-o", ".venv/.installed-core",
             f"PY={sys.executable}", f"MECH={tmp_path}/mechs.py:NoisyMean",
-            f"DATA={tmp_path}/d.csv", "Y=y", "X=x", "SEED=2", "audit"]
+            f"DATA={tmp_path}/d.csv", "Y=y value", "X=time (s)", "SEED=2", "audit"]
     res = subprocess.run(make, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     # make turns the program's exit status 1 (a violation) into its own status 2
