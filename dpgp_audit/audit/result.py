@@ -298,9 +298,13 @@ class AuditReport:
         note = "" if self.violation else f"<p><small>{html.escape(NO_PROOF)}</small></p>"
         wit = ("" if self.witness is None else
                f"<p>Witness pair: <code>{html.escape(self.witness.label)}</code></p>")
+        # where the code and data came from, and the header's warnings (NOT REPRODUCIBLE,
+        # DATA NOT READ): a notebook shows this, not the text table
+        said = "".join(f"<br><small>{html.escape(line.strip())}</small>"
+                       for line in _provenance_lines(self.inputs))
         return (f"<div><p><b>Audit of {html.escape(self.mechanism)}</b>: "
                 f"<span style='color:{colour[v]}'><b>{v}</b></span><br>"
-                f"<small>{html.escape(str(self.claim.get('describe', '')))}</small></p>"
+                f"<small>{html.escape(str(self.claim.get('describe', '')))}</small>{said}</p>"
                 "<table><tr><th>auditor</th><th>verdict</th><th>quantity</th><th>estimate</th>"
                 f"<th>claimed</th><th>guarantee</th></tr>{rows}</table>{wit}{note}</div>")
 

@@ -115,6 +115,7 @@ def test_A10_unseedable_sampler_is_marked_and_reported():
     report = audit_mechanism(mech, DATA, np.random.default_rng(0), n=4_000)
     assert report.inputs["reproducible"] is False
     assert "NOT REPRODUCIBLE" in report.table()
+    assert "NOT REPRODUCIBLE" in report._repr_html_()  # the notebook's view says it too
 
 
 def test_A10_cost_per_draw_is_measured_by_a_pilot():

@@ -365,6 +365,7 @@ def test_A6_a_release_that_never_reads_its_data_says_so_in_the_report():
     assert rep.verdict is Verdict.NO_EVIDENCE  # a release of no data is private, but vacuous
     assert rep.inputs["data_read"] is False
     assert "DATA NOT READ: on every one of the" in rep.table()
+    assert "DATA NOT READ: on every one of the" in rep._repr_html_()  # what a notebook shows
     good = audit_mechanism(GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5),
                            default_dataset(12), np.random.default_rng(0), n=2_000)
     assert "data_read" not in good.inputs and "DATA NOT READ" not in good.table()
