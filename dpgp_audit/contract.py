@@ -196,7 +196,8 @@ def inside_span_p(inside: int, span_group: int, other: int) -> float:
 
 def independent_releases(mechanism: object, data: Dataset, rng: np.random.Generator,
                          rows: int = INDEPENDENCE_ROWS,
-                         call_rows: int = INDEPENDENCE_CALL_ROWS) -> None:
+                         call_rows: int = INDEPENDENCE_CALL_ROWS,
+                         stop: Callable[[], bool] | None = None) -> None:
     """Refuse a ``sample`` whose rows are not independent releases of one law.
 
     The contract's ``n`` rows are ``n`` independent releases, so a row's law may not depend
@@ -227,7 +228,9 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
     generator it is handed; one whose draws ignore it (a generator of its own seeded from
     the data) releases the same rows on every call, a deterministic release the auditors
     certify as such. A mechanism that refuses ``data`` (a plain ``ValueError``) is left
-    to the auditors.
+    to the auditors, and so is the rest of the probe once ``stop()`` (the runner's time
+    guard) is true between calls: a mechanism slow enough for that meets the guard again
+    in the first part, which says it fired.
 
     Raises
     ------
@@ -237,7 +240,11 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
     r_call, r_again, r_ties, *r_single = rng.spawn(rows + 3)
     try:
         many = checked_sample(mechanism, data, call_rows, r_call)
-        single = [checked_sample(mechanism, data, 1, r) for r in r_single]
+        single = []
+        for r in r_single:
+            if stop is not None and stop():  # the guard fired: the parts report it
+                return
+            single.append(checked_sample(mechanism, data, 1, r))
     except ContractError:
         raise
     except ValueError:  # the data is refused: the auditors say so

@@ -435,9 +435,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     others = [p.name for p in steps if p.name not in rngs]
     if others:  # spawned last: the built-in parts' streams are unchanged
         rngs.update(zip(others, rng.spawn(len(others)), strict=True))
-    if any(p.name not in _MODEL_ONLY for p in steps):  # the rows every sampling part counts
-        (rng_rows,) = rng.spawn(1)  # after every part's stream: none of them changes
-        independent_releases(mechanism, data, rng_rows)
+    # the rows every sampling part counts are probed once, before the first such part runs
+    rng_rows = rng.spawn(1)[0] if any(p.name not in _MODEL_ONLY for p in steps) else None
     state = AuditState(pairs=pairs)
     ctx = AuditContext(mechanism=mechanism, data=data, claim=claim, settings=settings,
                        rngs=rngs, executor=executor, alpha_share=alpha,
@@ -458,6 +457,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
             if bar is not None:
                 bar.set_postfix_str(part.name)
             res = part.needs(mechanism, relation)
+            if res is None and rng_rows is not None and part.name not in _MODEL_ONLY \
+                    and not guard.expired():
+                independent_releases(mechanism, data, rng_rows, stop=guard)
+                rng_rows = None  # once per audit
             if res is None and guard.expired():  # a part that has not started is not run
                 res = guard.record(part.name, "the audit, before this part started")["message"]
             elif res is None:

@@ -106,6 +106,29 @@ def test_the_guard_stops_the_blackbox_part_explicitly_inconclusive():
     assert rep.as_dict()["guard"]["time_guard_s"] == 30.0
 
 
+class TenSecondsACall(GaussianSumMechanism):
+    """P.1, whose every sample() call advances a fake clock by ten seconds, and counts."""
+
+    now = [0.0]
+    calls = [0]
+
+    def sample(self, data, n, rng):
+        TenSecondsACall.now[0] += 10.0
+        TenSecondsACall.calls[0] += 1
+        return super().sample(data, n, rng)
+
+
+def test_the_independence_probe_stops_at_the_guard_and_the_report_says_it_fired():
+    mech = TenSecondsACall(d=1.0, epsilon=1.0, delta=1e-5)
+    TenSecondsACall.now[0], TenSecondsACall.calls[0] = 0.0, 0
+    rep = audit_mechanism(mech, default_dataset(), np.random.default_rng(3),
+                          auditors=("blackbox",), n=20_000, time_guard_s=30.0,
+                          clock=lambda: TenSecondsACall.now[0])
+    # the probe's 34 calls would be 340 fake seconds: it stops once the guard has fired
+    assert TenSecondsACall.calls[0] <= 5
+    assert rep.guard_fired and rep.verdict is Verdict.INCONCLUSIVE
+
+
 def test_a_violation_stands_when_the_guard_fires_afterwards():
     # the sensitivity witness and the exact auditor certify first; the guard then stops the
     # sample-based parts, which cannot weaken a certified violation
