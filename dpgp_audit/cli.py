@@ -460,27 +460,11 @@ def _raise_if_user_code(err: Exception, mech: object, origin: dict | None) -> No
     During the audit a user's ``sample`` meets datasets the probe did not (the generated
     neighbours: domain ends, full swings); an exception other than ``ValueError`` (which
     means "this dataset is refused") raised there is the user's code failing, so the
-    message says where instead of reporting an internal error of the kit (exit 3).
-    """
-    from dpgp_audit.adapters.loading import LoadError, failure_in_file
-
-    if origin is None or not origin.get("path"):
-        return
-    where = failure_in_file(err, origin["path"])
-    if where is not None:
-        raise LoadError(f"{type(mech).__name__}.sample failed during the audit: {where}; a "
-                        "mechanism must release, or refuse with a ValueError, every dataset "
-                        "in its declared domain, the generated neighbours included", err) \
-            from None
-
-
-def _raise_if_user_value_error(err: ValueError, mech: object, origin: dict | None) -> None:
-    """A ``LoadError`` naming the user's line when a ``ValueError`` of theirs ended the audit.
-
-    The auditors read a ``ValueError`` from ``sample`` as "this dataset is refused" where
-    they try a dataset; one that escapes them came where a refusal cannot be taken (a
-    dataset already released for, as when a privacy accountant inside ``sample`` runs out
-    of budget after some calls), and its bare message would not say whose it is.
+    message says where instead of reporting an internal error of the kit (exit 3). A
+    ``ValueError`` of the user's that escapes the auditors came where a refusal cannot be
+    taken (a dataset already released for, as when a privacy accountant inside ``sample``
+    runs out of budget after some calls), and its bare message would not say whose it is.
+    The kit's own errors (``ContractError``, ``LoadError``) already say so.
     """
     from dpgp_audit.adapters.loading import LoadError, failure_in_file
     from dpgp_audit.contract import ContractError
@@ -488,11 +472,17 @@ def _raise_if_user_value_error(err: ValueError, mech: object, origin: dict | Non
     if isinstance(err, ContractError | LoadError) or origin is None or not origin.get("path"):
         return
     where = failure_in_file(err, origin["path"])
-    if where is not None:
-        raise LoadError(f"{type(mech).__name__} raised during the audit: {where}; the auditors "
-                        "read a ValueError as a refusal only where they try a dataset, and a "
+    if where is None:
+        return
+    name = type(mech).__name__
+    if isinstance(err, ValueError):
+        raise LoadError(f"{name} raised during the audit: {where}; the auditors read a "
+                        "ValueError as a refusal only where they try a dataset, and a "
                         "mechanism must answer alike on every call (an accountant that runs "
                         "out of budget stops the audit)", err) from None
+    raise LoadError(f"{name}.sample failed during the audit: {where}; a mechanism must "
+                    "release, or refuse with a ValueError, every dataset in its declared "
+                    "domain, the generated neighbours included", err) from None
 
 
 def _output_size(mech: object, data: object, rng: object) -> int:
@@ -769,7 +759,7 @@ def _run_audit(args: argparse.Namespace) -> int:
                 time_guard_s=args.time_guard_s, executor=executor,
                 cost_per_draw_s=getattr(entry, "declared_cost_per_draw_s", None))
         except ValueError as err:
-            _raise_if_user_value_error(err, mech, origins.get(entry.id))
+            _raise_if_user_code(err, mech, origins.get(entry.id))
             raise  # main() words the kit's own input checks already
         except (ImportError, MemoryError):
             raise  # main() words these already

@@ -87,9 +87,12 @@ def checked_sample(mechanism: object, data: Dataset, n: int,
             "read-only, so that no call can change the data the next call sees: copy "
             "before changing them, e.g. y = np.array(data.y)") from err
     if out.ndim == 0 or out.shape[0] != n:
-        got = f"shape {out.shape}" if out.ndim else \
-            f"a {type(out.item()).__name__} object, not an array of rows" \
-            if out.dtype.kind == "O" and not isinstance(out.item(), int | float) else "a scalar"
+        if out.ndim:
+            got = f"shape {out.shape}"
+        elif out.dtype.kind == "O" and not isinstance(out.item(), int | float):
+            got = f"a {type(out.item()).__name__} object, not an array of rows"  # a generator
+        else:
+            got = "a scalar"
         rows = f"{n} row" + ("s" if n != 1 else "")
         raise ContractError(f"{call} returned {got}; the contract asks for {rows}, one "
                             f"release each: shape ({n}, ...)")
@@ -202,7 +205,7 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
 
     The contract's ``n`` rows are ``n`` independent releases, so a row's law may not depend
     on how many rows are drawn with it. The auditors count every row as one release, and
-    two hurried forms break that:
+    three hurried forms break that:
 
     * one noise draw broadcast over the rows (``rng.normal()`` added to an ``(n, d)``
       array): a call's rows are one release repeated, and counting them as ``n`` turns a
@@ -238,17 +241,14 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
         Naming which form the rows take and what to do instead.
     """
     r_call, r_again, r_ties, *r_single = rng.spawn(rows + 3)
-    try:
-        many = checked_sample(mechanism, data, call_rows, r_call)
-        single = []
-        for r in r_single:
-            if stop is not None and stop():  # the guard fired: the parts report it
-                return
-            single.append(checked_sample(mechanism, data, 1, r))
-    except ContractError:
-        raise
-    except ValueError:  # the data is refused: the auditors say so
-        return
+    many = _drawn(mechanism, data, call_rows, r_call)
+    single = []
+    for r in r_single:
+        if many is None or (stop is not None and stop()):  # refused, or the guard fired:
+            return  # the auditors and the parts say so
+        single.append(_drawn(mechanism, data, 1, r))
+        if single[-1] is None:
+            return
     same_release_shape(mechanism, [many, *single], neighbours=False)
     ones = np.concatenate(single, axis=0)
 
@@ -270,14 +270,9 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
     same_single = repeats(ones[1:], ones[0])
     if 4 * within_group_repeats_p(same_single, rows - 1, repeats(many, ones[0]),
                                   call_rows) < INDEPENDENCE_P:
-        try:
-            again = checked_sample(mechanism, data, call_rows, r_again)
-        except ContractError:
-            raise
-        except ValueError:
-            return
-        if np.array_equal(again, many):  # draws that ignore the generator: the auditors'
-            return
+        again = _drawn(mechanism, data, call_rows, r_again)
+        if again is None or np.array_equal(again, many):  # draws that ignore the generator:
+            return  # a deterministic release, the auditors' to certify
         raise ContractError(
             f"{call}(data, 1, rng) returned the same release on {same_single + 1} of {rows} "
             f"calls with different generators, while a call of {call_rows} rows varies: a "
@@ -286,6 +281,19 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
             "rows the auditors would see are not independent releases of it. Draw every "
             "row's noise independently of the others")
     _same_spread(call, many, ones, r_ties)
+
+
+def _drawn(mechanism: object, data: Dataset, n: int,
+           rng: np.random.Generator) -> np.ndarray | None:
+    """:func:`checked_sample`, or ``None`` when ``sample`` refuses ``data`` (a plain
+    ``ValueError``: the auditors report refusals); a :class:`ContractError` travels on.
+    """
+    try:
+        return checked_sample(mechanism, data, n, rng)
+    except ContractError:
+        raise
+    except ValueError:
+        return None
 
 
 def _same_spread(call: str, many: np.ndarray, ones: np.ndarray,
