@@ -17,7 +17,12 @@ scale of its correct twin:
   inversion); twin ``P.2/laplace-sum-secure`` (Mironov's snapping mechanism);
 * ``"laplace-inverse-cdf"``: ``q − b · sign(u) · log(1 − 2|u|)``, ``u = U − ½``; same twin;
 * ``"gaussian-box-muller"``: ``q + σ · sqrt(−2 log(1 − U₁)) · cos(2π U₂)``; twin
-  ``P.1/gaussian-sum-secure`` (the exact discrete Gaussian on a power-of-two grid).
+  ``P.1/gaussian-sum-secure`` (the exact discrete Gaussian on a power-of-two grid);
+* ``"laplace-float32"``: numpy's own Laplace draw, with the sum and the release computed in
+  float32 (a hurried memory saving): the same leak on float32's 24-bit grid, which the
+  float64 view of the outputs hides unless the test reads them at their own precision
+  (:func:`~dpgp_audit.audit.blackbox.scores.release_format_bits`); twin
+  ``P.2/laplace-sum-secure``.
 
 U is ``rng.random()``, a multiple of 2⁻⁵³ in [0, 1). The query, its sensitivity bound and
 (for the Gaussian) ``mean``/``cov`` are right, so the sensitivity and white-box auditors
@@ -50,6 +55,7 @@ SAMPLERS: dict[str, str] = {
     "laplace-log": "P.2/laplace-sum-secure",
     "laplace-inverse-cdf": "P.2/laplace-sum-secure",
     "gaussian-box-muller": "P.1/gaussian-sum-secure",
+    "laplace-float32": "P.2/laplace-sum-secure",
 }
 
 
@@ -117,7 +123,10 @@ class TextbookNoiseSum:
         return np.array([math.fsum(self.domain.targets(check_dataset(data).y))])
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` releases ``q + noise``, shape (n, 1), the noise as the textbook writes it."""
+        """``n`` releases ``q + noise``, shape (n, 1), the noise as the textbook writes it.
+
+        ``"laplace-float32"`` computes and returns them in float32.
+        """
         n = check_positive_int("n", n)
         rng = check_rng(rng)
         q = self.query(data)[0]
@@ -128,6 +137,9 @@ class TextbookNoiseSum:
         elif self.sampler == "laplace-inverse-cdf":
             u = rng.random(n) - 0.5
             noise = -b * np.sign(u) * np.log(1.0 - 2.0 * np.abs(u))
+        elif self.sampler == "laplace-float32":
+            noise32 = rng.laplace(0.0, b, n).astype(np.float32)
+            return (np.float32(q) + noise32)[:, None]  # float32 arithmetic, float32 release
         else:
             u1, u2 = 1.0 - rng.random(n), rng.random(n)
             noise = b * np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)

@@ -310,7 +310,8 @@ def _float_support() -> list[Bug]:
 
     titles = {"laplace-log": "Laplace sum, noise b*sign*(-log(1-U)) in floats",
               "laplace-inverse-cdf": "Laplace sum, inverse-CDF noise in floats",
-              "gaussian-box-muller": "Gaussian sum, Box-Muller noise in floats"}
+              "gaussian-box-muller": "Gaussian sum, Box-Muller noise in floats",
+              "laplace-float32": "Laplace sum computed and released in float32"}
     return [Bug(f"planted/{name}", "A.5", f"BUG: {titles[name]} (low bits leak the sum)",
                 fs.build_textbook(name), default_dataset,
                 dict(_GAUSS) if name.startswith("gaussian") else dict(_PURE), twin,

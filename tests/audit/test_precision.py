@@ -258,6 +258,27 @@ def test_A7_float_structure_separates_the_2_pow_minus_53_grid(rng):
     assert len(set(codes[:, 1]) & set(codes[:, 0])) == 0  # coordinates never collide
 
 
+def test_A7_release_format_bits_reads_the_narrowest_ieee_format(rng):
+    from dpgp_audit.audit.blackbox.scores import release_format_bits
+
+    x = rng.laplace(0.0, 2.0, 500)
+    assert release_format_bits(x) == 53
+    assert release_format_bits(x.astype(np.float32)) == 24
+    assert release_format_bits(x.astype(np.float16)) == 11
+    # one float64 output among float32 ones, on either side, keeps the float64 view
+    assert release_format_bits(x.astype(np.float32), x[:1]) == 53
+    assert release_format_bits(np.zeros(3), np.array([np.inf])) == 53  # nothing to read
+
+
+def test_A7_float32_structure_counts_trailing_bits_of_the_float32_significand(rng):
+    x = rng.uniform(0.25, 0.5, 2000).astype(np.float32)  # exponent −1: float32 spacing 2⁻²⁵
+    on_grid = np.ldexp(x.astype(float), 24) == np.round(np.ldexp(x.astype(float), 24))
+    t64 = float_structure(x[:, None])[:, 0] % (FLOAT_TRAILING_CAP + 1)
+    t32 = float_structure(x[:, None], 24)[:, 0] % (FLOAT_TRAILING_CAP + 1)
+    assert np.all(t64 == FLOAT_TRAILING_CAP)  # float64's view: one category for all
+    assert np.array_equal(on_grid, t32 >= 1)  # float32's: the 2⁻²⁴ grid is a category
+
+
 @pytest.mark.parametrize("relation", [outputs_only(1.0), outputs_only(2.0), whole_rows(1.0)])
 def test_A7_support_pairs_are_neighbours_in_the_domain(relation):
     data = default_dataset()

@@ -30,18 +30,20 @@ def _zero_pair() -> tuple[Dataset, Dataset]:
     return zeros, zeros.with_target(0, 1.0)
 
 
-def _off_grid_below_half(x: np.ndarray) -> np.ndarray:
-    x = np.ravel(x)
-    scaled = np.ldexp(x, 53)
+def _off_grid_below_half(x: np.ndarray, bits: int = 53) -> np.ndarray:
+    """Outputs in (−½, ½) off the grid of 2^-bits (the spacing of [1, 2) at that precision)."""
+    x = np.ravel(np.asarray(x, dtype=float))
+    scaled = np.ldexp(x, bits)
     return (np.abs(x) < 0.5) & (scaled != np.round(scaled))
 
 
 @pytest.mark.parametrize("sampler", sorted(SAMPLERS))
 def test_A5_textbook_outputs_off_the_grid_are_impossible_from_q_1(sampler, rng):
     mech = TextbookNoiseSum(d=1.0, epsilon=1.0, sampler=sampler)
+    bits = 24 if sampler.endswith("float32") else 53  # Sterbenz in the release's own format
     d0, d1 = _zero_pair()
-    from_0 = _off_grid_below_half(mech.sample(d0, 20_000, rng))
-    from_1 = _off_grid_below_half(mech.sample(d1, 20_000, rng))
+    from_0 = _off_grid_below_half(mech.sample(d0, 20_000, rng), bits)
+    from_1 = _off_grid_below_half(mech.sample(d1, 20_000, rng), bits)
     assert not from_1.any()  # Sterbenz: impossible, on every draw
     assert from_0.mean() > 0.02  # about 0.05 (Gaussian, sigma 3.7) to 0.2 (Laplace, b 1)
 
@@ -51,6 +53,16 @@ def test_A5_secure_twins_release_on_one_fixed_grid(twin, rng):
     mech, data = get(twin).make()
     for d in _zero_pair():
         x = np.ravel(mech.sample(d, 2_000, rng))
+        assert not _off_grid_below_half(x).any()
+
+
+def test_A5_the_float32_sampler_releases_float32_and_hides_below_the_float64_grid(rng):
+    # what made it invisible before the test read outputs at their own precision: every
+    # output, widened to float64, lies on the 2^-53 grid below one half, from q = 0 and 1
+    mech = TextbookNoiseSum(d=1.0, epsilon=1.0, sampler="laplace-float32")
+    for d in _zero_pair():
+        x = mech.sample(d, 5_000, rng)
+        assert x.dtype == np.float32
         assert not _off_grid_below_half(x).any()
 
 

@@ -95,17 +95,24 @@ def _on_grid(mech_id: str, mech: object, data: Dataset, rng: np.random.Generator
     if F is None and mech_id != "R.2/dpsetconv":  # rounded coordinate by coordinate: exact
         np.testing.assert_array_equal(units, np.rint(units), err_msg=mech_id)
         return
-    # F applied to a grid vector R: recovering R = F⁺ out loses the product's rounding,
-    # |fl(F R) − F R| ≤ (r + 2) u |F| |R| (Higham §3.5), amplified by |F⁺|; a coordinate
-    # is checked where that bound is below 0.05 grid units (ill-conditioned directions of
-    # F are not recoverable from the floats, whatever the release)
+    # F applied to a grid vector R: recovering R as F⁺ out (F⁺ as computed) differs from R
+    # by three float errors, each bounded (Higham §3.5, γ_m ≈ (m + 2) u for a dot product of
+    # length m): the release's product, |fl(F R) − F R| ≤ γ_r |F| |R|, carried by |F⁺|; the
+    # recovery's own product, ≤ γ_k |F⁺| |out|; and F⁺ F ≠ I for the computed F⁺, ≤ |F⁺ F − I|
+    # |R|, with F⁺ F − I itself as computed (plus γ_r |F⁺| |F|). A coordinate is checked where
+    # the sum is below 0.05 grid units (ill-conditioned directions of F are not recoverable
+    # from the floats, whatever the release)
     if F is None:  # R.2: the Kronecker factor; its recovery error is far below 1e-6 units
         np.testing.assert_allclose(units, np.rint(units), rtol=0, atol=1e-6, err_msg=mech_id)
         return
     u = 2.0**-53
+    k, r = F.shape
+    P = factor_pinv(F)
     R = np.rint(units) * grid
-    e = (F.shape[1] + 2) * u * (np.abs(R) @ np.abs(F).T)
-    bound = (e @ np.abs(factor_pinv(F)).T) / grid + (F.shape[1] + 2) * u * np.abs(units)
+    product = ((r + 2) * u * (np.abs(R) @ np.abs(F).T)) @ np.abs(P).T
+    recovery = (k + 2) * u * (np.abs(out - offset) @ np.abs(P).T)
+    identity = np.abs(P @ F - np.eye(r)) + (r + 2) * u * (np.abs(P) @ np.abs(F))
+    bound = (product + recovery + np.abs(R) @ identity.T) / grid
     testable = bound < 0.05
     assert testable.mean() > 0.5, (mech_id, float(testable.mean()))
     assert np.all(np.abs(units - np.rint(units))[testable] <= 2 * bound[testable] + 1e-9), mech_id

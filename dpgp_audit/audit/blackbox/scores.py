@@ -82,6 +82,7 @@ __all__ = [
     "fit_score",
     "fixed_score",
     "float_structure",
+    "release_format_bits",
     "float_support_evidence",
     "ledoit_wolf",
     "looks_discrete",
@@ -947,15 +948,48 @@ FLOAT_TRAILING_CAP = 4
 _FLOAT_STRIDE = 1 << 14  # category codes of one coordinate (exponent x trailing bits) fit
 _FLOAT_ZERO = _FLOAT_STRIDE - 1
 _FLOAT_NONFINITE = _FLOAT_STRIDE - 2
+#: Significand bits of the IEEE binary formats a release may be computed in before numpy
+#: widens it to float64: binary64, binary32, binary16.
+_SIGNIFICAND_BITS = (53, 24, 11)
 
 
-def float_structure(X: np.ndarray) -> np.ndarray:
+def _trailing_zeros(A: np.ndarray) -> np.ndarray:
+    """Trailing zero bits of the float64 significand of ``|A|`` (finite, non-zero entries)."""
+    m, _ = np.frexp(A)
+    sig = np.ldexp(m, 53).astype(np.int64)
+    low = sig & -sig  # lowest set bit (sig > 0 for non-zero finite values)
+    return np.frexp(np.where(low > 0, low, 1).astype(float))[1] - 1
+
+
+def release_format_bits(*outputs: np.ndarray) -> int:
+    """Significand bits the outputs were computed with: 53, or 24 / 11 when every one fits.
+
+    A release computed in float32 (or float16) and widened to float64 leaves the last 29
+    (42) significand bits of every output zero, so on the float64 grid its outputs all
+    share one trailing-zero category and a support difference at *its* precision is
+    invisible (issue 20 §4). The narrowest IEEE format holding every non-zero finite
+    output of all arrays is returned (53 when none is narrower, or no output is non-zero).
+    """
+    zeros = [_trailing_zeros(a[np.isfinite(a) & (a != 0)]) for a in
+             (np.abs(np.asarray(x, dtype=float)).ravel() for x in outputs)]
+    zeros = [z for z in zeros if z.size]
+    if not zeros:
+        return 53
+    tz = int(min(int(z.min()) for z in zeros))
+    return min(b for b in _SIGNIFICAND_BITS if 53 - b <= tz)
+
+
+def float_structure(X: np.ndarray, bits: int = 53) -> np.ndarray:
     """Category code of each output coordinate: (binary exponent, trailing zero bits ∧ 4).
 
     Parameters
     ----------
     X
         Outputs, shape ``(n, …)``; flattened to ``(n, k)`` and read as float64.
+    bits
+        Significand bits of the format the release was computed in
+        (:func:`release_format_bits`): the trailing zeros are counted within those bits,
+        so a float32 release's categories are those of its own grid.
 
     Returns
     -------
@@ -968,14 +1002,13 @@ def float_structure(X: np.ndarray) -> np.ndarray:
     -----
     ``frexp`` gives ``|x| = m·2^e`` with ``m ∈ [½, 1)``; ``m·2^53`` is the integer
     significand (exact, subnormals included), and its lowest set bit counts the
-    trailing zeros. The code is ``(e + 1100)·5 + min(t, 4)``.
+    trailing zeros; ``t`` counts those beyond the ``53 − bits`` a narrower format leaves
+    zero. The code is ``(e + 1100)·5 + min(t, 4)``.
     """
     A = np.abs(np.asarray(X, dtype=float).reshape(np.shape(X)[0], -1))
     finite = np.isfinite(A)
-    m, e = np.frexp(np.where(finite, A, 1.0))
-    sig = np.ldexp(m, 53).astype(np.int64)
-    low = sig & -sig  # lowest set bit (sig > 0 for non-zero finite values)
-    t = np.frexp(np.where(low > 0, low, 1).astype(float))[1] - 1
+    e = np.frexp(np.where(finite, A, 1.0))[1]
+    t = np.maximum(_trailing_zeros(np.where(finite & (A != 0), A, 1.0)) - (53 - bits), 0)
     code = (np.clip(e, -1100, 1100) + 1100) * (FLOAT_TRAILING_CAP + 1) \
         + np.minimum(t, FLOAT_TRAILING_CAP)
     code = np.where(A == 0, _FLOAT_ZERO, np.where(finite, code, _FLOAT_NONFINITE))
@@ -1001,11 +1034,12 @@ class FloatSupportScore:
     values: np.ndarray
     sign: float = 1.0
     pooled: bool = False
+    bits: int = 53  # the release's significand bits, read off the fitting outputs
     name: str = "float-support (exponent x trailing bits, categorical)"
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """Score each row of ``X``."""
-        codes = float_structure(X)
+        codes = float_structure(X, self.bits)
         if self.pooled:
             codes = _pooled(codes)
         pos = np.minimum(np.searchsorted(self.keys, codes), self.keys.size - 1)
@@ -1024,16 +1058,18 @@ def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0, *,
 
     ``pooled=True``: one category table over all coordinates.
     """
-    c0, c1 = float_structure(X0).ravel(), float_structure(X1).ravel()
+    bits = release_format_bits(X0, X1)
+    c0, c1 = float_structure(X0, bits).ravel(), float_structure(X1, bits).ravel()
     if pooled:
         c0, c1 = _pooled(c0), _pooled(c1)
     keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
     n0 = np.bincount(inv[: c0.size], minlength=keys.size)
     n1 = np.bincount(inv[c0.size:], minlength=keys.size)
     vals = np.log((n1 + 0.5) / (n0 + 0.5)) - math.log(np.shape(X1)[0] / np.shape(X0)[0])
-    name = FloatSupportScore.name + (", pooled over coordinates" if pooled else "")
+    name = FloatSupportScore.name + (", pooled over coordinates" if pooled else "") + \
+        (f", in {bits}-bit significands" if bits != 53 else "")
     return FloatSupportScore(keys=keys, values=vals, sign=float(sign), pooled=pooled,
-                             name=name)
+                             bits=bits, name=name)
 
 
 def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
@@ -1054,7 +1090,8 @@ def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
     is rare in each coordinate and frequent in all of them. Used to rank pairs; it
     certifies nothing.
     """
-    c0, c1 = float_structure(X0), float_structure(X1)
+    bits = release_format_bits(X0, X1)
+    c0, c1 = float_structure(X0, bits), float_structure(X1, bits)
     per_coordinate = _support_bits(c0.ravel(), c1.ravel(), c0.shape[0], c1.shape[0])
     # pooled: every coordinate's output one more draw of the same categories
     pooled = _support_bits(_pooled(c0).ravel(), _pooled(c1).ravel(),
