@@ -92,6 +92,8 @@ NOT_ADDITIVE: dict[str, str] = {
     "planted/laplace-log": "a float sampler flaw: the low bits of -log(1-U) leak the sum (A.7)",
     "planted/laplace-inverse-cdf": "a float sampler flaw: inverse-CDF noise in floats (A.7)",
     "planted/gaussian-box-muller": "a float sampler flaw: Box-Muller noise in floats (A.7)",
+    "planted/laplace-float32": "a float flaw: sum and noise in float32; affine in the noise "
+                               "to float32's precision, at the claim there (A.7)",
     "planted/statdp-noisy-max-value": "noisy max: an argmax and its noisy value",
     "planted/statdp-noisy-max-exp-value": "noisy max with exponential noise: an argmax",
     "planted/statdp-svt3": "SVT: the release is a pattern of threshold tests",
