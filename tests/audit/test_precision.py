@@ -15,6 +15,7 @@ seeds in development, smallest bound 1.7).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -356,6 +357,35 @@ def test_A7_support_test_is_on_unless_turned_off(rng):
     assert off.verdict is Verdict.NO_EVIDENCE and "support_certified" not in off.details
     on = audit_precision(mech, data, np.random.default_rng(0), n=2_000)  # the default
     assert on.verdict is Verdict.VIOLATION and on.details["witness_test"] == "float support"
+
+
+@dataclass(frozen=True)
+class _Float32Copy:
+    """A mechanism's releases stored as float32 (exact when every value fits in 24 bits)."""
+
+    inner: object
+
+    @property
+    def claim(self):
+        return self.inner.claim
+
+    def sample(self, data, n, rng):
+        return np.asarray(self.inner.sample(data, n, rng)).astype(np.float32)
+
+
+@pytest.mark.parametrize("mech_id", ["P.2/laplace-sum", "P.2/laplace-sum-secure",
+                                     "P.1/gaussian-sum"])
+def test_A7_a_correct_release_stored_as_float32_is_not_flagged(mech_id):
+    # reading outputs at their own precision must not turn a private release into a finding:
+    # the kit's grid releases fit in float32 exactly, so the copy is the same release
+    mech, data = get(mech_id).make()
+    copy = _Float32Copy(mech)
+    x = mech.sample(data, 200, np.random.default_rng(0))
+    assert np.array_equal(np.asarray(copy.sample(data, 200, np.random.default_rng(0)),
+                                     dtype=float), x)
+    for seed in (1, 2):
+        r = audit_precision(copy, data, np.random.default_rng(seed), n=5_000)
+        assert r.verdict is not Verdict.VIOLATION, r.details.get("support_certified")
 
 
 # --------------------------------------------------------------------------- issue 20 §3
