@@ -1047,6 +1047,12 @@ class FloatSupportScore:
         return np.max(v, axis=1) if v.shape[1] else np.zeros(v.shape[0])
 
 
+def _structures(X0: np.ndarray, X1: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """The two sides' :func:`float_structure` codes, read at their common format's precision."""
+    bits = release_format_bits(X0, X1)
+    return bits, float_structure(X0, bits), float_structure(X1, bits)
+
+
 def _pooled(codes: np.ndarray) -> np.ndarray:
     """Category codes of :func:`float_structure` with the coordinate dropped (pooled)."""
     return codes % _FLOAT_STRIDE
@@ -1058,8 +1064,8 @@ def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0, *,
 
     ``pooled=True``: one category table over all coordinates.
     """
-    bits = release_format_bits(X0, X1)
-    c0, c1 = float_structure(X0, bits).ravel(), float_structure(X1, bits).ravel()
+    bits, c0, c1 = _structures(X0, X1)
+    c0, c1 = c0.ravel(), c1.ravel()
     if pooled:
         c0, c1 = _pooled(c0), _pooled(c1)
     keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
@@ -1090,8 +1096,7 @@ def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
     is rare in each coordinate and frequent in all of them. Used to rank pairs; it
     certifies nothing.
     """
-    bits = release_format_bits(X0, X1)
-    c0, c1 = float_structure(X0, bits), float_structure(X1, bits)
+    _, c0, c1 = _structures(X0, X1)
     per_coordinate = _support_bits(c0.ravel(), c1.ravel(), c0.shape[0], c1.shape[0])
     # pooled: every coordinate's output one more draw of the same categories
     pooled = _support_bits(_pooled(c0).ravel(), _pooled(c1).ravel(),
