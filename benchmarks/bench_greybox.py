@@ -3,7 +3,8 @@
 Three parts, each with the targets of issue 21 §3:
 
 1. **Planted bugs** (every ``planted/…`` of the zoo, several seeds): what A.9 finds on the
-   generated neighbour pairs of the bug's default data, the most coupled runs it made on
+   generated neighbour pairs of the bug's default data and the pairs its structure-boundary
+   search adds (as on the default path), the most coupled runs it made on
    one pair, and its exact ε beside the zoo's true ε. Target: every bug whose loss comes
    through **additive noise** (:data:`ADDITIVE`, each with its reason; the others are in
    :data:`NOT_ADDITIVE` with theirs) is flagged — a definitive violation or a lead — with
@@ -33,6 +34,7 @@ import _common  # noqa: F401  (BLAS on one thread)
 import numpy as np
 
 from dpgp_audit import catalogue
+from dpgp_audit.audit.boundary import with_boundaries
 from dpgp_audit.audit.greybox import couple_pairs
 from dpgp_audit.audit.neighbours import domain_y_bound, neighbour_pairs
 from dpgp_audit.bugs import zoo
@@ -57,6 +59,8 @@ ADDITIVE: dict[str, str] = {
     "planted/classical-large-eps": "Gaussian sum, classical formula at eps = 20",
     "planted/hall-large-eps": "GP mean + GP-shaped noise, Hall calibration at eps = 20",
     "planted/data-dependent-hyperparams": "GP mean + noise whose amplitude is fitted on y",
+    "planted/lengthscale-from-data": "GP mean + GP-shaped noise for a lengthscale chosen on "
+                                     "y (the structure-boundary search finds the flip)",
     "planted/fixed-seed": "Gaussian sum whose noise comes from a fixed seed",
     "planted/laplace-l2": "16-dim sum + Laplace noise calibrated with L2",
     "planted/s18-delta-no-sqrt": "cloaking: mean + N(0, M), M too small",
@@ -115,10 +119,14 @@ def _fmt(v: float) -> str:
 def _survey(mech, data, seed: int):
     # the default path's pairs: a move that would leave a declared domain is moved to its
     # bound (audit/runner.py), so the pairs stay legal
+    # and, as there, the structure-boundary search after the survey (audit/boundary.py)
+    y_bound = domain_y_bound(mech.claim, mech)
     pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(seed),
-                            y_bound=domain_y_bound(mech.claim, mech))
+                            y_bound=y_bound)
     t = time.perf_counter()
-    sv = couple_pairs(mech, pairs, np.random.default_rng(10_000 + seed))
+    rng = np.random.default_rng(10_000 + seed)
+    sv = couple_pairs(mech, pairs, rng)
+    sv, _ = with_boundaries(mech, sv, data, mech.claim.relation, rng, y_bound=y_bound)
     return sv, time.perf_counter() - t
 
 

@@ -109,6 +109,7 @@ __all__ = [
     "noise_design",
     "output_grid",
     "rank_pairs_by_coupling",
+    "same_structure",
 ]
 
 #: Samplers whose draws can enter a release additively with a known law.
@@ -553,6 +554,35 @@ def _compare_logs(log0: DrawLog, log1: DrawLog) -> tuple[str, str, float]:
                                  f"the data ({float(u.min()):.4g} under D, "
                                  f"{float(v.min()):.4g} under D')"), math.sqrt(2.0) * size
     return "", "", 0.0
+
+
+#: Two coupled releases share their noise structure when their difference varies across
+#: the releases of one call by at most this fraction of the releases' own spread: the
+#: kit's float-safe grids (about sd/1500) move a difference by two grid steps at most.
+STRUCTURE_RTOL = 2.0**-6
+
+
+def same_structure(run: CoupledRun, rtol: float = STRUCTURE_RTOL) -> bool:
+    """Whether D and D′ of a coupled run drew the same noise and map it the same way.
+
+    The two logs call the same samplers with the same shapes and scale parameters
+    (:func:`_compare_logs` finds nothing), and the coupled difference ``out1 − out0`` is
+    the same on every release of the call, up to ``rtol`` of the larger within-call
+    spread of each output (exactly, for an output that does not vary). Any two datasets
+    may be compared, not only neighbours: the structure-boundary search
+    (:mod:`~dpgp_audit.audit.boundary`) compares bases that differ in every row. With
+    a single release per side only the logs can be compared.
+    """
+    if _compare_logs(run.log0, run.log1)[0]:
+        return False
+    if run.n < 2:
+        return True
+    diff = run.out1 - run.out0
+    moved = np.abs(diff - diff[0]).max(axis=0)
+    spread = np.maximum(run.out0.std(axis=0), run.out1.std(axis=0))
+    scale = np.maximum(np.abs(run.out0).max(axis=0), np.abs(run.out1).max(axis=0))
+    tol = np.where(spread > 0, rtol * spread, PARAM_RTOL * np.maximum(scale, 1e-300))
+    return bool(np.all(moved <= tol))
 
 
 def _gaussian_distance(delta: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> float:
@@ -1705,6 +1735,18 @@ class CouplingSurvey:
     seconds: float = 0.0
     #: whether ``sample`` repeated itself on two generators of one seed (``None``: not run)
     reproducible: bool | None = None
+    #: what the structure-boundary search did (:mod:`~dpgp_audit.audit.boundary`), if run
+    boundary: dict | None = None
+
+    def extended(self, other: CouplingSurvey, boundary: dict | None = None) -> CouplingSurvey:
+        """One survey: these pairs, then ``other``'s (their indices shifted)."""
+        k = len(self.pairs)
+        moved = tuple(_replace(c, index=c.index + k) for c in other.couplings)
+        return dataclasses.replace(self, pairs=self.pairs + other.pairs,
+                                   couplings=self.couplings + moved,
+                                   releases=self.releases + other.releases,
+                                   seconds=self.seconds + other.seconds,
+                                   boundary=self.boundary if boundary is None else boundary)
 
     def ranked(self) -> list[tuple[NeighbourPair, PairCoupling]]:
         """Pairs by :meth:`PairCoupling.rank_key`, most distinguishable first (stable)."""
@@ -1734,6 +1776,8 @@ class CouplingSurvey:
             "scores_by_label": self.scores_by_label(),
             "note": ("leads are exploratory: they rank pairs for the white-box and black-box "
                      "auditors and never set a violation by themselves")}
+        if self.boundary is not None:
+            details["boundary"] = self.boundary
         if self.reproducible is False:  # said only when it is not: the runner reports it
             details["reproducible"] = False
         if _data_unread(self.couplings):  # said only when so: the runner reports it
@@ -1770,7 +1814,9 @@ class CouplingSurvey:
         """One ranking score per pair, in the order of :attr:`pairs`.
 
         The pair's :attr:`PairCoupling.score` — in μ-like units whatever its status
-        (exact μ or ε, a lead's distance, ``inf`` for unbounded leads) — ``-inf`` for a
+        (exact μ or ε, a lead's distance, ``inf`` for unbounded leads; a confirmed
+        definitive finding is lifted above every other pair, in its own order, so the
+        certifiers take it first) — ``-inf`` for a
         pair left unrun by the budget, ``None`` for a pair the mechanism refused, and
         and ``nan`` — the runner leaves the pair to the black-box pilot — for every pair
         without a finding as soon as one pair's score is only a few-release guess
@@ -1781,9 +1827,10 @@ class CouplingSurvey:
         # a pilot's z-scores and these μ-like scores do not mix: if some pair has only a
         # guess, the pilot ranks every pair but those with a finding (which go first)
         strong = not any(c.weak and c.status != "unchanged" for c in self.couplings)
-        return [None if c.status == "rejected" else -math.inf if c.status == "not-run"
-                else c.score if strong else math.inf if c.finding else math.nan
-                for c in self.couplings]
+        scores = [None if c.status == "rejected" else -math.inf if c.status == "not-run"
+                  else c.score if strong else math.inf if c.finding else math.nan
+                  for c in self.couplings]
+        return _violations_first(scores, self.couplings)
 
     def scores_by_label(self) -> dict[str, float | None]:
         """:meth:`pair_scores` keyed by pair label (labels that are not unique left out)."""
@@ -1792,14 +1839,31 @@ class CouplingSurvey:
                 if labels.count(lab) == 1}
 
     def top(self, k: int) -> list[tuple[NeighbourPair, float]]:
-        """The ``k`` most distinguishable pairs by :meth:`pair_scores`, for the certifiers.
+        """The ``k`` most distinguishable pairs, for the certifiers, with their scores.
 
-        Pairs the mechanism refused are left out; ties keep the pairs' order.
+        Confirmed violations first, then by score (the pair's own μ-like score is
+        returned); pairs the mechanism refused are left out; ties keep the pairs' order.
         """
         scored = [(i, -math.inf if c.status == "not-run" else c.score)
                   for i, c in enumerate(self.couplings) if c.status != "rejected"]
-        scored.sort(key=lambda t: -t[1])
+        scored.sort(key=lambda t: (self.couplings[t[0]].finding != "violation", -t[1]))
         return [(self.pairs[i], sc) for i, sc in scored[:k]]
+
+
+def _violations_first(scores: list[float | None], couplings: Sequence[PairCoupling]
+                      ) -> list[float | None]:
+    """``scores`` with every confirmed violation's finite score lifted above all the others.
+
+    A definitive finding's μ-like score (e.g. an unequal-scale pair's) can be smaller than
+    the exact μ of an additive pair within the claim; its pair is still the one to certify.
+    The lift keeps the findings' own order (the larger bound first).
+    """
+    viol = {i for i, c in enumerate(couplings) if c.finding == "violation"}
+    others = [sc for i, sc in enumerate(scores) if i not in viol and sc is not None
+              and math.isfinite(sc)]
+    lift = max([0.0, *others]) + 1.0
+    return [sc + lift if i in viol and sc is not None and math.isfinite(sc) else sc
+            for i, sc in enumerate(scores)]
 
 
 def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.Generator, *,

@@ -42,6 +42,11 @@ Issue 20 §4 adds, for the first two relations:
   allows (``a = b`` for whole rows, ``min(bound, d/2)`` for outputs only), where a
   clipped statistic that saturates on the user's data does not.
 
+The grey-box auditor adds, after its survey, pairs across a **structure boundary**
+(:class:`BasePath`, :func:`structure_paths`; the search is
+:mod:`~dpgp_audit.audit.boundary`): paths of whole datasets along which a calibration
+read off the targets can flip, and one row moved across the place where it does.
+
 Rows are chosen adversarially when the dataset is large: the most isolated
 inputs, the extreme inputs and the extreme targets, then random rows.
 
@@ -76,6 +81,7 @@ from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
 __all__ = [
     "COVERAGE_ROWS",
+    "BasePath",
     "PILOT_LEAD_Z",
     "NeighbourPair",
     "adversarial_rows",
@@ -90,6 +96,7 @@ __all__ = [
     "query_edge_pairs",
     "rank_pairs",
     "structural_pairs",
+    "structure_paths",
 ]
 
 
@@ -1140,3 +1147,109 @@ def full_swing_pairs(data: Dataset, relation: NeighbourRelation, *,
         hi, lo = base.with_target(i, a), base.with_target(i, -a)
         out.append(NeighbourPair(hi, lo, f"full swing: {label}, y[{i}] +{a:g} -> -{a:g}"))
     return out
+
+
+# --------------------------------------------------------------------------- structure paths
+@dataclass(frozen=True, eq=False)
+class BasePath:
+    """A one-parameter family of bases ``D(t) = (X, offset + t · pattern)`` (clipped to the bound).
+
+    The structure-boundary search (:mod:`~dpgp_audit.audit.boundary`) walks ``t`` from
+    ``start`` to ``stop`` looking for the place where a mechanism's noise structure changes
+    — a lengthscale, a signal variance or a branch chosen from the private targets — and
+    :meth:`boundary_pairs` turns such a place into neighbour pairs of the relation.
+    """
+
+    label: str
+    data: Dataset
+    pattern: np.ndarray
+    start: float
+    stop: float
+    bound: float | None
+    offset: np.ndarray | None = None
+
+    def at(self, t: float) -> Dataset:
+        """The base at ``t``: the data's inputs, targets ``offset + t · pattern``.
+
+        Clipped to the bound; ``offset`` is 0 unless given (a path from one pattern to
+        another).
+        """
+        y = float(t) * self.pattern if self.offset is None else self.offset + float(t) * \
+            self.pattern
+        if self.bound is not None:
+            y = np.clip(y, -self.bound, self.bound)
+        return Dataset(self.data.X, y, self.data.name)
+
+    def boundary_pairs(self, t_a: float, t_b: float, relation: NeighbourRelation,
+                       rows: int = 3) -> list[NeighbourPair]:
+        """Neighbours across a structure change between ``at(t_a)`` and ``at(t_b)``.
+
+        On each of the two bases one row moves by the relation's whole step — from
+        ``at(t_a)`` in the direction the path takes that row towards ``t_b``, from
+        ``at(t_b)`` back — for the rows with the largest pattern entries and the central
+        row. When the two bases are within a bisection's resolution of the change, a move
+        of one row pushes the statistic behind it across. Outputs only: the step is ``d``
+        inside the declared bound; whole rows: the row's target goes to ``±b`` (input kept).
+        """
+        n = self.data.n
+        order = [int(i) for i in np.argsort(-np.abs(self.pattern), kind="stable")]
+        chosen = list(dict.fromkeys(order[:max(rows - 1, 1)] + [n // 2]))[:rows]
+        if relation.kind is Neighbour.ROWS:
+            step, bound = 2.0 * float(relation.d), float(relation.d)
+        else:
+            step, bound = float(relation.d), self.bound
+        towards = 1.0 if t_b > t_a else -1.0
+        out = []
+        for i in chosen:
+            way = towards * (float(np.sign(self.pattern[i])) or 1.0)
+            for t, sign, tag in ((t_a, 1.0, "towards"), (t_b, -1.0, "back")):
+                base = self.at(t)
+                old = float(base.y[i])
+                new = _clip(old + sign * way * step, bound)
+                if new != old:
+                    out.append(NeighbourPair(base, base.with_target(i, new),
+                                             f"structure boundary: {self.label} at "
+                                             f"t={t:.9g} ({tag}); y[{i}] {new - old:+.3g}"))
+        return out
+
+
+def structure_paths(data: Dataset, relation: NeighbourRelation, *,
+                    y_bound: float | None = None) -> list[BasePath]:
+    """Paths of bases along which a calibration read off the targets can flip.
+
+    Amplitude ``A``: the declared bound (outputs only), ``b`` (whole rows), else the
+    larger of ``d`` and the data's largest |target|. Patterns: the data's own targets
+    scaled to ``A`` (``t`` from 0 to 1: a fitted lengthscale or signal variance moves with
+    the scale), alternating ``±A`` and half at ``+A``, half at ``−A`` (0 to 1: a variance),
+    every target at ``A`` (−1 to 1: a mean or a sign); and from the data's scaled targets
+    to alternating ``±A`` and to every target at ``−A``, along which the rows cross zero one
+    at a time (a count of sign changes or of positive targets, a rank). None under the
+    all-answers relation, and none for class labels (every target at ±bound), whose
+    intermediate targets are outside the domain.
+    """
+    if relation.kind is Neighbour.ANSWERS or data.n < 2 or _labels(data, y_bound):
+        return []
+    y = np.asarray(data.y, dtype=float)
+    top = float(np.max(np.abs(y)))
+    if relation.kind is Neighbour.ROWS:
+        amp = bound = float(relation.d)
+    else:
+        bound = y_bound
+        amp = float(y_bound) if y_bound is not None else max(float(relation.d), top)
+    n = data.n
+    idx = np.arange(n)
+    alt = np.where(idx % 2 == 0, 1.0, -1.0)
+    half = np.where(idx < (n + 1) // 2, 1.0, -1.0)
+    paths = []
+    own = y * (amp / top) if top > 0 else None
+    if own is not None:
+        paths.append(BasePath("the data's targets scaled", data, own, 0.0, 1.0, bound))
+    paths += [BasePath("targets alternating +-A", data, amp * alt, 0.0, 1.0, bound),
+              BasePath("half at +A, half at -A", data, amp * half, 0.0, 1.0, bound),
+              BasePath("every target at A", data, np.full(n, amp), -1.0, 1.0, bound)]
+    if own is not None:  # each row crosses zero at its own t: counts change one at a time
+        paths += [BasePath("the data's targets to alternating +-A", data, amp * alt - own,
+                           0.0, 1.0, bound, offset=own),
+                  BasePath("the data's targets to every target at -A", data, -amp - own,
+                           0.0, 1.0, bound, offset=own)]
+    return paths

@@ -386,12 +386,20 @@ class GreyBoxPart(AuditorPart):
         return Allowance(pilot_draws=MAX_RELEASES, pairs=None)
 
     def run(self, context: AuditContext) -> AuditResult:
-        """The coupled survey of every pair (confirmed findings on a second seed)."""
+        """The coupled survey of every pair (confirmed findings on a second seed).
+
+        Then the structure-boundary search (:mod:`~dpgp_audit.audit.boundary`): the pairs
+        it finds are surveyed too and appended to ``context.pairs``, for every later part.
+        """
+        from dpgp_audit.audit.boundary import with_boundaries
         from dpgp_audit.audit.greybox import couple_pairs
 
-        survey = couple_pairs(context.mechanism, context.pairs, context.rngs[self.name],
-                              claim=context.claim,
+        rng = context.rngs[self.name]
+        survey = couple_pairs(context.mechanism, context.pairs, rng, claim=context.claim,
                               max_releases=self.allowance(context.settings).pilot_draws)
+        survey, added = with_boundaries(context.mechanism, survey, context.data,
+                                        context.relation, rng, y_bound=context.settings.y_bound)
+        context.pairs.extend(added)
         return survey.result()
 
 

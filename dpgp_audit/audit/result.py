@@ -346,6 +346,15 @@ def _fmt(v: float) -> str:
     return f"{v:.4g}"
 
 
+
+def _boundary_line(b: dict | None) -> str:
+    """The structure-boundary search's part of the grey-box line (``""`` when it did not run)."""
+    if not b or "skipped" in b:
+        return ""
+    found = len(b.get("pairs", []))
+    return (f"; structure-boundary search: {len(b.get('boundaries', []))} boundary(ies), "
+            f"{found} pair(s) added, {b.get('calls')} coupled calls")
+
 def _extra_line(r: AuditResult) -> str:
     d = r.details
     if r.auditor == "blackbox" and d.get("mode") == "sequential":
@@ -384,7 +393,8 @@ def _extra_line(r: AuditResult) -> str:
         return (f"coupled runs (same seed on D and D'): {d.get('releases_per_side')} "
                 f"releases/side over {d.get('pairs')} pairs; "
                 + ", ".join(f"{k} {v}" for k, v in st.items())
-                + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory); no alpha spent")
+                + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory)"
+                + _boundary_line(d.get("boundary")) + "; no alpha spent")
     if r.auditor == "precision":
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "

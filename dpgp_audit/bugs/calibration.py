@@ -26,6 +26,8 @@ planted/gp-sup-norm                  Δ = max|C_ij|·d           (computed)   se
 planted/fixed-seed                   noise drawn once          ∞            black-box
 planted/singular-noise               rank-truncated noise cov  ∞            white-box / sensitivity
 planted/data-dependent-hyperparams   amplitude fitted on y     ∞            white-box
+planted/lengthscale-from-data        ℓ chosen on y (sample     ≥ 5.9e6      grey-box
+                                     only, float-safe)         (bound)      (boundary search)
 =================================== ========================= ============ ==============
 """
 
@@ -58,6 +60,7 @@ from dpgp_audit.privacy.domain import PublicDomain, check_linear_release, declar
 from dpgp_audit.privacy.float_release import (
     FloatRelease,
     gaussian_release,
+    gaussian_tv_bound,
     iid_gaussian_release,
     laplace_noise_exact_uniform,
     laplace_release,
@@ -69,9 +72,13 @@ __all__ = [
     "DataDependentAmplitudeGP",
     "ExponentialSelection",
     "FixedNoiseMechanism",
+    "LENGTHSCALE_GRID",
     "LaplaceLinearMechanism",
+    "LengthscaleSelectedGP",
     "LinearGaussianMechanism",
     "build_exponential",
+    "build_lengthscale_from_data",
+    "lengthscale_from_data_epsilon",
     "eq_kernel",
     "exp_realised_epsilon",
     "gaussian_true_epsilon",
@@ -521,6 +528,76 @@ class DataDependentAmplitudeGP:
             (n, self._L.shape[1])) @ self._L.T
 
 
+#: The lengthscales planted/lengthscale-from-data searches over (the twin's ℓ = 3 among them).
+LENGTHSCALE_GRID: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0)
+
+
+@dataclass(frozen=True, eq=False)
+class LengthscaleSelectedGP:
+    """BUG: the GP lengthscale is chosen on the private targets; only ``sample`` is exposed.
+
+    The release of ``A.5/gp-smoother-prior`` — posterior mean ``C_ℓ y`` at 20 public test
+    points plus ``N(0, σ_ℓ² M_ℓ)``, σ_ℓ the analytic σ of the Mahalanobis sensitivity for
+    ``ℓ`` (H §3), rounded to the public grid of the noise sd (float-safe) — with ``ℓ`` the
+    maximiser of the GP log marginal likelihood ``−½ yᵀK_ℓ⁻¹y − ½ log|K_ℓ|`` over
+    :data:`LENGTHSCALE_GRID`, the way a hurried user tunes before releasing. The
+    calibration is right for every fixed ``ℓ``; the choice is not private. On most
+    neighbours of a dataset the choice does not move and the release is exactly the
+    twin's; where one record moves it, the two releases are Gaussians of different means
+    and covariances. The choice flips at large targets too, where the two means differ in
+    proportion to the targets while the noise does not, so the loss grows with the
+    targets' scale inside the declared domain (the toolbox default ``|y| <= 1e6``):
+    :func:`lengthscale_from_data_epsilon` gives a lower bound on the true ε.
+    """
+
+    epsilon: float
+    delta: float
+    d: float = 1.0
+    select: bool = True
+
+    @property
+    def claim(self) -> ApproxDP:
+        """The (false) (ε, δ) claim, outputs only, with the float TV of the rounding."""
+        k = _GP["k"]
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
+                        domain=declared_domain(None), float_tv=gaussian_tv_bound(k, k))
+
+    def law(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and covariance of the (unrounded) release on ``data``, at its chosen ℓ."""
+        C, M = _gp_parts(data, lengthscale=self.lengthscale(data))
+        sigma = analytic_gaussian_sigma(self.epsilon, self.delta,
+                                        _mahalanobis_sensitivity(C, Mahalanobis(M), self.d))
+        return C @ np.asarray(data.y, dtype=float), sigma**2 * M
+
+    def lengthscale(self, data: Dataset) -> float:
+        """ℓ: fixed (``select=False``) or the marginal-likelihood choice on the targets."""
+        if not self.select:
+            return float(_GP["lengthscale"])
+        X, y = np.asarray(data.X, dtype=float), np.asarray(data.y, dtype=float)
+        best, chosen = -math.inf, float(_GP["lengthscale"])
+        for ell in LENGTHSCALE_GRID:
+            K = eq_kernel(X, X, ell) + _GP["noise_variance"] * np.eye(len(X))
+            cho = linalg.cho_factor(K)
+            fit = -0.5 * float(y @ linalg.cho_solve(cho, y)) \
+                - float(np.sum(np.log(np.diag(cho[0]))))
+            if fit > best:
+                best, chosen = fit, float(ell)
+        return chosen
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` float-safe releases, shape ``(n, 20)``."""
+        data = check_dataset(data)
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        C, M = _gp_parts(data, lengthscale=self.lengthscale(data))
+        sigma = analytic_gaussian_sigma(self.epsilon, self.delta,
+                                        _mahalanobis_sensitivity(C, Mahalanobis(M), self.d))
+        L = _psd_factor(M)
+        release = gaussian_release(L, sigma)
+        return release.round_linear(C, data.y, sigma * rng.standard_normal((n, L.shape[1]))
+                                    @ L.T)
+
+
 def _mahalanobis_sensitivity(C: np.ndarray, norm: Norm, d: float) -> float:
     return float(d * max(norm(C[:, i]) for i in range(C.shape[1])))
 
@@ -532,12 +609,13 @@ def _mahalanobis_sensitivity(C: np.ndarray, norm: Norm, d: float) -> float:
 _GP = {"lengthscale": 3.0, "noise_variance": 0.5, "k": 20, "jitter": 1e-3}
 
 
-def _gp_parts(data: Dataset, k: int = _GP["k"]) -> tuple[np.ndarray, np.ndarray]:
+def _gp_parts(data: Dataset, k: int = _GP["k"], lengthscale: float = _GP["lengthscale"]
+              ) -> tuple[np.ndarray, np.ndarray]:
     """(C, M): smoother weights at k test points and the prior covariance K** + jitter·I."""
     Xs = _test_points(k)
-    C = smoother_weights(data.X, Xs, lengthscale=_GP["lengthscale"],
+    C = smoother_weights(data.X, Xs, lengthscale=lengthscale,
                          noise_variance=_GP["noise_variance"])
-    M = eq_kernel(Xs, Xs, _GP["lengthscale"]) + _GP["jitter"] * np.eye(k)
+    M = eq_kernel(Xs, Xs, lengthscale) + _GP["jitter"] * np.eye(k)
     return C, M
 
 
@@ -683,6 +761,61 @@ def build_data_dependent(data: Dataset, *, epsilon: float = 1.0, delta: float = 
     sens = _mahalanobis_sensitivity(C, Mahalanobis(M), d)
     return DataDependentAmplitudeGP(C, M, analytic_gaussian_sigma(epsilon, delta, sens),
                                     epsilon, delta, d)
+
+
+def lengthscale_from_data_epsilon(data: Dataset, *, epsilon: float = 1.0, delta: float = 1e-5,
+                                  d: float = 1.0, scale: float = 1_000.0) -> float:
+    """A lower bound on the true ε at δ of ``planted/lengthscale-from-data`` (independent of
+    the auditors).
+
+    Targets on the path from ``scale`` · (alternating ±1) to ``scale`` · (all 1): the bug's
+    own choice :meth:`LengthscaleSelectedGP.lengthscale` differs at the two ends, and 60
+    bisections bring two bases of different choice together. Every move of one row by
+    ``±d`` from either base that changes the choice is a neighbour pair; along
+    ``w = (Σ₀ + Σ₁)⁻¹(μ₁ − μ₀)`` its two releases are scalar Gaussians (a post-processing),
+    and the event ``{w·x > w·μ₁}`` gives ``ε >= log(P₁ − δ) − log P₀`` (scipy's log
+    survival function). The float rounding is ignored: it moves the bound by far less than
+    its size. The largest bound over the moves is returned; it grows about as ``scale²``.
+    """
+    from scipy import stats
+
+    mech = LengthscaleSelectedGP(epsilon, delta, d)
+    n = data.n
+    alt = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+
+    def base(t: float) -> Dataset:
+        return Dataset(data.X, scale * ((1 - t) * alt + t), data.name)
+
+    lo, hi = 0.0, 1.0
+    if mech.lengthscale(base(lo)) == mech.lengthscale(base(hi)):
+        raise ValueError("the choice does not change along the path; pick another scale")
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if mech.lengthscale(base(mid)) == mech.lengthscale(base(lo)) \
+            else (lo, mid)
+    best = 0.0
+    for t in (lo, hi):
+        b0 = base(t)
+        for i in range(n):
+            for step in (d, -d):
+                b1 = b0.with_target(i, float(b0.y[i]) + step)
+                if mech.lengthscale(b1) == mech.lengthscale(b0):
+                    continue
+                (m0, s0), (m1, s1) = mech.law(b0), mech.law(b1)
+                for (ma, sa), (mb, sb) in (((m0, s0), (m1, s1)), ((m1, s1), (m0, s0))):
+                    w = np.linalg.solve(sa + sb, mb - ma)
+                    cut = float(w @ mb)
+                    p_b = stats.norm.sf(cut, float(w @ mb), math.sqrt(float(w @ sb @ w)))
+                    log_p_a = stats.norm.logsf(cut, float(w @ ma), math.sqrt(float(w @ sa @ w)))
+                    if p_b > delta:
+                        best = max(best, math.log(p_b - delta) - float(log_p_a))
+    return best
+
+
+def build_lengthscale_from_data(data: Dataset, *, epsilon: float = 1.0, delta: float = 1e-5,
+                                d: float = 1.0) -> LengthscaleSelectedGP:
+    """BUG: GP release whose lengthscale is chosen on the private targets (sample only)."""
+    return LengthscaleSelectedGP(epsilon, delta, d, select=True)
 
 
 _LAPLACE_DIM = 16

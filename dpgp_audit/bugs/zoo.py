@@ -64,7 +64,7 @@ class Bug:
         True ε at the claimed δ (``inf``: unbounded loss).
     caught_by
         The cheapest auditor that catches it (``"sensitivity"``, ``"whitebox"``,
-        ``"model-check"``, ``"blackbox"`` or ``"precision"``).
+        ``"model-check"``, ``"greybox"``, ``"blackbox"`` or ``"precision"``).
     n
         Samples per side that auditor needs in fixed mode (0: deterministic).
     audit_kwargs
@@ -322,6 +322,7 @@ def _float_support() -> list[Bug]:
 def _blindspots() -> list[Bug]:
     """The default path's former blind spots (issue 15 §1)."""
     from dpgp_audit.bugs import blindspots as pb
+    from dpgp_audit.bugs import calibration as pl
     from dpgp_audit.datasets.default import default_dataset
 
     k = pb.answers_data().n
@@ -359,6 +360,15 @@ def _blindspots() -> list[Bug]:
             pb.build_noisy_max(2.0, True), pb.answers_data, dict(_PURE), "A.5/noisy-max",
             pb.noisy_max_with_value_epsilon(1.0, k), "blackbox", 20_000,
             bug_class="vector answers, loss in a rare event"),
+        Bug("planted/lengthscale-from-data", "A.5",
+            "GP release, lengthscale chosen by marginal likelihood on the private targets "
+            "(sample only, float-safe)",
+            pl.build_lengthscale_from_data, default_dataset, dict(_GAUSS),
+            # a lower bound (targets up to 1 000; it grows as their scale squared)
+            "A.5/gp-smoother-prior", pl.lengthscale_from_data_epsilon(default_dataset()),
+            "greybox", 0,
+            bug_class="a calibration read off the targets that flips off the user's data "
+                      "(structure-boundary search)"),
         Bug("planted/histogram-edge-double-count", "A.5",
             "Histogram counting a value on an interior bin edge in both bins",
             pb.build_histogram(True), default_dataset, dict(_GAUSS), "A.5/histogram",
