@@ -59,6 +59,8 @@ ADDITIVE: dict[str, str] = {
     "planted/classical-large-eps": "Gaussian sum, classical formula at eps = 20",
     "planted/hall-large-eps": "GP mean + GP-shaped noise, Hall calibration at eps = 20",
     "planted/data-dependent-hyperparams": "GP mean + noise whose amplitude is fitted on y",
+    "planted/refuses-constant": "Gaussian sum that refuses constant targets (a legal "
+                                "dataset): the refusal itself is the leak",
     "planted/lengthscale-from-data": "GP mean + GP-shaped noise for a lengthscale chosen on "
                                      "y (the structure-boundary search finds the flip)",
     "planted/fixed-seed": "Gaussian sum whose noise comes from a fixed seed",

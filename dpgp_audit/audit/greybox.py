@@ -40,16 +40,20 @@ run) and reports:
 (d) **no noise at all** — a release that draws nothing from the generator and returns
     the same value on every run with different seeds, yet differs between D and D′,
     is a pair of point masses (ε = ∞); likewise a release that draws nothing for one
-    dataset while its neighbour's release is continuous.
+    dataset while its neighbour's release is continuous;
+(e) **a refusal of one legal side** — ``ValueError`` for one dataset of a pair and a
+    release for the other, both inside the claim's declared domain, the refusal before
+    any draw on two seeds (:func:`_one_side_refusal`): the error itself tells them apart
+    (ε = ∞).
 
 Soundness
 ---------
-Only (c), (c′) and (c″) beyond the claim and (d) are *definitive*, and only after a second
-coupled run on a fresh seed reproduces them: they set ``VIOLATION`` with the guarantee
+Only (c), (c′) and (c″) beyond the claim, (d) and (e) are *definitive*, and only after a
+second coupled run on a fresh seed reproduces them: they set ``VIOLATION`` with the guarantee
 :attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_EXACT` — exact for the witness pair
 *given the recorded structure* (the release was affine in the recorded noise on every
 row seen; (d) rests on the ``Mechanism`` contract that all randomness comes from the
-handed generator) — or, for (c′),
+handed generator; (e) likewise) — or, for (c′),
 :attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_GRID`: a lower bound given the
 recorded structure (affine up to the rounding to the grid seen on every row), or, for
 (c″), :attr:`~dpgp_audit.audit.result.Guarantee.GREYBOX_SCALE`, the same with each side's
@@ -431,7 +435,9 @@ class PairCoupling:
         ``"additive"`` (verified affine in Gaussian or Laplace noise), ``"additive-mixed"``,
         ``"diverges"`` (a), ``"noise-depends-on-data"`` (b), ``"noise-free-output"``,
         ``"no-noise"``, ``"one-side-no-noise"``, ``"not-additive"``,
-        ``"not-recordable"``, ``"unchanged"``, ``"rejected"`` or ``"not-run"``.
+        ``"not-recordable"``, ``"unchanged"``, ``"rejected"``, ``"refuses-one-side"``
+        (only one dataset of a pair inside the declared domain is refused) or
+        ``"not-run"``.
     finding
         ``"violation"`` (definitive), ``"lead"`` (exploratory) or ``""``.
     score
@@ -1827,7 +1833,7 @@ class CouplingSurvey:
         # a pilot's z-scores and these μ-like scores do not mix: if some pair has only a
         # guess, the pilot ranks every pair but those with a finding (which go first)
         strong = not any(c.weak and c.status != "unchanged" for c in self.couplings)
-        scores = [None if c.status == "rejected" else -math.inf if c.status == "not-run"
+        scores = [None if c.status in _UNSAMPLED else -math.inf if c.status == "not-run"
                   else c.score if strong else math.inf if c.finding else math.nan
                   for c in self.couplings]
         return _violations_first(scores, self.couplings)
@@ -1845,9 +1851,13 @@ class CouplingSurvey:
         returned); pairs the mechanism refused are left out; ties keep the pairs' order.
         """
         scored = [(i, -math.inf if c.status == "not-run" else c.score)
-                  for i, c in enumerate(self.couplings) if c.status != "rejected"]
+                  for i, c in enumerate(self.couplings) if c.status not in _UNSAMPLED]
         scored.sort(key=lambda t: (self.couplings[t[0]].finding != "violation", -t[1]))
         return [(self.pairs[i], sc) for i, sc in scored[:k]]
+
+
+#: Statuses of pairs the certifiers cannot sample (the mechanism refuses a side).
+_UNSAMPLED = ("rejected", "refuses-one-side")
 
 
 def _violations_first(scores: list[float | None], couplings: Sequence[PairCoupling]
@@ -1913,6 +1923,9 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
         max_releases = check_positive_int("max_releases", max_releases)
     plist = _pairs(pairs)
     root = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
+    # refusal checks draw their seeds from a stream of their own, so that checking a
+    # refused pair leaves every other pair's seeds as they were
+    refusals = np.random.SeedSequence(root.entropy, spawn_key=(2**31,))
     spent = 0
     maps: dict[tuple, np.ndarray] = {}  # noise maps fitted so far, reused and re-verified
     # a release that is never affine stops growing the calls; a rounded one grows them
@@ -1987,8 +2000,10 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
         except ContractError:
             raise  # a broken contract is never a refusal: the audit stops and says so
         except ValueError as err:  # the mechanism refuses a dataset of this pair
-            results.append(PairCoupling(i, pair.label, "rejected",
-                                        detail=f"{type(err).__name__}: {err}"))
+            one_side = _one_side_refusal(mechanism, pair, claim, refusals, i, confirm)
+            spent += 0 if one_side is None else one_side.releases
+            results.append(one_side or PairCoupling(i, pair.label, "rejected",
+                                                    detail=f"{type(err).__name__}: {err}"))
             continue
         except Exception as err:  # noqa: BLE001 - a mechanism that breaks under recording
             results.append(PairCoupling(i, pair.label, "not-recordable",
@@ -2003,6 +2018,63 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
         results.append(res)
     return CouplingSurvey(tuple(plist), tuple(_pool_spreads(results)), claim, spent,
                           time.perf_counter() - t0, reproducible=coupled)
+
+
+def _one_side_refusal(mechanism: Mechanism, pair: NeighbourPair, claim: object,
+                      root: np.random.SeedSequence, index: int, confirm: bool
+                      ) -> PairCoupling | None:
+    """A pair inside the declared domain of which the mechanism refuses exactly one side.
+
+    The refusal (``ValueError``) is an output too: when it comes before any draw, on two
+    seeds, while the other dataset is released on both, it depends on the data alone and
+    tells the two apart with certainty — ε = ∞, definitive under the ``Mechanism``
+    contract (all randomness from the handed generator), as a release that draws nothing.
+    A refusal after some draws is a lead. ``None``: no declared domain, a dataset outside
+    it, both sides refused, or the refusal not reproduced (then the pair is "rejected").
+    """
+    from dpgp_audit.audit.recording import recording_generator
+    from dpgp_audit.privacy.domain import domain_problem
+
+    if getattr(claim, "domain", None) is None or any(
+            domain_problem(claim, d) is not None for d in (pair.d0, pair.d1)):
+        return None
+    seeds = 2 if confirm else 1
+    outcome: list[list[tuple[str, bool, str]]] = [[], []]
+    for side, data in enumerate((pair.d0, pair.d1)):
+        for _ in range(seeds):
+            gen = recording_generator(root.spawn(1)[0])
+            try:
+                checked_sample(mechanism, data, PROBE_ROWS, gen)
+                outcome[side].append(("released", False, ""))
+            except ContractError:
+                raise
+            except ValueError as err:
+                drew = any(d.method != "spawn" for d in gen.log.draws)
+                outcome[side].append(("refused", drew, f"{type(err).__name__}: "
+                                      + " ".join(str(err).split())[:160]))
+    refused = [all(o[0] == "refused" for o in outcome[s]) for s in (0, 1)]
+    released = [all(o[0] == "released" for o in outcome[s]) for s in (0, 1)]
+    if not ((refused[0] and released[1]) or (refused[1] and released[0])):
+        return None
+    side = 0 if refused[0] else 1
+    drew = any(o[1] for o in outcome[side])
+    tag = "D" if side == 0 else "D'"
+    why = outcome[side][0][2]
+    base = dict(index=index, label=pair.label, status="refuses-one-side", score=math.inf,
+                runs=seeds, releases=PROBE_ROWS * seeds)
+    if drew or not confirm:
+        return PairCoupling(**base, finding="lead",
+                            detail=(f"{tag} (inside the declared domain) is refused ({why}) "
+                                    f"while its neighbour is released" + (
+                                        " after some draws: the refusal may depend on the "
+                                        "noise" if drew else " (not confirmed on a second "
+                                                             "seed)")))
+    return PairCoupling(**base, finding="violation", estimate=math.inf,
+                        detail=(f"{tag} (inside the declared domain) is refused ({why}) before "
+                                "any draw, on two seeds, while its neighbour is released: the "
+                                "refusal alone tells them apart, eps = inf (definitive under "
+                                "the Mechanism contract). Release something for every dataset "
+                                "of the domain, or declare a domain that excludes this one"))
 
 
 def _rows_needed(run: CoupledRun, extra_rows: int) -> int | None:

@@ -23,6 +23,8 @@ planted/noisy-max-with-value          report-noisy-max releasing the noisy max  
                                       value too (loss only in a rare tail event)
 planted/histogram-edge-double-count   a value on an interior bin edge is counted   1.465
                                       in both bins (query jumps at the edges)
+planted/refuses-constant              ``ValueError`` for constant targets, a       ∞
+                                      dataset of the declared domain (refusal)
 ==================================== ============================================ =========
 
 The vector-answer mechanisms (SVT, noisy max) take the answer vector ``q(D)``
@@ -64,6 +66,7 @@ __all__ = [
     "HistogramRelease",
     "NoiseSkippedSum",
     "NoisyMax",
+    "RefusesConstantSum",
     "SparseVector",
     "SVT_NO_CUTOFF_EPSILON",
     "answers_data",
@@ -250,6 +253,41 @@ class DataDependentScaleSum:
         scale = self.scale(data)  # (adaptive: the grid follows the data-dependent scale)
         return round_to_grid(float(np.sum(_targets(data))), scale * rng.standard_normal((n, 1)),
                              release_grid(scale))
+
+
+# --------------------------------------------------------------------------- refusals
+@dataclass(frozen=True, eq=False)
+class RefusesConstantSum:
+    """BUG: the analytic Gaussian sum, sample only, that refuses constant targets.
+
+    The hurried user standardises the targets first and raises ``ValueError`` when their
+    sd is 0 — for datasets of the declared domain — while every neighbour with one target
+    moved is released. The error is an output: it tells such a dataset from its neighbour
+    with certainty, so the true ε is infinite (exact: the refusal depends on the data
+    alone). The release itself is the twin's (``A.5/gaussian-sum-sample-only``).
+    """
+
+    epsilon: float
+    delta: float
+    d: float = 1.0
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP, outputs only, on the toolbox domain (the refused datasets lie in it)."""
+        sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.d)
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=outputs_only(self.d),
+                        domain=_DOMAIN, float_tv=iid_gaussian_release([sigma]).tv)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape ``(n, 1)``; ``ValueError`` for constant targets (the bug)."""
+        n = check_positive_int("n", n)
+        rng = check_rng(rng)
+        y = _targets(data)
+        if float(np.std(y)) == 0.0:
+            raise ValueError("the targets are constant: cannot standardise them")
+        sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.d)
+        return round_to_grid(float(np.sum(y)), sigma * rng.standard_normal((n, 1)),
+                             release_grid(sigma))
 
 
 # --------------------------------------------------------------------------- vector answers
@@ -518,6 +556,12 @@ def build_data_dependent_scale(data: Dataset, *, epsilon: float = _EPS, delta: f
                                d: float = 1.0) -> DataDependentScaleSum:
     """BUG: the noise sd is proportional to the sd of the private targets."""
     return DataDependentScaleSum(epsilon, delta, d, adaptive=True)
+
+
+def build_refuses_constant(data: Dataset, *, epsilon: float = _EPS, delta: float = _DELTA,
+                           d: float = 1.0) -> RefusesConstantSum:
+    """BUG: a Gaussian sum that refuses constant targets (a legal dataset)."""
+    return RefusesConstantSum(epsilon, delta, d)
 
 
 def build_svt(variant: str):

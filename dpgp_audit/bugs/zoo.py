@@ -369,6 +369,12 @@ def _blindspots() -> list[Bug]:
             "greybox", 0,
             bug_class="a calibration read off the targets that flips off the user's data "
                       "(structure-boundary search)"),
+        # no bug_class: a refused side cannot be sampled, so only A.9 sees it (not the
+        # black-box auditor the blind-spot rows are held to)
+        Bug("planted/refuses-constant", "A.5",
+            "Gaussian sum refusing constant targets (ValueError on a legal dataset)",
+            pb.build_refuses_constant, default_dataset, dict(_GAUSS),
+            "A.5/gaussian-sum-sample-only", math.inf, "greybox", 0),
         Bug("planted/histogram-edge-double-count", "A.5",
             "Histogram counting a value on an interior bin edge in both bins",
             pb.build_histogram(True), default_dataset, dict(_GAUSS), "A.5/histogram",

@@ -67,23 +67,48 @@ class PublicDomain:
     x_bound
         Optional bound on every input coordinate, ``|x| <= x_bound`` (``None``: the
         inputs are public and the query does not need a bound on them).
+    labels
+        Optional finite set of target values (class labels, e.g. ``(-1.0, 1.0)``), all
+        inside the bound: any other target is refused. The auditors then treat only
+        datasets of these values as legal (a refusal of a legal dataset is a finding).
     """
 
     y_bound: float
     clip: bool = False
     x_bound: float | None = None
+    labels: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "y_bound", check_positive_float("y_bound", self.y_bound))
         if self.x_bound is not None:
             object.__setattr__(self, "x_bound", check_positive_float("x_bound", self.x_bound))
         object.__setattr__(self, "clip", bool(self.clip))
+        if self.labels is not None:
+            labels = tuple(sorted({float(v) for v in self.labels}))
+            if not labels or not all(math.isfinite(v) and abs(v) <= self.y_bound
+                                     for v in labels):
+                raise ValueError(f"labels must be finite values inside |y| <= "
+                                 f"{self.y_bound:g}, got {self.labels!r}")
+            if self.clip:
+                raise ValueError("clip=True cannot be combined with labels (a label is not "
+                                 "clipped into another)")
+            object.__setattr__(self, "labels", labels)
 
     def targets(self, y: object) -> np.ndarray:
-        """``y`` checked against (or, with ``clip``, clipped into) ``|y| <= y_bound``."""
+        """``y`` checked against (or, with ``clip``, clipped into) ``|y| <= y_bound``, and
+        against ``labels`` when declared."""
         from dpgp_audit.dataset import clip_targets
 
-        return clip_targets(np.asarray(y), self.y_bound, clip=self.clip)[0]
+        out = clip_targets(np.asarray(y), self.y_bound, clip=self.clip)[0]
+        if self.labels is not None:
+            bad = ~np.isin(out, self.labels)
+            if np.any(bad):
+                raise ValueError(f"y: {int(bad.sum())} target(s) are not among the declared "
+                                 f"labels {self._label_text()} (e.g. {float(out[bad][0]):g})")
+        return out
+
+    def _label_text(self) -> str:
+        return "{" + ", ".join(f"{v:g}" for v in self.labels or ()) + "}"
 
     def inputs(self, X: object) -> np.ndarray:
         """``X`` checked against ``|x| <= x_bound`` (no check when ``x_bound`` is ``None``)."""
@@ -95,15 +120,19 @@ class PublicDomain:
 
     def describe(self) -> str:
         """One line for listings and reports."""
-        text = f"|y| <= {self.y_bound:g}" + (" (clipped)" if self.clip else "")
+        text = (f"y in {self._label_text()}" if self.labels is not None else
+                f"|y| <= {self.y_bound:g}" + (" (clipped)" if self.clip else ""))
         if self.x_bound is not None:
             text += f", |x| <= {self.x_bound:g}"
         return text
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
-        return {"y_bound": self.y_bound, "clip": self.clip, "x_bound": self.x_bound,
-                "describe": self.describe()}
+        out = {"y_bound": self.y_bound, "clip": self.clip, "x_bound": self.x_bound,
+               "describe": self.describe()}
+        if self.labels is not None:
+            out["labels"] = list(self.labels)
+        return out
 
 
 def declared_domain(y_bound: float | None, clip: bool = False) -> PublicDomain:

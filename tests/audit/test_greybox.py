@@ -33,6 +33,7 @@ from dpgp_audit.audit.result import Guarantee, Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP, PureDP, outputs_only
+from dpgp_audit.privacy.domain import PublicDomain
 from dpgp_audit.privacy.float_release import release_grid, round_to_grid
 from dpgp_audit.privacy.gdp import gdp_delta, gdp_epsilon
 
@@ -1237,3 +1238,77 @@ def test_the_kits_laplace_releases_are_bounded_on_their_grid_without_a_finding(m
     assert {c.status for c in sv.couplings} <= {"additive-grid", "unchanged"}
     assert not [c for c in sv.couplings if c.finding]
     assert sv.result().estimate <= mech.claim.epsilon
+
+
+# --------------------------------------------------------------------------- refusals
+LABELS = ApproxDP(epsilon=EPS, delta=DELTA, relation=outputs_only(2.0),
+                  domain=PublicDomain(1.0, labels=(-1.0, 1.0)))
+LABEL_DATA = _data([1.0, -1.0, 1.0, 1.0, -1.0])
+
+
+@dataclass(frozen=True)
+class NeedsTwoClasses:
+    """Label sum + noise; refuses one-class data, as scikit-learn's classifiers do (or,
+    ``after_noise``, once it has drawn the noise)."""
+
+    after_noise: bool = False
+    claim: object = LABELS
+
+    def sample(self, data, n, rng):
+        y = self.claim.domain.targets(data.y)
+        noise = SIGMA * 2 * rng.standard_normal((n, 1)) if self.after_noise else None
+        if len(np.unique(y)) < 2:
+            raise ValueError("need samples of at least 2 classes")
+        if noise is None:
+            noise = SIGMA * 2 * rng.standard_normal((n, 1))
+        return y.sum() + noise
+
+
+def test_a_refusal_of_one_legal_side_is_a_definitive_violation():
+    one_class = _data([1.0] * 5)
+    pair = NeighbourPair(one_class, one_class.with_target(0, -1.0), "one class, y[0] flipped")
+    r = audit_greybox(NeedsTwoClasses(), [pair], np.random.default_rng(0))
+    assert r.verdict is Verdict.VIOLATION and r.estimate == math.inf
+    c = r.details["witness_coupling"]
+    assert c["status"] == "refuses-one-side" and c["finding"] == "violation"
+    assert "D (inside the declared domain) is refused" in c["detail"]
+    swapped = audit_greybox(NeedsTwoClasses(), [pair.swapped()], np.random.default_rng(0))
+    assert "D' (inside" in swapped.details["witness_coupling"]["detail"]
+
+
+def test_refusals_that_are_no_leak_stay_rejected_or_leads():
+    one_class = _data([1.0] * 5)
+    flip = NeighbourPair(one_class, one_class.with_target(0, -1.0), "flip")
+    # after drawing noise the refusal may depend on it: a lead, never a violation
+    lead = couple_pairs(NeedsTwoClasses(after_noise=True), [flip], np.random.default_rng(0))
+    assert [(c.status, c.finding) for c in lead.couplings] == [("refuses-one-side", "lead")]
+    assert audit_greybox(NeedsTwoClasses(after_noise=True), [flip],
+                         np.random.default_rng(0)).verdict is not Verdict.VIOLATION
+    # a side outside the declared domain (not a label) may be refused: no finding
+    off = NeighbourPair(LABEL_DATA, LABEL_DATA.with_target(0, 0.0), "y[0] -> 0")
+    assert couple_pairs(NeedsTwoClasses(), [off], np.random.default_rng(0)) \
+        .couplings[0].status == "rejected"
+    # without a declared domain nothing is known to be legal
+    bare = dataclasses.replace(LABELS, domain=None)
+    assert couple_pairs(NeedsTwoClasses(), [flip], np.random.default_rng(0), claim=bare) \
+        .couplings[0].status == "rejected"
+    # both sides refused: no difference between them
+    both = NeighbourPair(one_class, one_class.with_target(0, 1.0 - 0.0), "same")
+    assert couple_pairs(NeedsTwoClasses(), [both], np.random.default_rng(0)) \
+        .couplings[0].status == "rejected"
+
+
+def test_refusal_checks_leave_the_other_pairs_seeds_alone():
+    one_class = _data([1.0] * 5)
+    flip = NeighbourPair(one_class, one_class.with_target(0, -1.0), "flip")
+    ok = NeighbourPair(LABEL_DATA, LABEL_DATA.with_target(1, 1.0), "y[1] flipped")
+    # without a domain the refused pair is only "rejected"; with one it is checked on seeds
+    # of its own, so the next pair's coupled run is the same
+    bare = dataclasses.replace(LABELS, domain=None)
+    unchecked = couple_pairs(NeedsTwoClasses(), [flip, ok], np.random.default_rng(3),
+                             claim=bare)
+    checked = couple_pairs(NeedsTwoClasses(), [flip, ok], np.random.default_rng(3))
+    assert unchecked.couplings[0].status == "rejected"
+    assert checked.couplings[0].status == "refuses-one-side"
+    assert checked.couplings[1].score == unchecked.couplings[1].score
+    assert checked.pair_scores()[0] is None  # the certifiers cannot sample a refused side

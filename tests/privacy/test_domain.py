@@ -160,3 +160,23 @@ def test_domain_problem_names_what_lies_outside_and_accepts_what_the_domain_cove
     rows = ApproxDP(epsilon=1.0, delta=1e-5, relation=whole_rows(2.0))
     assert domain_problem(rows, data) == ("y: max |y| = 5 exceeds the whole-row relation's "
                                           "bound |y| <= 2")
+
+
+# --------------------------------------------------------------------------- label domains
+def test_label_domain_refuses_every_other_value_and_describes_itself():
+    dom = PublicDomain(1.0, labels=(1.0, -1.0, 1.0))
+    assert dom.labels == (-1.0, 1.0)
+    assert dom.targets(np.array([-1.0, 1.0, 1.0])).tolist() == [-1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="not among the declared labels"):
+        dom.targets(np.array([-1.0, 0.0]))
+    with pytest.raises(ValueError, match="outside the declared bound"):
+        dom.targets(np.array([2.0]))
+    assert dom.describe() == "y in {-1, 1}" and dom.as_dict()["labels"] == [-1.0, 1.0]
+
+
+@pytest.mark.parametrize("kw", [dict(labels=()), dict(labels=(0.0, 2.0)),
+                                dict(labels=(0.0, float("nan"))),
+                                dict(labels=(0.0, 1.0), clip=True)])
+def test_label_domain_rejects_labels_it_cannot_hold(kw):
+    with pytest.raises(ValueError):
+        PublicDomain(1.0, **kw)

@@ -40,9 +40,11 @@ from dpgp_audit.methods.s18.cloaking import CloakedRelease, CloakingMechanism
 from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.claims import ApproxDP
 from dpgp_audit.privacy.composition import basic_composition, split_budget
+from dpgp_audit.privacy.domain import PublicDomain
 from dpgp_audit.privacy.float_release import gaussian_tv_bound
 
 __all__ = [
+    "LABEL_DOMAIN",
     "LABEL_SENSITIVITY",
     "InducingPlacement",
     "LaplaceCloakingClassifier",
@@ -55,6 +57,9 @@ __all__ = [
 
 LABEL_SENSITIVITY = 2.0
 """|y_i − y_i′| for labels in {−1, +1}."""
+
+LABEL_DOMAIN = PublicDomain(1.0, labels=(-1.0, 1.0))
+"""The classifiers' public target domain: labels in {−1, +1} (any other target refused)."""
 
 InducingPlacement = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 """``(X, m, rng) -> Z``: inducing inputs from the public inputs only (never y)."""
@@ -82,6 +87,16 @@ class LinearCloakingRelease(CloakedRelease):
         if self.labels:
             check_labels(data.y, "data.y")
         return data
+
+    @property
+    def claim(self) -> ApproxDP:
+        """The cloaking claim; for a classifier the domain is the labels {−1, +1}."""
+        claim = self.mechanism.claim
+        if not self.labels:
+            return claim
+        import dataclasses
+
+        return dataclasses.replace(claim, domain=LABEL_DOMAIN)
 
     def noise_std(self) -> np.ndarray:
         """Standard deviation of the DP noise at each output (public)."""
@@ -267,7 +282,6 @@ class TwoStepLaplaceClassifier:
         import dataclasses
 
         from dpgp_audit.privacy.claims import outputs_only
-        from dpgp_audit.privacy.domain import PublicDomain
 
         claim = basic_composition([ApproxDP(epsilon=b.epsilon, delta=b.delta,
                                             relation=outputs_only(LABEL_SENSITIVITY))
@@ -276,7 +290,7 @@ class TwoStepLaplaceClassifier:
         # released f̃₁, so its float total variation is bounded over every such shape
         n = self.X.shape[0]
         first = self._first().float_tv()
-        return dataclasses.replace(claim, domain=PublicDomain(1.0),
+        return dataclasses.replace(claim, domain=LABEL_DOMAIN,
                                    float_tv=first + gaussian_tv_bound(n, n))
 
     def _first(self) -> CloakingMechanism:

@@ -250,3 +250,16 @@ def test_s21_3_4_label_flip_bound_holds(seed, n, sor):
     for j in range(n):
         flipped = data.with_target(j, -data.y[j])
         assert mech.norm(mech.query(flipped) - base) <= mech.sensitivity_bound() * (1 + 1e-8)
+
+
+@pytest.mark.parametrize("mid", ["S21.3/laplace-classification",
+                                 "S21.3/laplace-classification-two-step",
+                                 "S21.4/sor-classification"])
+def test_s21_3_4_claims_declare_the_label_domain(mid):
+    """The classifiers take labels in {-1, +1} only: the claim says so, so a refused
+    non-label target is the domain's (and the audit's pairs stay labels)."""
+    mech, data = catalogue.get(mid).make()
+    assert mech.claim.domain.labels == (-1.0, 1.0)
+    assert mech.claim.domain.targets(data.y).tolist() == data.y.tolist()
+    with pytest.raises(ValueError):
+        mech.claim.domain.targets(np.where(data.y > 0, 0.5, -1.0))
