@@ -95,8 +95,10 @@ class PublicDomain:
             object.__setattr__(self, "labels", labels)
 
     def targets(self, y: object) -> np.ndarray:
-        """``y`` checked against (or, with ``clip``, clipped into) ``|y| <= y_bound``, and
-        against ``labels`` when declared."""
+        """``y`` checked against (or, with ``clip``, clipped into) ``|y| <= y_bound``.
+
+        With ``labels`` declared, every target must also be one of them.
+        """
         from dpgp_audit.dataset import clip_targets
 
         out = clip_targets(np.asarray(y), self.y_bound, clip=self.clip)[0]
