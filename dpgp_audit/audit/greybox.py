@@ -252,6 +252,21 @@ def _integer_words(d: Draw) -> tuple[int, int, np.ndarray] | None:
     return int(low), int(high) + (1 if d.params.get("endpoint") else 0), d.value
 
 
+class _Run(Sequence):
+    """``words[start:stop]`` without copying it (the replay reads from the front)."""
+
+    def __init__(self, words: list, start: int, stop: int) -> None:
+        self._words, self._start, self._len = words, start, stop - start
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, pos: int) -> tuple[int, int, np.ndarray]:  # type: ignore[override]
+        if not 0 <= pos < self._len:
+            raise IndexError(pos)
+        return self._words[self._start + pos]
+
+
 def decode_kit_laplace(draws: Sequence[Draw]) -> list[Draw]:
     """The draws with each run of the kit's exact Laplace sampler replaced by its values.
 
@@ -265,18 +280,26 @@ def decode_kit_laplace(draws: Sequence[Draw]) -> list[Draw]:
     arithmetic, not an estimate; integer draws it rejects are kept as they are (so the
     release stays "not additive").
     """
+    # Each draw's integer words once, and where the run of integer draws of one stream
+    # that starts at each draw ends (right to left): a start the replay rejects then costs
+    # only the draws the replay reads, not the whole run (a discrete Gaussian sampler makes
+    # thousands of integer draws per call, and the replay is tried from each of them).
+    words = [_integer_words(d) for d in draws]
+    end = [0] * len(draws)
+    for j in range(len(draws) - 1, -1, -1):
+        if words[j] is None:
+            end[j] = j
+        elif j + 1 < len(draws) and words[j + 1] is not None and \
+                draws[j + 1].stream == draws[j].stream:
+            end[j] = end[j + 1]
+        else:
+            end[j] = j + 1
     out: list[Draw] = []
     i = 0
     while i < len(draws):
         d = draws[i]
-        if _integer_words(d) is not None:
-            run = []
-            for e in draws[i:]:
-                w = _integer_words(e)
-                if w is None or e.stream != d.stream:
-                    break
-                run.append(w)
-            got = decode_laplace_exact_uniform(run)
+        if words[i] is not None:
+            got = decode_laplace_exact_uniform(_Run(words, i, end[i]))
             if not isinstance(got, str):
                 values, used = got
                 out.append(Draw(d.stream, "laplace", {"loc": 0.0, "scale": 1.0,

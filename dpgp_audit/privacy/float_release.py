@@ -367,8 +367,9 @@ def decode_laplace_exact_uniform(draws: Sequence[tuple[int, int, np.ndarray]]
     Returns a reason string, never a guess, when the draws do not follow that pattern (a
     range, a size or the number of draws differs, or a value lies outside its range).
     """
-    draws = list(draws)
-    if not draws:
+    if not isinstance(draws, Sequence):
+        draws = list(draws)
+    if not len(draws):
         return "no integer draws"
     pos = 0
 

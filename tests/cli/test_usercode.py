@@ -537,7 +537,7 @@ def test_A10_all_on_a_users_file_skips_the_entries_that_cannot_take_it(files, ca
     doc = json.loads((files / "r.json").read_text())
     skipped = {s["mechanism"]: s["why"] for s in doc["skipped"]}
     assert "1-D grid" in skipped["S18.1/standard"] and "--x COL" in skipped["S18.1/standard"]
-    assert "class labels in {-1, +1}" in skipped["S21.3/laplace-classification"]
+    assert "declared labels {-1, 1}" in skipped["S21.3/laplace-classification"]
     audited = {r["mechanism"] for r in doc["reports"]}
     assert not audited & set(skipped) and {"P.1/gaussian-sum", "S18.3/binning-laplace"} <= audited
     assert f"{len(skipped)} mechanism(s) skipped" in out
