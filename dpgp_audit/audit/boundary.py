@@ -11,7 +11,9 @@ user's, so this module looks for them without knowing the statistic:
 
 1. along each path of bases ``D(t)`` of
    :func:`~dpgp_audit.audit.neighbours.structure_paths` (the data's targets scaled,
-   alternating and half-and-half signs, a constant), consecutive bases on a grid of
+   alternating and half-and-half signs, a constant, and from the data's targets to
+   alternating signs and to a constant, where rows cross zero one at a time), consecutive
+   bases on a grid of
    :data:`SEGMENTS` steps are run on one seed and compared by
    :func:`~dpgp_audit.audit.greybox.same_structure` (the same draws with the same scales,
    and a coupled difference that is constant across the releases of the call);
