@@ -362,7 +362,7 @@ def _blindspots() -> list[Bug]:
             bug_class="vector answers, loss in a rare event"),
         Bug("planted/lengthscale-from-data", "A.5",
             "GP release, lengthscale chosen by marginal likelihood on the private targets "
-            "(sample only, float-safe)",
+            "(sample only, float-safe; its true eps is a lower bound)",
             pl.build_lengthscale_from_data, default_dataset, dict(_GAUSS),
             # a lower bound (targets up to 1 000; it grows as their scale squared)
             "A.5/gp-smoother-prior", pl.lengthscale_from_data_epsilon(default_dataset()),
