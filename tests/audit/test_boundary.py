@@ -101,6 +101,28 @@ def test_same_structure_false_when_the_noise_scale_or_its_map_differs():
     assert not same_structure(couple(ScaleParam(), low, DATA, 8, np.random.SeedSequence(4)))
 
 
+def test_same_structure_allows_the_grid_steps_of_a_rounded_release():
+    """Four releases can have a spread far below the grid: the rounding (one step per side)
+    must not read as a change of structure (it once sent the search after a spurious
+    boundary on a Laplace release)."""
+
+    @dataclass(frozen=True)
+    class TinySpread:  # rounded to the grid of sd SIGMA, but this call's noise is tiny
+        claim: object = CLAIM
+
+        def sample(self, data, n, rng):
+            noise = 1e-4 * SIGMA * rng.standard_normal((n, 1))
+            return float_safe_release(data.y.sum(), noise, SIGMA)
+
+    a = Dataset(DATA.X, 0.3 * np.ones(DATA.n))
+    b = Dataset(DATA.X, 0.3 * np.ones(DATA.n) + 1e-3 / 7)  # not a whole number of steps
+    run = couple(TinySpread(), a, b, 8, np.random.SeedSequence(2))
+    diff = run.out1 - run.out0
+    spread = max(run.out0.std(), run.out1.std())
+    assert np.abs(diff - diff[0]).max() > 2.0**-6 * spread  # the spread alone: "a change"
+    assert same_structure(run)
+
+
 # --------------------------------------------------------------------------- paths and pairs
 def test_structure_paths_span_the_domain_and_skip_labels_and_answers():
     paths = structure_paths(DATA, outputs_only(D), y_bound=BOUND)
