@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 __all__ = ["as_finite_array", "check_delta", "check_epsilon", "check_finite_float",
-           "check_positive_float", "check_positive_int", "check_rng"]
+           "check_positive_float", "check_positive_int", "check_rng", "one_line"]
 
 
 def check_rng(rng: object) -> np.random.Generator:
@@ -102,3 +102,11 @@ def check_delta(delta: float, name: str = "delta", *, allow_zero: bool = False) 
         interval = "[0, 1)" if allow_zero else "(0, 1)"
         raise ValueError(f"{name} must lie in {interval}, got {delta!r}")
     return delta
+
+
+def one_line(text: object, limit: int = 200) -> str:
+    """``text`` on one line (runs of whitespace become one space), cut at ``limit`` characters.
+
+    For a refusal's message kept in a report (``str(err)`` of a ``ValueError``).
+    """
+    return " ".join(str(text).split())[:limit]

@@ -43,7 +43,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit.audit.greybox import PROBE_ROWS, CouplingSurvey, couple, same_structure
+from dpgp_audit._validation import one_line
+from dpgp_audit.audit.greybox import (
+    PROBE_ROWS,
+    CouplingSurvey,
+    couple,
+    couple_pairs,
+    same_structure,
+)
 from dpgp_audit.audit.neighbours import BasePath, NeighbourPair, structure_paths
 from dpgp_audit.contract import ContractError, Mechanism
 from dpgp_audit.dataset import Dataset
@@ -134,8 +141,7 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
         except ContractError:
             raise
         except (ValueError, ArithmeticError) as err:  # a base the mechanism refuses
-            out.refused.append(f"{what}: {type(err).__name__}: {' '.join(str(err).split())}"
-                               [:200])
+            out.refused.append(one_line(f"{what}: {type(err).__name__}: {err}"))
             return None
         return same_structure(run)
 
@@ -183,8 +189,6 @@ def with_boundaries(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
     second seed as every other pair's) and returns the survey extended by them, with the
     search's record in ``boundary``, and the pairs added (for the later auditors).
     """
-    from dpgp_audit.audit.greybox import couple_pairs
-
     why = skip_reason(survey)
     if why is not None:
         return dataclasses.replace(survey, boundary={"skipped": why}), []

@@ -77,12 +77,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit._validation import check_positive_int, check_rng, one_line
 from dpgp_audit.audit.neighbours import NeighbourPair
-from dpgp_audit.audit.recording import Draw, DrawLog, recording_pair, verify_log
+from dpgp_audit.audit.recording import (
+    Draw,
+    DrawLog,
+    recording_generator,
+    recording_pair,
+    verify_log,
+)
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import ContractError, Mechanism, checked_sample, same_release_shape
 from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.domain import domain_problem
 from dpgp_audit.privacy.float_release import decode_laplace_exact_uniform
 from dpgp_audit.privacy.unequal_scale import (
     FAMILIES,
@@ -2061,9 +2068,6 @@ def _one_side_refusal(mechanism: Mechanism, pair: NeighbourPair, claim: object,
     A refusal after some draws is a lead. ``None``: no declared domain, a dataset outside
     it, both sides refused, or the refusal not reproduced (then the pair is "rejected").
     """
-    from dpgp_audit.audit.recording import recording_generator
-    from dpgp_audit.privacy.domain import domain_problem
-
     if getattr(claim, "domain", None) is None or any(
             domain_problem(claim, d) is not None for d in (pair.d0, pair.d1)):
         return None
@@ -2080,7 +2084,7 @@ def _one_side_refusal(mechanism: Mechanism, pair: NeighbourPair, claim: object,
             except ValueError as err:
                 drew = any(d.method != "spawn" for d in gen.log.draws)
                 outcome[side].append(("refused", drew, f"{type(err).__name__}: "
-                                      + " ".join(str(err).split())[:160]))
+                                      + one_line(err, 160)))
     refused = [all(o[0] == "refused" for o in outcome[s]) for s in (0, 1)]
     released = [all(o[0] == "released" for o in outcome[s]) for s in (0, 1)]
     if not ((refused[0] and released[1]) or (refused[1] and released[0])):

@@ -1199,11 +1199,11 @@ class BasePath:
         else:
             step, bound = float(relation.d), self.bound
         towards = 1.0 if t_b > t_a else -1.0
+        bases = ((t_a, self.at(t_a), 1.0, "towards"), (t_b, self.at(t_b), -1.0, "back"))
         out = []
         for i in chosen:
             way = towards * (float(np.sign(self.pattern[i])) or 1.0)
-            for t, sign, tag in ((t_a, 1.0, "towards"), (t_b, -1.0, "back")):
-                base = self.at(t)
+            for t, base, sign, tag in bases:
                 old = float(base.y[i])
                 new = _clip(old + sign * way * step, bound)
                 if new != old:

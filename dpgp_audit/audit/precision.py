@@ -88,7 +88,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit._validation import check_positive_int, check_rng, one_line
 from dpgp_audit.audit.blackbox.scores import fit_float_support, float_support_evidence
 from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import NeighbourPair, domain_y_bound
@@ -351,7 +351,7 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
     except ContractError:
         raise
     except (ValueError, TypeError) as err:
-        return PrecisionProbe(pair.label, refused=True, reason=" ".join(str(err).split())[:200])
+        return PrecisionProbe(pair.label, refused=True, reason=one_line(err))
     same_release_shape(mechanism, (s0, s1))
     s0 = s0.reshape(pilot, -1).astype(float)
     s1 = s1.reshape(pilot, -1).astype(float)
@@ -477,7 +477,7 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
             raise
         except (ValueError, TypeError) as err:
             probes.append((PrecisionProbe(pair.label, refused=True,
-                                          reason=" ".join(str(err).split())[:200]), pair))
+                                          reason=one_line(err)), pair))
             continue
         if first.dtype.kind in "biu":
             details["skipped"] = "discrete (integer) release: float rounding does not apply"

@@ -346,7 +346,6 @@ def _fmt(v: float) -> str:
     return f"{v:.4g}"
 
 
-
 def _boundary_line(b: dict | None) -> str:
     """The structure-boundary search's part of the grey-box line (``""`` when it did not run)."""
     if not b or "skipped" in b:
@@ -354,6 +353,7 @@ def _boundary_line(b: dict | None) -> str:
     found = len(b.get("pairs", []))
     return (f"; structure-boundary search: {len(b.get('boundaries', []))} boundary(ies), "
             f"{found} pair(s) added, {b.get('calls')} coupled calls")
+
 
 def _extra_line(r: AuditResult) -> str:
     d = r.details
