@@ -6,10 +6,15 @@ the kind that reaches real code (wrong scale, composition at full ε, noise
 before clipping, amplification without subsampling, shared noise, a misstated
 utility range, leaked metadata, std passed as variance, the sensitivity of the
 mean used for the sum, …; for a DP GP posterior mean, the sensitivity taken from
-another fit's weights and the lengthscale fitted on the private targets), plus
+another fit's weights and the lengthscale fitted on the private targets; releases whose
+branch, bins or candidates the data shape: noise skipped on a zero or a large sum,
+``np.histogram``'s default range, the data values as an exponential mechanism's
+candidates, targets standardised by their own spread, the L∞ sensitivity for a Gaussian
+vector, a noise slice that misses a coordinate), plus
 **negative controls** that look wrong but are private (more noise than needed,
 post-processing that creates atoms, noise on the inputs, Laplace where Gaussian
-was intended in one dimension, a GP's posterior variance released beside its mean).
+was intended in one dimension, a GP's posterior variance released beside its mean, a
+histogram on a fixed range, a median over a public grid).
 
 Every mutant comes in two **forms**:
 
@@ -52,8 +57,10 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["FORMS", "MutantSpec", "SampleOnly", "build_form", "fitted_lengthscale", "mutants",
-           "public_x_sd", "scaled_up_sd"]
+__all__ = ["FORMS", "HIST_BINS", "MutantSpec", "SampleOnly", "build_form", "data_range_counts",
+           "fitted_lengthscale", "half_sums", "median_rank_utility", "mutants",
+           "public_range_counts", "public_x_sd", "scaled_up_sd", "standardised_clipped_sum",
+           "vector_weights"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
 _EPS, _DELTA = 1.0, 1e-5
@@ -432,6 +439,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_gp_mutants(data))
     out.extend(_subsample_mutants(data))
     out.extend(_scale_mutants(data))
+    out.extend(_data_shaped_mutants(data))
     return out
 
 
@@ -467,6 +475,155 @@ def _scale_mutants(data: Dataset) -> list[MutantSpec]:
                    "range(x)/10) follows the data - its public inputs only, the same on both "
                    "neighbours", True, _claim_out(), _safe(_sum, public_x_sd),
                    {"query": _sum, "norm": L2(), "bound": 1.0}, data),
+    ]
+
+
+# --------------------------------------------------------------------------- data-shaped
+#: The bins, test points and candidates of the data-shaped mutants (below).
+HIST_BINS = 10
+_VEC_POINTS, _VEC_ELL = 8, 3.0
+_GRID_CANDIDATES = np.linspace(-1.0, 1.0, 21)
+
+
+def half_sums(data: Dataset) -> np.ndarray:
+    """The sums of the first and of the second half of the targets (two coordinates)."""
+    y = np.asarray(data.y, dtype=float)
+    return np.array([float(np.sum(y[: y.size // 2])), float(np.sum(y[y.size // 2:]))])
+
+
+def data_range_counts(data: Dataset) -> np.ndarray:
+    """``np.histogram(y, bins=10)`` as written: its range defaults to ``(min y, max y)``."""
+    return np.histogram(np.asarray(data.y, dtype=float), bins=HIST_BINS)[0].astype(float)
+
+
+def public_range_counts(data: Dataset) -> np.ndarray:
+    """The same counts on the fixed range ``[-1, 1]`` (values outside it are not counted)."""
+    return np.histogram(np.asarray(data.y, dtype=float), bins=HIST_BINS,
+                        range=(-1.0, 1.0))[0].astype(float)
+
+
+def standardised_clipped_sum(data: Dataset) -> np.ndarray:
+    """Σ clip((y − mean y)/sd y, −1, 1): the targets standardised by their own mean and sd."""
+    y = np.asarray(data.y, dtype=float)
+    sd = float(np.std(y)) or 1.0
+    return np.array([float(np.sum(np.clip((y - y.mean()) / sd, -1.0, 1.0)))])
+
+
+def vector_weights(data: Dataset) -> np.ndarray:
+    """Kernel weights W (8, n) at 8 public points of the x-range, lengthscale 3: ``W @ y``."""
+    x = np.asarray(data.X, dtype=float)[:, 0]
+    z = np.linspace(float(x.min()), float(x.max()), _VEC_POINTS)
+    return np.exp(-0.5 * (z[:, None] - x[None, :]) ** 2 / _VEC_ELL**2)
+
+
+def median_rank_utility(data: Dataset, candidates: np.ndarray) -> np.ndarray:
+    """u(c) = −|#{y_i ≤ c} − n/2|: one target moved changes every u(c) by at most 1."""
+    y = np.asarray(data.y, dtype=float)
+    below = (y[None, :] <= np.asarray(candidates, dtype=float)[:, None]).sum(axis=1)
+    return -np.abs(below - y.size / 2.0)
+
+
+def _exp_choice(util: np.ndarray, values: np.ndarray, n: int,
+                rng: np.random.Generator) -> np.ndarray:
+    """``n`` draws of the exponential mechanism P(c) ∝ exp(ε u(c) / 2) (Gumbel-max)."""
+    g = rng.gumbel(size=(n, util.size))
+    return np.asarray(values, dtype=float)[np.argmax(_EPS * util / 2.0 + g, axis=1)][:, None]
+
+
+def _data_shaped_mutants(data: Dataset) -> list[MutantSpec]:
+    """Releases whose branch, bins, candidates, scale or norm the data shape.
+
+    Written against the contract by a hurried user, none for the auditors: the noise is
+    skipped where the sum is exactly 0 ("nothing to hide"), or where it is large ("the
+    signal dwarfs the noise"); ``np.histogram`` left with its default range, so the bin
+    edges follow the smallest and largest target; an exponential-mechanism median whose
+    candidates are the data values; targets standardised by their own mean and sd before
+    clipping (every other row moves when one does); a vector release calibrated with the
+    per-coordinate (L∞) sensitivity where the Gaussian needs L2; and a slice that leaves
+    the last coordinate without noise. The controls look as suspicious and are private:
+    the same histogram on a fixed range, the median on a public grid of candidates, and
+    the vector release calibrated with its columns' L2 norms. Float-safe (the kit's
+    exact Laplace, or rounding to the noise's public grid), so each is caught or not for
+    its own mistake. Appended last, so earlier rows keep their seeds.
+    """
+    s1 = _sigma(1.0)
+    lap = 2.0 / _EPS  # one target moved: two counts change by one, L1 sensitivity 2
+    pure = PureDP(epsilon=_EPS, relation=outputs_only(1.0), domain=_OUT_DOMAIN)
+
+    def skip_if_zero(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        if float(np.sum(d.y)) == 0.0:  # the mistake: a zero sum "has nothing to hide"
+            return np.zeros((n, 1))
+        return _safe(_sum, lambda e: s1)(d, n, rng)
+
+    def exact_if_large(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        if abs(float(np.sum(d.y))) > 0.9 * d.n:  # the mistake: "the signal dwarfs the noise"
+            return np.tile(_sum(d), (n, 1))
+        return _safe(_sum, lambda e: s1)(d, n, rng)
+
+    def counts_draw(counts: Callable[[Dataset], np.ndarray]):
+        def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+            return round_to_grid(counts(d), laplace_noise_exact_uniform(lap, (n, HIST_BINS), rng),
+                                 release_grid(math.sqrt(2.0) * lap))
+        return draw
+
+    def linf_sd(d: Dataset) -> float:
+        return _sigma(float(np.max(vector_weights(d))))  # the mistake: |w_ki| · d, per coordinate
+
+    def l2_sd(d: Dataset) -> float:
+        return _sigma(float(np.max(np.linalg.norm(vector_weights(d), axis=0))))
+
+    def off_by_one(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        noise = np.zeros((n, 2))
+        noise[:, :-1] = s1 * rng.standard_normal((n, 1))  # the mistake: [:, :-1] for [:, :]
+        return round_to_grid(half_sums(d), noise, release_grid(s1))
+
+    def vec_mean(d: Dataset) -> np.ndarray:
+        return vector_weights(d) @ np.asarray(d.y, dtype=float)
+
+    return [
+        MutantSpec("noise-skipped-on-zero-sum", "the sum is released exactly when it is 0 "
+                   "(\"nothing to hide\"), with calibrated noise otherwise", False, _claim_out(),
+                   skip_if_zero, {"mean": _sum, "cov": _const_cov(s1**2)}, data),
+        MutantSpec("exact-when-large", "the sum is released exactly when abs(sum) > 0.9 n (\"the "
+                   "signal dwarfs the noise\"), with calibrated noise otherwise", False,
+                   _claim_out(), exact_if_large, {"mean": _sum, "cov": _const_cov(s1**2)}, data),
+        MutantSpec("histogram-data-range", "10-bin histogram of the targets + Laplace(2/eps): "
+                   "np.histogram's default range (min y, max y) makes the bins follow the data",
+                   False, pure, counts_draw(data_range_counts),
+                   {"query": data_range_counts, "norm": L1(), "bound": 2.0}, data),
+        MutantSpec("exp-mech-over-data-values", "DP median by the exponential mechanism "
+                   "(rank utility, sensitivity 1) whose candidates are the data values", False,
+                   pure, lambda d, n, rng: _exp_choice(median_rank_utility(d, np.asarray(d.y)),
+                                                       np.asarray(d.y), n, rng),
+                   {"query": lambda d: median_rank_utility(d, np.asarray(d.y)), "norm": Linf(),
+                    "bound": 1.0}, data),
+        MutantSpec("targets-standardised", "targets standardised by their own mean and sd, "
+                   "clipped to [-1, 1] and summed, noise for sensitivity 2", False,
+                   _claim_out(), _safe(standardised_clipped_sum, lambda d: _sigma(2.0)),
+                   {"query": standardised_clipped_sum, "norm": L2(), "bound": 2.0}, data),
+        MutantSpec("linf-for-l2", "8 kernel-weighted sums of the targets; the Gaussian noise is "
+                   "calibrated with the per-coordinate (L-inf) sensitivity instead of L2",
+                   False, _claim_out(), _safe(vec_mean, linf_sd),
+                   {"mean": vec_mean,
+                    "cov": lambda d: linf_sd(d) ** 2 * np.eye(_VEC_POINTS)}, data),
+        MutantSpec("noise-off-by-one", "two half-sums; the noise slice [:, :-1] leaves the last "
+                   "coordinate without noise", False, _claim_out(), off_by_one,
+                   {"mean": half_sums, "cov": _const_cov(s1**2, 2)}, data),
+        MutantSpec("control-histogram-public-range", "looks wrong: counts of the private "
+                   "targets in 10 bins + Laplace(2/eps) - on the fixed range [-1, 1]", True, pure,
+                   counts_draw(public_range_counts),
+                   {"query": public_range_counts, "norm": L1(), "bound": 2.0}, data),
+        MutantSpec("control-exp-mech-public-grid", "looks wrong: the median's exponential "
+                   "mechanism picks a value near the private targets - from a public grid of 21 "
+                   "candidates", True, pure,
+                   lambda d, n, rng: _exp_choice(median_rank_utility(d, _GRID_CANDIDATES),
+                                                 _GRID_CANDIDATES, n, rng),
+                   {"query": lambda d: median_rank_utility(d, _GRID_CANDIDATES), "norm": Linf(),
+                    "bound": 1.0}, data),
+        MutantSpec("control-l2-from-column-norms", "looks wrong: 8 correlated kernel sums with "
+                   "one noise scale - calibrated with the largest column's L2 norm", True,
+                   _claim_out(), _safe(vec_mean, l2_sd),
+                   {"mean": vec_mean, "cov": lambda d: l2_sd(d) ** 2 * np.eye(_VEC_POINTS)}, data),
     ]
 
 

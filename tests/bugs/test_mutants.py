@@ -217,3 +217,118 @@ def test_scale_mutants_on_the_default_path(name):
     assert not wrong
     if name.startswith("noise"):  # the grey-box bound sees it, not the black-box auditor
         assert all("greybox" in r.caught_by for r in rows)
+
+
+# ----------------------------------------------------------------------------- data-shaped
+DATA_SHAPED = ("noise-skipped-on-zero-sum", "exact-when-large", "histogram-data-range",
+               "exp-mech-over-data-values", "targets-standardised", "linf-for-l2",
+               "noise-off-by-one", "control-histogram-public-range",
+               "control-exp-mech-public-grid", "control-l2-from-column-norms")
+SIGMA_1 = 3.730631634815941  # analytic (1, 1e-5) sigma for sensitivity 1 (Balle & Wang 2018)
+
+
+def _kernel_columns(data: Dataset) -> np.ndarray:
+    """exp(−(z − x)²/(2·3²)) at 8 evenly spaced points of the x-range, written out here."""
+    x = np.asarray(data.X, dtype=float)[:, 0]
+    z = x.min() + (x.max() - x.min()) * np.arange(8) / 7.0
+    return np.exp(-((z[:, None] - x[None, :]) ** 2) / 18.0)
+
+
+def test_zero_sum_and_large_sum_branches_release_exact_values_on_one_side():
+    data = default_dataset()
+    zero = Dataset(data.X, np.array([1.0, -1.0] * 10))  # the targets cancel: sum exactly 0
+    moved = zero.with_target(3, 0.0)  # one target moved by 1: sum 1
+    mech = build_form(_spec("noise-skipped-on-zero-sum"), "sample")
+    assert np.all(mech.sample(zero, 64, np.random.default_rng(1)) == 0.0)
+    assert np.std(mech.sample(moved, 64, np.random.default_rng(1))) > 1.0  # noisy: eps = inf
+    big = Dataset(data.X, np.ones(20))  # sum 20 > 0.9 n, and 19 after one move
+    mech = build_form(_spec("exact-when-large"), "sample")
+    a = mech.sample(big, 8, np.random.default_rng(1))
+    b = mech.sample(big.with_target(0, 0.0), 8, np.random.default_rng(2))
+    assert np.all(a == 20.0) and np.all(b == 19.0)  # two deterministic, different releases
+
+
+def test_data_range_histogram_moves_many_counts_and_public_range_at_most_two():
+    data = default_dataset()
+
+    def counts(y: np.ndarray, lo: float, hi: float) -> np.ndarray:
+        """numpy's documented bins: 10 equal ones on [lo, hi], half-open but the last."""
+        if lo == hi:  # an empty range is widened by 0.5 each way
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, 11)
+        k = np.searchsorted(edges, y, side="right") - 1
+        k[y == hi] = 9
+        return np.bincount(k[(y >= lo) & (y <= hi)], minlength=10)
+
+    bug = _spec("histogram-data-range").model["query"]
+    ctrl = _spec("control-histogram-public-range").model["query"]
+    worst_bug = worst_ctrl = 0.0
+    for p in neighbour_pairs(data, _spec("histogram-data-range").claim.relation,
+                             np.random.default_rng(0)):
+        y0, y1 = np.asarray(p.d0.y), np.asarray(p.d1.y)
+        np.testing.assert_array_equal(bug(p.d0), counts(y0, y0.min(), y0.max()))
+        np.testing.assert_array_equal(ctrl(p.d0), counts(y0, -1.0, 1.0))
+        worst_bug = max(worst_bug, float(np.abs(counts(y1, y1.min(), y1.max())
+                                                - counts(y0, y0.min(), y0.max())).sum()))
+        worst_ctrl = max(worst_ctrl, float(np.abs(counts(y1, -1, 1) - counts(y0, -1, 1)).sum()))
+    assert worst_ctrl <= 2.0  # Laplace(2/eps) per count: eps = 1 as claimed
+    assert worst_bug >= 6.0  # the edges move with the extremes: pure eps >= 3
+
+
+def test_exp_mech_over_data_values_releases_a_value_the_neighbour_cannot():
+    data = default_dataset()
+    mech = build_form(_spec("exp-mech-over-data-values"), "sample")
+    i = int(np.argsort(data.y)[10])  # a central row: the median's neighbourhood
+    moved = data.with_target(i, float(data.y[i]) + 0.5)
+    out = mech.sample(data, 20_000, np.random.default_rng(3))[:, 0]
+    assert np.mean(out == data.y[i]) > 0.01  # released often under D, impossible under D'
+    assert data.y[i] not in set(np.asarray(moved.y))
+    grid = build_form(_spec("control-exp-mech-public-grid"), "sample")
+    assert set(np.unique(grid.sample(data, 2_000, np.random.default_rng(3)))) <= \
+        set(np.round(np.linspace(-1, 1, 21), 12)) | set(np.linspace(-1, 1, 21))
+
+
+def test_standardised_targets_sum_moves_by_more_than_its_stated_two():
+    data = default_dataset()
+    spec = _spec("targets-standardised")
+
+    def stat(y: np.ndarray) -> float:
+        z = (y - y.mean()) / y.std()
+        return float(np.minimum(np.maximum(z, -1.0), 1.0).sum())
+
+    worst = max(abs(stat(np.asarray(p.d1.y)) - stat(np.asarray(p.d0.y)))
+                for p in neighbour_pairs(data, spec.claim.relation, np.random.default_rng(0))
+                if np.std(p.d0.y) > 0 and np.std(p.d1.y) > 0)
+    assert worst > 2.5  # stated sensitivity 2
+    assert _gaussian_epsilon(worst / (2.0 * SIGMA_1), 1e-5) > 1.2
+
+
+def test_linf_calibration_under_noises_the_vector_and_the_l2_control_does_not():
+    data = default_dataset()
+    W = _kernel_columns(data)
+    bug, ctrl = (build_form(_spec(n), "model") for n in ("linf-for-l2",
+                                                         "control-l2-from-column-norms"))
+    np.testing.assert_allclose(bug.mean(data), W @ data.y, rtol=1e-12)
+    sd_bug, sd_ctrl = (math.sqrt(m.cov(data)[0, 0]) for m in (bug, ctrl))
+    assert sd_bug == pytest.approx(SIGMA_1 * W.max(), rel=1e-6)  # max |w| · d, d = 1
+    col = float(np.linalg.norm(W, axis=0).max())  # one target moved by 1 moves W @ y by this
+    assert sd_ctrl == pytest.approx(SIGMA_1 * col, rel=1e-6)
+    assert _gaussian_epsilon(col / sd_bug, 1e-5) > 1.5
+    assert _gaussian_epsilon(col / sd_ctrl, 1e-5) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_noise_off_by_one_leaves_the_last_half_sum_bare():
+    data = default_dataset()
+    mech = build_form(_spec("noise-off-by-one"), "sample")
+    out = mech.sample(data, 16, np.random.default_rng(0))
+    # one value, the half-sum on the release grid (about sd/1500): deterministic, eps = inf
+    assert np.unique(out[:, 1]).size == 1
+    assert abs(out[0, 1] - float(np.sum(data.y[10:]))) < SIGMA_1 / 1000
+    assert np.std(out[:, 0]) > 1.0
+
+
+@pytest.mark.parametrize("name", DATA_SHAPED)
+def test_data_shaped_mutants_on_the_default_path(name):
+    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
+    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
+    assert not wrong
