@@ -103,6 +103,7 @@ def skip_reason(survey: CouplingSurvey) -> str | None:
 
 def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRelation,
                       rng: np.random.Generator, *, y_bound: float | None = None,
+                      labels: Sequence[float] | None = None,
                       max_calls: int = MAX_CALLS, max_pairs: int = MAX_PAIRS,
                       paths: Sequence[BasePath] | None = None) -> BoundarySearch:
     """Neighbour pairs across a change of the noise structure (module docstring).
@@ -119,6 +120,9 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
         Source of the search's seeds.
     y_bound
         Outputs only: the declared target bound.
+    labels
+        The declared class labels, if any: no path then (its intermediate targets are
+        outside the domain).
     max_calls, max_pairs
         The allowance (coupled calls) and the most pairs kept.
     paths
@@ -147,7 +151,7 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
 
     found = []
     if paths is None:
-        paths = structure_paths(data, relation, y_bound=y_bound)
+        paths = structure_paths(data, relation, y_bound=y_bound, labels=labels)
     for path in paths:
         ts = np.linspace(path.start, path.stop, SEGMENTS + 1)
         for lo, hi in zip(ts[:-1], ts[1:], strict=True):
@@ -181,7 +185,8 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
 
 def with_boundaries(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
                     relation: NeighbourRelation, rng: np.random.Generator, *,
-                    y_bound: float | None = None) -> tuple[CouplingSurvey, list[NeighbourPair]]:
+                    y_bound: float | None = None, labels: Sequence[float] | None = None
+                    ) -> tuple[CouplingSurvey, list[NeighbourPair]]:
     """The default path's grey-box step after the survey of the generated pairs.
 
     Runs :func:`search_boundaries` unless :func:`skip_reason` says why not, surveys the pairs
@@ -192,7 +197,7 @@ def with_boundaries(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
     why = skip_reason(survey)
     if why is not None:
         return dataclasses.replace(survey, boundary={"skipped": why}), []
-    search = search_boundaries(mechanism, data, relation, rng, y_bound=y_bound)
+    search = search_boundaries(mechanism, data, relation, rng, y_bound=y_bound, labels=labels)
     if search.pairs:
         more = couple_pairs(mechanism, search.pairs, rng, claim=survey.claim,
                             max_releases=BOUNDARY_RELEASES)

@@ -42,6 +42,11 @@ Issue 20 §4 adds, for the first two relations:
   allows (``a = b`` for whole rows, ``min(bound, d/2)`` for outputs only), where a
   clipped statistic that saturates on the user's data does not.
 
+**Declared class labels** (``PublicDomain(labels=...)``, :func:`domain_labels`): the
+runner moves every pair onto the labels (:func:`on_labels`: off-label targets to the
+nearest label, pairs that stop being neighbours dropped) and adds each row's moves between
+labels (:func:`label_pairs`), so no auditor sees a dataset outside the domain.
+
 The grey-box auditor adds, after its survey, pairs across a **structure boundary**
 (:class:`BasePath`, :func:`structure_paths`; the search is
 :mod:`~dpgp_audit.audit.boundary`): paths of whole datasets along which a calibration
@@ -88,10 +93,13 @@ __all__ = [
     "coverage_pairs",
     "dataset_from_dict",
     "dataset_to_dict",
+    "domain_labels",
     "domain_y_bound",
     "full_swing_pairs",
     "is_neighbour",
+    "label_pairs",
     "neighbour_pairs",
+    "on_labels",
     "pair_score",
     "query_edge_pairs",
     "rank_pairs",
@@ -220,6 +228,20 @@ def domain_y_bound(*holders: object) -> float | None:
         bound = getattr(getattr(holder, "domain", None), "y_bound", None)
         if bound is not None:
             return float(bound)
+    return None
+
+
+def domain_labels(*holders: object) -> tuple[float, ...] | None:
+    """The declared class labels of the first holder (a claim, a mechanism) with a domain.
+
+    ``holder.domain.labels`` (:class:`~dpgp_audit.privacy.domain.PublicDomain`, sorted);
+    ``None`` when that domain declares none, or no holder declares a domain.
+    """
+    for holder in holders:
+        domain = getattr(holder, "domain", None)
+        if getattr(domain, "y_bound", None) is not None:
+            labels = getattr(domain, "labels", None)
+            return None if labels is None else tuple(sorted(float(v) for v in labels))
     return None
 
 
@@ -967,6 +989,100 @@ def _scan_changes(norm: object, vals: np.ndarray, qs: list, reach: float, top: i
     return [(float(change[j]), float(vals[a[j]]), float(vals[c[j]])) for j in keep]
 
 
+# --------------------------------------------------------------------------- declared labels
+def _nearest_labels(y: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Every target replaced by the nearest declared label (the lower one on a tie)."""
+    if labels.size == 1:
+        return np.full(y.shape, labels[0])
+    idx = np.clip(np.searchsorted(labels, y), 1, labels.size - 1)
+    lo, hi = labels[idx - 1], labels[idx]
+    return np.where(np.abs(y - lo) <= np.abs(hi - y), lo, hi)
+
+
+def on_labels(pairs: Sequence[NeighbourPair], relation: NeighbourRelation,
+              labels: Sequence[float]) -> list[NeighbourPair]:
+    """The pairs moved onto declared class labels (``PublicDomain(labels=...)``).
+
+    The generators place targets on ``±d``, on the bound, on round values or on the
+    data's quantiles; a domain of labels (``{0, 1, 2}`` for three classes) holds none of
+    those in between. Each dataset's off-label targets go to the nearest label; a pair
+    that becomes equal (or was: a move clipped to nothing), or is no longer a neighbour
+    under ``relation``, is dropped, and so is a repeat of an earlier pair. Pairs already on
+    the labels are kept as they are.
+    """
+    lab = np.asarray(sorted({float(v) for v in labels}), dtype=float)
+    out: list[NeighbourPair] = []
+    seen: set[bytes] = set()
+    for p in pairs:
+        d0, d1 = p.d0, p.d1
+        moved = False
+        for side in (0, 1):
+            d = d0 if side == 0 else d1
+            y = np.asarray(d.y, dtype=float)
+            if not np.all(np.isin(y, lab)):
+                d = Dataset(d.X, _nearest_labels(y, lab), d.name)
+                moved = True
+                d0, d1 = (d, d1) if side == 0 else (d0, d)
+        if d0 == d1 or (moved and not is_neighbour(d0, d1, relation)):
+            continue
+        key = b"|".join(np.ascontiguousarray(a).tobytes() for a in (d0.X, d0.y, d1.X, d1.y))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(NeighbourPair(d0, d1, f"{p.label} (on the labels)") if moved else p)
+    return out
+
+
+def label_pairs(data: Dataset, relation: NeighbourRelation, labels: Sequence[float], *,
+                k: int = COVERAGE_ROWS) -> list[NeighbourPair]:
+    """One row moved between declared labels, on the data and on one-label bases.
+
+    For up to ``k`` rows (every row of a small dataset, else ``k`` spread evenly): outputs
+    only, the row moved to the label farthest from its own within ``d``, and set to the
+    two labels farthest apart within ``d`` (the largest move a label allows); whole rows,
+    the row's target swapped between the smallest and the largest label, and the row
+    replaced by an input far outside the data with each of them. Then every target at one
+    label with one row moved to the farthest one (where a class count or a class
+    statistic is most extreme). Deterministic: no generator is drawn.
+    """
+    lab = sorted({float(v) for v in labels})
+    if len(lab) < 2 or relation.kind is Neighbour.ANSWERS:
+        return []
+    rows = list(range(data.n)) if data.n <= k else \
+        sorted({int(i) for i in np.linspace(0, data.n - 1, k)})
+    out: list[NeighbourPair] = []
+    if relation.kind is Neighbour.OUTPUTS:
+        d = relation.d
+        reach = [(a, b) for a in lab for b in lab if a < b and b - a <= d + 1e-12]
+        if not reach:
+            return []
+        lo, hi = max(reach, key=lambda ab: ab[1] - ab[0])
+        for i in rows:
+            yi = float(data.y[i])
+            far = max((v for v in lab if v != yi and abs(v - yi) <= d + 1e-12),
+                      key=lambda v: abs(v - yi), default=None)
+            if far is not None:
+                out.append(NeighbourPair(data, data.with_target(i, far),
+                                         f"labels: y[{i}] -> {far:g}"))
+            out.append(NeighbourPair(data.with_target(i, lo), data.with_target(i, hi),
+                                     f"labels: y[{i}] {lo:g} -> {hi:g}"))
+    else:
+        lo, hi = lab[0], lab[-1]
+        far_x = _far_input(data)
+        for i in rows:
+            xi = np.asarray(data.X[i])
+            out.append(NeighbourPair(data.with_row(i, xi, lo), data.with_row(i, xi, hi),
+                                     f"labels: row {i} y={lo:g} -> y={hi:g}"))
+            for v in (lo, hi):
+                out.append(NeighbourPair(data, data.with_row(i, far_x, v),
+                                         f"labels: row {i} -> far x, y={v:g}"))
+    for a, b in ((lo, hi), (hi, lo)):
+        base = Dataset(data.X, np.full(data.n, a), data.name)
+        out.append(NeighbourPair(base, base.with_target(0, b),
+                                 f"labels: every target {a:g}, y[0] -> {b:g}"))
+    return out
+
+
 # --------------------------------------------------------------------------- issue 20 §4 pairs
 def _scale(d: float, y_bound: float | None) -> float:
     """The target scale of structural placements: the move d, or the bound when smaller."""
@@ -1214,7 +1330,8 @@ class BasePath:
 
 
 def structure_paths(data: Dataset, relation: NeighbourRelation, *,
-                    y_bound: float | None = None) -> list[BasePath]:
+                    y_bound: float | None = None,
+                    labels: Sequence[float] | None = None) -> list[BasePath]:
     """Paths of bases along which a calibration read off the targets can flip.
 
     Amplitude ``A``: the declared bound (outputs only), ``b`` (whole rows), else the
@@ -1224,10 +1341,11 @@ def structure_paths(data: Dataset, relation: NeighbourRelation, *,
     every target at ``A`` (−1 to 1: a mean or a sign); and from the data's scaled targets
     to alternating ``±A`` and to every target at ``−A``, along which the rows cross zero one
     at a time (a count of sign changes or of positive targets, a rank). None under the
-    all-answers relation, and none for class labels (every target at ±bound), whose
-    intermediate targets are outside the domain.
+    all-answers relation, and none for class labels (declared ``labels``, or every target
+    at ±bound), whose intermediate targets are outside the domain.
     """
-    if relation.kind is Neighbour.ANSWERS or data.n < 2 or _labels(data, y_bound):
+    if relation.kind is Neighbour.ANSWERS or data.n < 2 or labels is not None or \
+            _labels(data, y_bound):
         return []
     y = np.asarray(data.y, dtype=float)
     top = float(np.max(np.abs(y)))

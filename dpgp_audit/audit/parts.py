@@ -151,6 +151,8 @@ class AuditSettings:
         The black-box score and fitting share (``audit_blackbox``).
     y_bound
         Declared target bound for outputs-only pair generation.
+    labels
+        Declared class labels (``PublicDomain(labels=...)``), sorted; ``None``: none.
     time_guard_s
         The wall-clock guard of the whole audit (``None``: none); a guard, never a
         budget (:mod:`~dpgp_audit.audit.guard`).
@@ -176,6 +178,7 @@ class AuditSettings:
     time_guard_s: float | None = None
     cost_per_draw_s: float | None = None
     precision_support: bool = True
+    labels: tuple[float, ...] | None = None
 
     @property
     def sequential(self) -> bool:
@@ -398,7 +401,8 @@ class GreyBoxPart(AuditorPart):
         survey = couple_pairs(context.mechanism, context.pairs, rng, claim=context.claim,
                               max_releases=self.allowance(context.settings).pilot_draws)
         survey, added = with_boundaries(context.mechanism, survey, context.data,
-                                        context.relation, rng, y_bound=context.settings.y_bound)
+                                        context.relation, rng, y_bound=context.settings.y_bound,
+                                        labels=context.settings.labels)
         context.pairs.extend(added)
         return survey.result()
 
@@ -450,7 +454,8 @@ class SensitivityPart(AuditorPart):
         res = check_sensitivity(context.mechanism, context.data, context.rngs[self.name],
                                 relation=context.relation,
                                 budget=self.allowance(context.settings).queries,
-                                y_bound=context.settings.y_bound)
+                                y_bound=context.settings.y_bound,
+                                labels=context.settings.labels)
         w = witness_pair(res)
         if w is not None and res.violation:
             context.pairs.insert(0, NeighbourPair(w.d0, w.d1, f"sensitivity witness: {w.label}"))

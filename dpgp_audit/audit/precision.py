@@ -91,7 +91,7 @@ import numpy as np
 from dpgp_audit._validation import check_positive_int, check_rng, one_line
 from dpgp_audit.audit.blackbox.scores import fit_float_support, float_support_evidence
 from dpgp_audit.audit.guard import TimeGuard, check_guard_s
-from dpgp_audit.audit.neighbours import NeighbourPair, domain_y_bound
+from dpgp_audit.audit.neighbours import NeighbourPair, domain_labels, domain_y_bound, on_labels
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.stats import epsilon_lower_bound
 from dpgp_audit.contract import ContractError, checked_sample, same_release_shape
@@ -353,13 +353,15 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
     except (ValueError, TypeError) as err:
         return PrecisionProbe(pair.label, refused=True, reason=one_line(err))
     same_release_shape(mechanism, (s0, s1))
+    fmt = np.result_type(s0.dtype, s1.dtype)  # the spacing is that of the released format
+    fmt = fmt if fmt.kind == "f" and fmt.itemsize < 8 else np.dtype(float)
     s0 = s0.reshape(pilot, -1).astype(float)
     s1 = s1.reshape(pilot, -1).astype(float)
     if not (np.all(np.isfinite(s0)) and np.all(np.isfinite(s1))):
         return PrecisionProbe(pair.label, ratio=math.inf, distinct=0.0, separation=1.0)
     sd = _noise_sd(mechanism, pair.d0, s0)
     top = np.maximum(np.max(np.abs(s0), axis=0), np.max(np.abs(s1), axis=0))
-    spacing = np.spacing(top)
+    spacing = np.spacing(top.astype(fmt)).astype(float)  # float32: 2^-23 relative, not 2^-52
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(sd > 0, spacing / sd, np.where(spacing > 0, math.inf, 0.0))
     noisy = sd > 0  # coordinates without noise are another auditor's business
@@ -454,11 +456,17 @@ def screen_precision(mechanism: object, data: Dataset, rng: np.random.Generator,
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     rng_pairs, rng_pilot = rng.spawn(2)
     bound = _domain_bound(mechanism, claim)
-    candidates = precision_pairs(data, claim.relation, rng_pairs,  # type: ignore[attr-defined]
-                                 y_bound=bound, per_scale=per_scale) + list(pairs)
+    relation = claim.relation  # type: ignore[attr-defined]
+    labels = domain_labels(claim, mechanism)  # declared class labels: the pairs stay on them
+
+    def legal(found: list[NeighbourPair]) -> list[NeighbourPair]:
+        return found if labels is None else on_labels(found, relation, labels)
+
+    candidates = legal(precision_pairs(data, relation, rng_pairs, y_bound=bound,
+                                       per_scale=per_scale) + list(pairs))
     n_rounding = len(candidates)  # then the support pairs, with their own pilot
     if support:
-        candidates += support_pairs(data, claim.relation, y_bound=bound)  # type: ignore
+        candidates += legal(support_pairs(data, relation, y_bound=bound))
     details: dict = {"domain_y_bound": bound, "visible_ratio": VISIBLE_RATIO,
                      "min_distinct": MIN_DISTINCT, "pilot_per_side": pilot}
     if support:

@@ -48,7 +48,9 @@ from dpgp_audit._validation import check_rng
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     full_swing_pairs,
+    label_pairs,
     neighbour_pairs,
+    on_labels,
     structural_pairs,
 )
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
@@ -77,6 +79,8 @@ class _Search:
     evaluations: int = 0
     rejected: int = 0
     per_strategy: dict = field(default_factory=dict)
+    relation: NeighbourRelation | None = None
+    labels: tuple[float, ...] | None = None  # declared class labels: pairs are moved onto them
     _cache: dict = field(default_factory=dict)
 
     def q(self, data: Dataset) -> np.ndarray | None:
@@ -94,6 +98,11 @@ class _Search:
         return out
 
     def value(self, pair: NeighbourPair, strategy: str) -> float:
+        if self.labels is not None and self.relation is not None:
+            on = on_labels([pair], self.relation, self.labels)  # off-label targets: nearest
+            if not on:
+                return -math.inf
+            pair = on[0]
         q0, q1 = self.q(pair.d0), self.q(pair.d1)
         if q0 is None or q1 is None:
             return -math.inf
@@ -156,6 +165,7 @@ def _affine_columns(search: _Search, data: Dataset, d: float, rng: np.random.Gen
 def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random.Generator, *,
                       relation: NeighbourRelation | None = None, budget: int = 400,
                       rtol: float = 1e-9, y_bound: float | None = None,
+                      labels: tuple[float, ...] | None = None,
                       de_rows: int = 2, lbfgs_starts: int = 4) -> AuditResult:
     """Search for a neighbour pair whose query change exceeds the claimed bound (catalogue A.4).
 
@@ -177,6 +187,12 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
         Relative tolerance: a change above ``bound · (1 + rtol)`` is a counterexample.
     y_bound
         Outputs only: a declared target bound the mechanism enforces (moves are clipped).
+    labels
+        Declared class labels (``PublicDomain(labels=...)``): every pair searched is moved
+        onto them (:func:`~dpgp_audit.audit.neighbours.on_labels`), every row of D is set to
+        every other label (so the local sensitivity over the labels is exact) and
+        :func:`~dpgp_audit.audit.neighbours.label_pairs` are tried, and the closed form
+        (which reads the query between labels) is skipped.
     de_rows, lbfgs_starts
         How many rows get a differential-evolution search, and how many L-BFGS-B starts.
 
@@ -205,11 +221,17 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
     # the exact norm's lower bound where the norm offers one (Mahalanobis: no rounding read
     # as an infinite change), so that a violation found is one of the exact norm
     measure = getattr(mechanism.norm, "lower_bound", mechanism.norm)
-    search = _Search(mechanism.query, measure, data)
+    search = _Search(mechanism.query, measure, data, relation=relation,
+                     labels=None if labels is None else tuple(sorted(labels)))
     closed_form = None
 
-    # 1. closed form (outputs only, affine query)
-    if relation.kind is Neighbour.OUTPUTS:
+    # 1. closed form (outputs only, affine query), or every row's moves between labels
+    if labels is not None:
+        for pair in _every_label_move(data, relation, labels) + label_pairs(data, relation,
+                                                                             labels):
+            for p in (pair, pair.swapped()):
+                search.value(p, "labels")
+    elif relation.kind is Neighbour.OUTPUTS:
         d = relation.d
         if y_bound is None or 2 * y_bound >= d:
             cols = _affine_columns(search, data, d, rng, y_bound)
@@ -281,6 +303,21 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
         alpha=None,
         details=details,
     )
+
+
+def _every_label_move(data: Dataset, relation: NeighbourRelation,
+                      labels: tuple[float, ...]) -> list[NeighbourPair]:
+    """Every row of D set to every other declared label it may reach: the exact local search."""
+    out = []
+    for i in range(data.n):
+        yi = float(data.y[i])
+        for v in labels:
+            if v == yi or (relation.kind is Neighbour.OUTPUTS and abs(v - yi) > relation.d):
+                continue
+            moved = data.with_target(i, v) if relation.kind is Neighbour.OUTPUTS else \
+                data.with_row(i, np.asarray(data.X[i]), v)
+            out.append(NeighbourPair(data, moved, f"labels: y[{i}] -> {v:g}"))
+    return out
 
 
 def _json_float(v: float) -> float | str:

@@ -141,6 +141,10 @@ def test_structure_paths_span_the_domain_and_skip_labels_and_answers():
     assert np.max(np.abs(paths[0].at(1.0).y)) == pytest.approx(BOUND)
     labels = Dataset(DATA.X, np.where(DATA.y > 0, 1.0, -1.0))
     assert structure_paths(labels, outputs_only(D), y_bound=1.0) == []
+    # declared labels: none, whatever the data (a 3-class domain holds no target in between)
+    classes = Dataset(DATA.X, np.arange(DATA.n) % 3.0)
+    assert structure_paths(classes, outputs_only(D), y_bound=2.0, labels=(0.0, 1.0, 2.0)) == []
+    assert len(structure_paths(classes, outputs_only(D), y_bound=2.0)) == 6
     assert structure_paths(DATA, all_answers(1.0)) == []
 
 

@@ -13,10 +13,13 @@ from dpgp_audit.audit.neighbours import (
     COVERAGE_ROWS,
     NeighbourPair,
     adversarial_rows,
+    domain_labels,
     domain_y_bound,
     full_swing_pairs,
     is_neighbour,
+    label_pairs,
     neighbour_pairs,
+    on_labels,
     pair_score,
     rank_pairs,
     structural_pairs,
@@ -598,3 +601,72 @@ def test_pilot_score_with_its_per_dataset_shortcut_equals_the_statistics_by_hand
         assert tv_z == 0.0
     else:
         assert tv_z > 0.0
+
+
+# ----------------------------------------------------------------------------- declared labels
+LABELS = (0.0, 1.0, 2.0)
+
+
+def _label_data(n: int = 9) -> Dataset:
+    return Dataset(np.linspace(0.0, 1.0, n), np.arange(n) % 3.0)
+
+
+def test_domain_labels_come_from_the_first_declared_domain_sorted():
+    from types import SimpleNamespace
+
+    from dpgp_audit.privacy.domain import PublicDomain
+
+    with_labels = SimpleNamespace(domain=PublicDomain(2.0, labels=(2.0, 0.0, 1.0)))
+    bound_only = SimpleNamespace(domain=PublicDomain(2.0))
+    assert domain_labels(with_labels) == LABELS
+    assert domain_labels(bound_only, with_labels) is None  # the first domain decides
+    assert domain_labels(SimpleNamespace(), with_labels) == LABELS  # no domain: the next
+    assert domain_labels(SimpleNamespace()) is None
+
+
+@pytest.mark.parametrize("relation", [outputs_only(2.0), whole_rows(2.0)])
+def test_every_generated_pair_moved_onto_the_labels_is_a_legal_neighbour(relation):
+    data = _label_data()
+    raw = neighbour_pairs(data, relation, np.random.default_rng(0), y_bound=2.0)
+    off = [p for p in raw if not (np.isin(p.d0.y, LABELS).all() and np.isin(p.d1.y, LABELS).all())]
+    assert off  # the generators place targets between the labels (+-d/2, round values, ...)
+    out = on_labels(raw + label_pairs(data, relation, LABELS), relation, LABELS)
+    assert len(out) > 20
+    keys = set()
+    for p in out:
+        for d in (p.d0, p.d1):
+            assert set(np.unique(d.y)) <= set(LABELS)
+        assert p.d0 != p.d1 and is_neighbour(p.d0, p.d1, relation)
+        keys.add((p.d0.y.tobytes(), p.d0.X.tobytes(), p.d1.y.tobytes(), p.d1.X.tobytes()))
+    assert len(keys) == len(out)  # no pair twice
+    on = [p for p in raw if p not in off and p.d0 != p.d1]
+    assert on and all(  # a pair already legal is kept as it is (or was there before)
+        (p.d0.y.tobytes(), p.d0.X.tobytes(), p.d1.y.tobytes(), p.d1.X.tobytes()) in keys
+        for p in on)
+    assert any(q is p for p in on for q in out)
+
+
+def test_on_labels_moves_to_the_nearest_label_and_drops_what_is_no_longer_a_pair():
+    data = _label_data(4)  # y = 0, 1, 2, 0
+    rel = outputs_only(1.0)
+    near = NeighbourPair(data, data.with_target(0, 0.6), "y[0] + 0.6")  # 0.6 -> 1
+    equal = NeighbourPair(data, data.with_target(0, 0.4), "y[0] + 0.4")  # 0.4 -> 0: no change
+    far = NeighbourPair(data.with_target(0, 0.4), data.with_target(0, 1.6), "")  # 0 -> 2 > d
+    out = on_labels([near, equal, far, near], rel, LABELS)
+    assert len(out) == 1
+    assert out[0].d1.y[0] == 1.0 and out[0].label == "y[0] + 0.6 (on the labels)"
+
+
+def test_label_pairs_move_every_row_by_the_largest_label_swing():
+    data = _label_data(6)
+    out = label_pairs(data, outputs_only(2.0), LABELS)
+    others = lambda d, i: np.delete(d.y, i)  # noqa: E731
+    for i in range(data.n):  # every row set to 0 and to 2 (the widest pair within d = 2)
+        assert any(p.d0.y[i] == 0.0 and p.d1.y[i] == 2.0
+                   and np.array_equal(others(p.d0, i), others(data, i)) for p in out)
+    assert all(is_neighbour(p.d0, p.d1, outputs_only(2.0)) for p in out)
+    assert not label_pairs(data, outputs_only(0.5), LABELS)  # no two labels within reach
+    rows = label_pairs(data, whole_rows(2.0), LABELS)
+    assert all(is_neighbour(p.d0, p.d1, whole_rows(2.0)) for p in rows)
+    far = [p for p in rows if "far x" in p.label]
+    assert len(far) == 2 * data.n and all(np.max(p.d1.X) > np.max(data.X) for p in far)

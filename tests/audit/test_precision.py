@@ -497,3 +497,28 @@ def test_A7_a_screen_whose_every_pair_is_refused_is_skipped_not_no_evidence():
     assert rep.result("precision") is None  # compared nothing: no "no evidence" either
     assert rep.skipped["precision"].startswith("no generated pair is accepted by the mechanism")
     assert rep.verdict is Verdict.INCONCLUSIVE
+
+
+def test_A7_probes_only_datasets_of_the_declared_labels():
+    from dpgp_audit.audit.precision import screen_precision
+
+    mech, data = get("H.5/dirichlet-classifier").make()  # refuses any target but 0, 1, 2
+    screen = screen_precision(mech, data, np.random.default_rng(0))
+    assert screen.details["candidates"] > 0 and screen.details["refused"] == 0
+    assert screen.details["domain_y_bound"] == 2.0
+
+
+def test_A7_rounding_ratio_reads_a_float32_release_at_float32_spacing():
+    @dataclass(frozen=True)
+    class Float32Sum:  # a Gaussian sum computed and released in float32 (sd 1)
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+        def sample(self, data, n, rng):
+            return (np.float32(np.sum(data.y)) + rng.standard_normal((n, 1)).astype(np.float32))
+
+    data = Dataset(np.arange(4.0), np.array([3000.0, 3000.0, 3000.0, 3000.0]))
+    pair = NeighbourPair(data, data.with_target(0, 3001.0), "y[0] + 1")
+    probe = probe_pair(Float32Sum(), pair, np.random.default_rng(0), pilot=400)
+    # top |output| is about 12 000: float32 spacing 2**(13 - 23) ~ 1e-3 per sd, against the
+    # float64 spacing 2**(13 - 52) ~ 2e-12 the ratio read before
+    assert 2.0**-10 / 1.2 < probe.ratio < 2.0**-10 * 1.2

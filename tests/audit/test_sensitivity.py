@@ -237,3 +237,55 @@ def test_A4_full_swing_over_cancelling_rows_is_searched(rng):
     assert res.verdict is Verdict.VIOLATION
     assert res.estimate == pytest.approx(2.0)
     assert res.details["local_sensitivity"] <= 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class ClassWeightedSums:
+    """q(D) = (Σ_{y_i = c} x_i)_c over labels {0, 1, 2}; refuses any other target."""
+
+    bound: float
+    d: float = 2.0
+    norm: object = L2()
+
+    @property
+    def claim(self):
+        from dpgp_audit.privacy.domain import PublicDomain
+
+        return ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(self.d),
+                        domain=PublicDomain(2.0, labels=(0.0, 1.0, 2.0)))
+
+    def sensitivity_bound(self):
+        return self.bound
+
+    def query(self, data):
+        y = np.asarray(data.y)
+        if not np.all(np.isin(y, (0.0, 1.0, 2.0))):
+            raise ValueError("labels are 0, 1, 2")
+        return np.array([float(np.sum(data.X[y == c, 0])) for c in (0.0, 1.0, 2.0)])
+
+
+@pytest.mark.parametrize("d", [1.0, 2.0])
+def test_declared_labels_make_the_local_search_exact_and_refuse_nothing(d):
+    x = np.array([0.3, -1.2, 2.5, 0.7, -0.1, 1.9])
+    data = Dataset(x, np.array([0.0, 1.0, 2.0, 2.0, 1.0, 0.0]))
+    mech = ClassWeightedSums(bound=1.0, d=d)
+    # brute-force oracle: every row to every other label within d, L2 of the change
+    brute = 0.0
+    for i in range(x.size):
+        for v in (0.0, 1.0, 2.0):
+            if v != data.y[i] and abs(v - data.y[i]) <= d:
+                moved = data.y.copy()
+                moved[i] = v
+                q0 = [x[data.y == c].sum() for c in (0.0, 1.0, 2.0)]
+                q1 = [x[moved == c].sum() for c in (0.0, 1.0, 2.0)]
+                brute = max(brute, float(np.linalg.norm(np.subtract(q1, q0))))
+    assert brute == pytest.approx(math.sqrt(2) * 2.5)  # row 2 (x = 2.5) changes class
+    res = check_sensitivity(mech, data, np.random.default_rng(0), labels=(0.0, 1.0, 2.0))
+    assert res.details["rejected_datasets"] == 0  # every dataset searched is on the labels
+    assert res.details["local_sensitivity"] == pytest.approx(brute, rel=1e-12)
+    assert res.verdict is Verdict.VIOLATION and res.guarantee is Guarantee.COUNTEREXAMPLE
+    w = witness_pair(res)
+    assert set(np.unique(w.d0.y)) | set(np.unique(w.d1.y)) <= {0.0, 1.0, 2.0}
+    # without the labels the search wastes its queries on targets the query refuses
+    blind = check_sensitivity(mech, data, np.random.default_rng(0))
+    assert blind.details["rejected_datasets"] > 0

@@ -28,6 +28,7 @@ prints σ̃² = log(1/α_1 + 1) — the index should be i (per entry).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,12 +56,14 @@ from dpgp_audit.methods.honkela.posterior import DPQU, Correction, noise_aware_q
 from dpgp_audit.norms import L2
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, whole_rows
+from dpgp_audit.privacy.domain import PublicDomain
 from dpgp_audit.privacy.float_release import FloatRelease, iid_gaussian_release
 
 __all__ = [
     "AffineNoiseVariance",
     "DPDirichletClassifier",
     "DPHeteroscedasticStats",
+    "class_domain",
     "dirichlet_targets",
     "heteroscedastic_sensitivity",
 ]
@@ -157,6 +160,13 @@ def dirichlet_targets(labels: np.ndarray, n_classes: int, alpha_eps: float = 0.0
     return np.log(alpha) - s2 / 2.0, s2
 
 
+@functools.lru_cache(maxsize=16)
+def class_domain(n_classes: int) -> PublicDomain:
+    """The labels 0, …, C−1 as a public domain (bound max(C − 1, 1)); other targets are refused."""
+    C = check_positive_int("n_classes", n_classes)
+    return PublicDomain(float(max(C - 1, 1)), labels=tuple(float(c) for c in range(C)))
+
+
 @dataclass(frozen=True, eq=False)
 class DPDirichletClassifier:
     """H.5: DP multi-class GP classification via the Dirichlet/log transform.
@@ -210,9 +220,10 @@ class DPDirichletClassifier:
 
     @property
     def claim(self) -> ApproxDP:
-        """(ε, δ)-DP under substitution of one (x, label) row."""
+        """(ε, δ)-DP under substitution of one (x, label) row; the labels are the domain."""
         return ApproxDP(epsilon=self.epsilon, delta=self.delta,
                         relation=whole_rows(max(self.n_classes - 1, 1)),
+                        domain=class_domain(self.n_classes),
                         note=f"labels in 0..{self.n_classes - 1}; Dirichlet transform "
                              f"alpha_eps={self.alpha_eps:g}; Z public; sqrt(C) composition",
                         float_tv=self.float_release().tv)
@@ -231,7 +242,8 @@ class DPDirichletClassifier:
         return self.sensitivity
 
     def _stats(self, data: Dataset) -> list[tuple[np.ndarray, np.ndarray]]:
-        ytil, s2 = dirichlet_targets(data.y, self.n_classes, self.alpha_eps)
+        labels = class_domain(self.n_classes).targets(data.y)  # ValueError naming y
+        ytil, s2 = dirichlet_targets(labels, self.n_classes, self.alpha_eps)
         return [sufficient_statistics(self.kernel, self.Z, data.X, ytil[:, c],
                                       weights=1.0 / s2[:, c]) for c in range(self.n_classes)]
 

@@ -148,3 +148,18 @@ def test_heteroscedastic_refuses_noise_below_declared_minimum():
         het.mean(Dataset(np.zeros((2, 1)), np.zeros(2)))
     with pytest.raises(ValueError, match="noise_var_fn"):
         _het(None, 0.05)
+
+
+def test_dirichlet_claim_declares_the_labels_and_the_default_path_stays_on_them():
+    from dpgp_audit.audit.runner import audit_mechanism
+    from dpgp_audit.catalogue import get
+
+    mech, data = get("H.5/dirichlet-classifier").make()
+    assert mech.claim.domain.labels == (0.0, 1.0, 2.0)
+    assert mech.claim.domain.y_bound == 2.0 == mech.claim.relation.d
+    rep = audit_mechanism(mech, data, np.random.default_rng(1), auditors=("greybox",))
+    g = rep.result("greybox").details
+    # every pair is a dataset of labels the mechanism accepts: none rejected (before the
+    # labels were declared, 50 of 76 generated pairs put a target at -2 or between labels)
+    assert "rejected" not in g["statuses"] and g["pairs"] >= 3 * data.n
+    assert sum(g["statuses"].values()) == g["pairs"]
