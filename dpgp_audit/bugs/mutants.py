@@ -10,7 +10,8 @@ another fit's weights and the lengthscale fitted on the private targets; release
 branch, bins or candidates the data shape: noise skipped on a zero or a large sum,
 ``np.histogram``'s default range, the data values as an exponential mechanism's
 candidates, targets standardised by their own spread, the L∞ sensitivity for a Gaussian
-vector, a noise slice that misses a coordinate), plus
+vector, a noise slice that misses a coordinate; sparse and subset GP releases whose
+lengthscale, inducing inputs or subset do not match their calibration), plus
 **negative controls** that look wrong but are private (more noise than needed,
 post-processing that creates atoms, noise on the inputs, Laplace where Gaussian
 was intended in one dimension, a GP's posterior variance released beside its mean, a
@@ -58,9 +59,9 @@ from dpgp_audit.privacy.float_release import (
 )
 
 __all__ = ["FORMS", "HIST_BINS", "MutantSpec", "SampleOnly", "build_form", "data_range_counts",
-           "fitted_lengthscale", "half_sums", "median_rank_utility", "mutants",
-           "public_range_counts", "public_x_sd", "scaled_up_sd", "standardised_clipped_sum",
-           "vector_weights"]
+           "fitted_lengthscale", "half_sums", "kernel_vector_bound", "median_rank_utility",
+           "mutants", "public_range_counts", "public_x_sd", "scaled_up_sd",
+           "standardised_clipped_sum", "top_target_rows", "vector_weights"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
 _EPS, _DELTA = 1.0, 1e-5
@@ -440,6 +441,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_subsample_mutants(data))
     out.extend(_scale_mutants(data))
     out.extend(_data_shaped_mutants(data))
+    out.extend(_gp_structure_mutants(data))
     return out
 
 
@@ -624,6 +626,76 @@ def _data_shaped_mutants(data: Dataset) -> list[MutantSpec]:
                    "one noise scale - calibrated with the largest column's L2 norm", True,
                    _claim_out(), _safe(vec_mean, l2_sd),
                    {"mean": vec_mean, "cov": lambda d: l2_sd(d) ** 2 * np.eye(_VEC_POINTS)}, data),
+    ]
+
+
+# --------------------------------------------------------------------------- GP structure
+#: The inducing inputs of the whole-row statistic: 9 public points on the default x-range.
+_SVGP_Z = np.linspace(0.0, 10.0, 9)[:, None]
+_SVGP_ELL_BOUND, _SVGP_ELL_RELEASE = 1.0, 3.0
+_TOP_K, _TOP_M = 4, 10
+
+
+def kernel_vector_bound(ell: float) -> float:
+    """sup_x ‖k(Z, x)‖ over x, on a fine grid two widths beyond Z (R_k of H eq. 4, numerically)."""
+    xs = np.linspace(-10.0, 20.0, 6001)[:, None]
+    return float(np.max(np.linalg.norm(eq_kernel(_SVGP_Z, xs, ell), axis=0)))
+
+
+def top_target_rows(data: Dataset, k: int) -> np.ndarray:
+    """The ``k`` rows with the largest |y| (ties by index), in index order: a private choice."""
+    return np.sort(np.argsort(-np.abs(np.asarray(data.y, dtype=float)), kind="stable")[:k])
+
+
+def _gp_structure_mutants(data: Dataset) -> list[MutantSpec]:
+    """Sparse and subset GP releases whose structure a hurried user ties to the wrong thing.
+
+    The whole-row statistic A = Σ y_i k(Z, x_i) (H's sufficient statistic) with R_k taken at
+    the kernel's default lengthscale 1 while the release uses 3, so every row's kernel
+    vector is longer than the bound; inducing inputs placed at the rows with the largest
+    |y| ("where the signal is"), with the noise calibrated correctly for the chosen Z; and
+    a subset-of-data posterior mean on the rows with the largest |y|, calibrated for its
+    weights. The last two calibrate each release exactly for its own structure, and the
+    structure is chosen by the private targets. Float-safe; appended last, so earlier rows
+    keep their seeds.
+    """
+    def svgp_mean(d: Dataset) -> np.ndarray:
+        return eq_kernel(_SVGP_Z, np.asarray(d.X), _SVGP_ELL_RELEASE) @ np.asarray(d.y)
+
+    svgp_sd = _sigma(2.0 * kernel_vector_bound(_SVGP_ELL_BOUND))  # whole rows, |y| <= 1
+
+    def inducing(d: Dataset) -> np.ndarray:
+        x = np.asarray(d.X)
+        return eq_kernel(x[top_target_rows(d, _TOP_K)], x, 1.0)
+
+    def subset_weights(d: Dataset) -> np.ndarray:
+        keep = top_target_rows(d, _TOP_M)
+        C = np.zeros((_GP_XS.shape[0], d.n))
+        C[:, keep] = smoother_weights(np.asarray(d.X)[keep], _GP_XS, lengthscale=_GP_ELL,
+                                      noise_variance=_GP_NOISE)
+        return C
+
+    return [
+        MutantSpec("svgp-lengthscale-mismatch", "whole-row statistic sum_i y_i k(Z, x_i) at 9 "
+                   "inducing inputs: R_k computed at the kernel's default lengthscale 1, the "
+                   "release made at lengthscale 3", False, _claim_rows(),
+                   _safe(svgp_mean, lambda d: svgp_sd),
+                   {"mean": svgp_mean, "cov": _const_cov(svgp_sd**2, _SVGP_Z.shape[0])}, data),
+        MutantSpec("inducing-at-top-targets", "4 inducing inputs placed at the rows with the "
+                   "largest absolute targets, the noise calibrated for the chosen ones", False,
+                   _claim_out(),
+                   _safe(lambda d: inducing(d) @ d.y, lambda d: _gp_sigma(inducing(d))),
+                   {"query": lambda d: inducing(d) @ d.y, "norm": L2(),
+                    "bound": float(np.max(np.linalg.norm(inducing(data), axis=0)))}, data),
+        MutantSpec("subset-of-top-targets", "GP posterior mean at 5 points from the 10 rows "
+                   "with the largest absolute targets, the noise calibrated for their weights",
+                   False,
+                   _claim_out(),
+                   _safe(lambda d: subset_weights(d) @ d.y,
+                         lambda d: _gp_sigma(subset_weights(d))),
+                   {"mean": lambda d: subset_weights(d) @ d.y,
+                    "cov": lambda d: _gp_sigma(subset_weights(d)) ** 2
+                    * np.eye(_GP_XS.shape[0])}, data),
     ]
 
 

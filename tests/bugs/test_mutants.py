@@ -332,3 +332,55 @@ def test_data_shaped_mutants_on_the_default_path(name):
     rows = run_mutation([_spec(name)], np.random.default_rng(2026))
     wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
     assert not wrong
+
+
+# ----------------------------------------------------------------------------- GP structure
+GP_STRUCTURE = ("svgp-lengthscale-mismatch", "inducing-at-top-targets", "subset-of-top-targets")
+
+
+def _eq(a: np.ndarray, b: np.ndarray, ell: float) -> np.ndarray:
+    return np.exp(-((a[:, None] - b[None, :]) ** 2) / (2.0 * ell**2))
+
+
+def test_svgp_lengthscale_mismatch_rows_outgrow_the_bound_they_were_noised_for():
+    data = default_dataset()
+    mech = build_form(_spec("svgp-lengthscale-mismatch"), "model")
+    z, x = np.linspace(0.0, 10.0, 9), np.asarray(data.X)[:, 0]
+    np.testing.assert_allclose(mech.mean(data), _eq(z, x, 3.0) @ data.y, rtol=1e-12)
+    grid = np.linspace(-10.0, 20.0, 30001)
+    rk1 = float(np.linalg.norm(_eq(z, grid, 1.0), axis=0).max())  # R_k at lengthscale 1
+    sd = math.sqrt(mech.cov(data)[0, 0])
+    mu_claim = 2.0 * rk1 / sd  # the whole-row flip y = +1 -> -1 the noise was set for
+    assert _gaussian_epsilon(mu_claim, 1e-5) == pytest.approx(1.0, abs=1e-3)
+    worst = float(np.linalg.norm(_eq(z, x, 3.0), axis=0).max())  # a data row, at lengthscale 3
+    assert worst > 1.6 * rk1
+    assert _gaussian_epsilon(2.0 * worst / sd, 1e-5) > 1.5
+
+
+@pytest.mark.parametrize("name,k", [("inducing-at-top-targets", 4), ("subset-of-top-targets", 10)])
+def test_structure_chosen_by_the_largest_targets_moves_between_neighbours(name, k):
+    data = default_dataset()
+    spec = _spec(name)
+    mech = build_form(spec, "sample")
+    moved = 0
+    for p in neighbour_pairs(data, spec.claim.relation, np.random.default_rng(0), y_bound=1e6):
+        top0 = set(np.argsort(-np.abs(p.d0.y), kind="stable")[:k].tolist())
+        top1 = set(np.argsort(-np.abs(p.d1.y), kind="stable")[:k].tolist())
+        if top0 == top1:
+            continue
+        moved += 1
+        # the same noise draws on both sides: the releases' spread differs with the structure
+        a = mech.sample(p.d0, 4000, np.random.default_rng(5))
+        b = mech.sample(p.d1, 4000, np.random.default_rng(5))
+        if abs(float(np.mean(np.std(a, axis=0) / np.std(b, axis=0))) - 1.0) > 0.02:
+            break  # per coordinate: the same draws scaled by two different noise sds
+    else:
+        pytest.fail(f"no generated pair changes the noise scale ({moved} change the rows)")
+    assert moved >= 1
+
+
+@pytest.mark.parametrize("name", GP_STRUCTURE)
+def test_gp_structure_mutants_on_the_default_path(name):
+    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
+    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
+    assert not wrong
