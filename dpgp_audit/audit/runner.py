@@ -399,6 +399,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         if labels is not None:  # on the declared labels only, with every row's label moves
             pairs = on_labels(list(pairs) + label_pairs(data, relation, labels), relation,
                               labels)
+            if not pairs:  # e.g. one label under outputs only: no two datasets differ
+                raise ValueError(f"no neighbouring pair lies in the claim's declared domain "
+                                 f"({claim.domain.describe()}) under its relation "  # type: ignore[attr-defined]
+                                 f"({relation.describe()}): there is nothing to audit")
     pairs = list(pairs)
     timings["neighbours"] = time.perf_counter() - t
 

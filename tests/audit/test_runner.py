@@ -511,3 +511,17 @@ def test_A6_a_given_pair_outside_the_declared_domain_is_refused_and_a_neighbour_
     rep = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0), pairs=[inside],
                           auditors=("blackbox",), n=64)
     assert rep.result("blackbox").details["witness"]["label"] == "inside"
+
+
+def test_A6_a_declared_domain_without_neighbouring_pairs_is_refused_by_name():
+    class OneLabel:  # outputs only with one label: every legal dataset has the same targets
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0),
+                         domain=PublicDomain(1.0, labels=(1.0,)))
+
+        def sample(self, data, n, rng):
+            return rng.standard_normal((n, 1)) + float(np.sum(data.y))
+
+    data = Dataset(np.linspace(0.0, 1.0, 5), np.ones(5))
+    with pytest.raises(ValueError, match=r"no neighbouring pair lies in the claim's declared "
+                                         r"domain \(y in \{1\}\)"):
+        audit_mechanism(OneLabel(), data, np.random.default_rng(0))
