@@ -218,31 +218,33 @@ def _far_input(data: Dataset, scale: float = 10.0) -> np.ndarray:
     return hi + scale * width
 
 
+def _declared_domain(holders: Sequence[object]) -> object | None:
+    """The ``domain`` of the first holder (a claim, a mechanism) that declares a target bound."""
+    for holder in holders:
+        domain = getattr(holder, "domain", None)
+        if getattr(domain, "y_bound", None) is not None:
+            return domain
+    return None
+
+
 def domain_y_bound(*holders: object) -> float | None:
     """The declared target bound of the first holder (a claim, a mechanism) that has one.
 
     ``holder.domain.y_bound`` (:class:`~dpgp_audit.privacy.domain.PublicDomain`); ``None``
     when none declares a domain.
     """
-    for holder in holders:
-        bound = getattr(getattr(holder, "domain", None), "y_bound", None)
-        if bound is not None:
-            return float(bound)
-    return None
+    domain = _declared_domain(holders)
+    return None if domain is None else float(domain.y_bound)  # type: ignore[attr-defined]
 
 
 def domain_labels(*holders: object) -> tuple[float, ...] | None:
-    """The declared class labels of the first holder (a claim, a mechanism) with a domain.
+    """The declared class labels of the same holder's domain (sorted), if it declares any.
 
-    ``holder.domain.labels`` (:class:`~dpgp_audit.privacy.domain.PublicDomain`, sorted);
-    ``None`` when that domain declares none, or no holder declares a domain.
+    ``holder.domain.labels`` (:class:`~dpgp_audit.privacy.domain.PublicDomain`); ``None``
+    when that domain declares none, or no holder declares a domain.
     """
-    for holder in holders:
-        domain = getattr(holder, "domain", None)
-        if getattr(domain, "y_bound", None) is not None:
-            labels = getattr(domain, "labels", None)
-            return None if labels is None else tuple(sorted(float(v) for v in labels))
-    return None
+    labels = getattr(_declared_domain(holders), "labels", None)
+    return None if labels is None else tuple(sorted(float(v) for v in labels))
 
 
 def _clip(value: float, y_bound: float | None) -> float:
@@ -1011,18 +1013,18 @@ def on_labels(pairs: Sequence[NeighbourPair], relation: NeighbourRelation,
     the labels are kept as they are.
     """
     lab = np.asarray(sorted({float(v) for v in labels}), dtype=float)
+
+    def onto(d: Dataset) -> tuple[Dataset, bool]:
+        y = np.asarray(d.y, dtype=float)
+        if np.all(np.isin(y, lab)):
+            return d, False
+        return Dataset(d.X, _nearest_labels(y, lab), d.name), True
+
     out: list[NeighbourPair] = []
     seen: set[bytes] = set()
     for p in pairs:
-        d0, d1 = p.d0, p.d1
-        moved = False
-        for side in (0, 1):
-            d = d0 if side == 0 else d1
-            y = np.asarray(d.y, dtype=float)
-            if not np.all(np.isin(y, lab)):
-                d = Dataset(d.X, _nearest_labels(y, lab), d.name)
-                moved = True
-                d0, d1 = (d, d1) if side == 0 else (d0, d)
+        (d0, moved0), (d1, moved1) = onto(p.d0), onto(p.d1)
+        moved = moved0 or moved1
         if d0 == d1 or (moved and not is_neighbour(d0, d1, relation)):
             continue
         key = b"|".join(np.ascontiguousarray(a).tobytes() for a in (d0.X, d0.y, d1.X, d1.y))

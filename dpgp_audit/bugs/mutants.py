@@ -551,16 +551,17 @@ def _data_shaped_mutants(data: Dataset) -> list[MutantSpec]:
     s1 = _sigma(1.0)
     lap = 2.0 / _EPS  # one target moved: two counts change by one, L1 sensitivity 2
     pure = PureDP(epsilon=_EPS, relation=outputs_only(1.0), domain=_OUT_DOMAIN)
+    noisy_sum = _safe(_sum, lambda d: s1)  # the calibrated release both branches skip
 
     def skip_if_zero(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         if float(np.sum(d.y)) == 0.0:  # the mistake: a zero sum "has nothing to hide"
             return np.zeros((n, 1))
-        return _safe(_sum, lambda e: s1)(d, n, rng)
+        return noisy_sum(d, n, rng)
 
     def exact_if_large(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         if abs(float(np.sum(d.y))) > 0.9 * d.n:  # the mistake: "the signal dwarfs the noise"
             return np.tile(_sum(d), (n, 1))
-        return _safe(_sum, lambda e: s1)(d, n, rng)
+        return noisy_sum(d, n, rng)
 
     def counts_draw(counts: Callable[[Dataset], np.ndarray]):
         def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
