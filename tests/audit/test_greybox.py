@@ -22,7 +22,7 @@ from dpgp_audit.audit.greybox import (
     noise_design,
     rank_pairs_by_coupling,
 )
-from dpgp_audit.audit.neighbours import NeighbourPair, neighbour_pairs
+from dpgp_audit.audit.neighbours import NeighbourPair, domain_labels, neighbour_pairs, on_labels
 from dpgp_audit.audit.recording import (
     RecordingGenerator,
     recording_generator,
@@ -1022,6 +1022,41 @@ def test_additive_planted_bugs_on_rounded_releases_are_flagged_soundly(bug_id):
     if scale:  # pairs whose sds differ are bounded as two Gaussians of unequal sd
         assert any(c.status == "unequal-scale" and c.finding == "violation"
                    for c in sv.couplings)
+
+
+CLOAKED = ["S18.2/cloaking", "S21.2/sparse-cloaking", "S21.4/sor-classification"]
+
+
+def _pair_mu(mech, pair) -> float:
+    """μ = ‖mean(D′) − mean(D)‖ in the noise covariance's metric (pseudo-inverse, numpy)."""
+    delta = mech.mean(pair.d1) - mech.mean(pair.d0)
+    return float(np.sqrt(delta @ np.linalg.lstsq(mech.cov(pair.d0), delta, rcond=None)[0]))
+
+
+@pytest.mark.parametrize("entry_id", CLOAKED)
+def test_cloaked_releases_are_bounded_on_their_public_basis(entry_id):
+    """S18.2 and S21.2/S21.4 state their noise factor and grid through the cloaking mechanism
+    they hold, so A.9 maps each release back onto its grid: a lower bound per pair at most
+    the pair's exact Gaussian ε(δ) and close to it; with a claim below that ε, a violation."""
+    from dpgp_audit.catalogue import get
+
+    mech, data = get(entry_id).make()
+    relation = mech.claim.relation
+    pairs = neighbour_pairs(data, relation, np.random.default_rng(0))
+    labels = domain_labels(mech.claim, mech)
+    pairs = (pairs if labels is None else on_labels(pairs, relation, labels))[:4]
+    sv = _survey(mech, pairs)
+    assert {c.status for c in sv.couplings} == {"additive-grid"}
+    assert not [c for c in sv.couplings if c.finding]
+    exact = [gdp_epsilon(mech.claim.delta, _pair_mu(mech, p)) for p in pairs]
+    for c, e in zip(sv.couplings, exact, strict=True):
+        assert c.estimate <= e * (1 + 1e-9), (c.label, c.estimate, e)
+    # the reported bound (the witness's) is close to the largest exact ε of the pairs
+    assert sv.result().estimate >= 0.9 * max(exact)
+    low = max(c.estimate for c in sv.couplings) / 2
+    r = _survey(mech, pairs, claim=dataclasses.replace(mech.claim, epsilon=low)).result()
+    assert r.verdict is Verdict.VIOLATION and r.guarantee is Guarantee.GREYBOX_GRID
+    assert low < r.estimate <= max(exact) * (1 + 1e-9)
 
 
 def _laplace_cell_masses(centre: float, b: float, grid: float, cells: np.ndarray) -> np.ndarray:

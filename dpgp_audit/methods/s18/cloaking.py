@@ -53,6 +53,7 @@ from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.calibrate import GaussianCalibration, calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only
 from dpgp_audit.privacy.domain import PublicDomain, declared_domain
+from dpgp_audit.privacy.float_release import FloatRelease
 
 __all__ = ["CloakedRelease", "CloakingGP", "CloakingMechanism", "cloaking_gp"]
 
@@ -330,6 +331,15 @@ class CloakedRelease(ABC):
     def sensitivity_bound(self) -> float:
         """The bound d · Δ."""
         return self.mechanism.sensitivity_bound()
+
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """The public factor F of the noise shape M = F Fᵀ (methods/linear_gaussian.py)."""
+        return self.mechanism.noise_factor
+
+    def float_release(self) -> FloatRelease:
+        """The public inner grid the release is rounded to, and its float total variation."""
+        return self.mechanism.float_release()
 
     def query(self, data: Dataset) -> np.ndarray:
         """The noise-free release (for :class:`CloakingGP` the posterior mean at ``Xs``)."""

@@ -41,7 +41,7 @@ from dpgp_audit.norms import Mahalanobis
 from dpgp_audit.privacy.claims import ApproxDP
 from dpgp_audit.privacy.composition import basic_composition, split_budget
 from dpgp_audit.privacy.domain import PublicDomain
-from dpgp_audit.privacy.float_release import gaussian_tv_bound
+from dpgp_audit.privacy.float_release import FloatRelease, gaussian_tv_bound
 
 __all__ = [
     "LABEL_DOMAIN",
@@ -132,6 +132,15 @@ class _NewtonStepRelease(ABC):
     def sensitivity_bound(self) -> float:
         """2 Δ."""
         return self.release.sensitivity_bound()
+
+    @property
+    def noise_factor(self) -> np.ndarray:
+        """The public noise factor of the cloaked step (for the grey-box's public basis)."""
+        return self.release.noise_factor
+
+    def float_release(self) -> FloatRelease:
+        """The public grid the cloaked step is rounded to, and its float total variation."""
+        return self.release.float_release()
 
     def query(self, data: Dataset) -> np.ndarray:
         """Non-private first Newton step C y (SoR: the inducing-space step C_u y)."""
