@@ -43,20 +43,39 @@ class UserMechanism:
     origin: Loaded
 
 
+def _has(obj: object, name: str) -> bool:
+    """``hasattr``, except that a property raising anything but ``AttributeError`` counts.
+
+    (``hasattr`` lets such an error through: a ``claim`` property with a bug in it is
+    still a claim, and reading it is reported as the user's error by
+    :func:`_not_a_mechanism`.)
+    """
+    try:
+        getattr(obj, name)
+    except AttributeError:
+        return False
+    except Exception:  # noqa: BLE001 - present but broken: reported when read
+        return True
+    return True
+
+
 def is_mechanism(obj: object) -> bool:
     """True for an object (not a class) with a ``claim`` and a callable ``sample``."""
-    return (not inspect.isclass(obj) and hasattr(obj, "claim")
+    return (not inspect.isclass(obj) and _has(obj, "claim")
             and callable(getattr(obj, "sample", None)))
 
 
 def _not_a_mechanism(obj: object, spec: str) -> str | None:
-    missing = [what for what, ok in (("claim", hasattr(obj, "claim")),
+    missing = [what for what, ok in (("claim", _has(obj, "claim")),
                                      ("sample(data, n, rng)",
                                       callable(getattr(obj, "sample", None)))) if not ok]
     if missing:
         return (f"{spec} is not a mechanism: {type(obj).__name__} has no "
                 f"{' and no '.join(missing)} (see `python -m dpgp_audit new-mechanism`)")
-    claim = obj.claim  # type: ignore[attr-defined]
+    try:
+        claim = obj.claim  # type: ignore[attr-defined]
+    except Exception as err:  # noqa: BLE001 - the user's property failed: one line, exit 2
+        return f"reading the claim of {spec} failed: {describe_exception(err)}"
     if not hasattr(claim, "relation"):
         return (f"{spec}: claim must be a privacy claim with a neighbour relation "
                 f"(dpgp_audit.privacy.claims: ApproxDP, PureDP, GaussianDP, ZCDP), got "

@@ -153,6 +153,15 @@ MECHS = textwrap.dedent('''
             z = sigma * rng.standard_normal((n, 1))
             return float_safe_release(y.mean(), z - z.mean(), sigma)
 
+    class ClaimTypo:  # the claim's arguments given by position: a TypeError when read
+        @property
+        def claim(self):
+            return ApproxDP(1.0, 1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            return rng.standard_normal((n, 1))
+
+    claim_typo_instance = ClaimTypo()
+
     class RefusesEverything:  # a ValueError on every dataset, the data to audit included
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
@@ -244,6 +253,10 @@ def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
      "badclaim.py)"),
     (["--mechanism", "no_such_module_xyz:X"], "no module named 'no_such_module_xyz'"),
     (["--mechanism", "mechs.py:NotAMechanism"], "is not a mechanism"),
+    (["--mechanism", "mechs.py:ClaimTypo"],
+     "reading the claim of mechs.py:ClaimTypo failed: TypeError: "),
+    (["--mechanism", "mechs.py:claim_typo_instance"],
+     "reading the claim of mechs.py:claim_typo_instance failed: TypeError: "),
     (["--mechanism", "mechs.py:NeedsMore"], "needs argument(s) ['scale']"),
     (["--mechanism", "mechs.py:good_instance", "--epsilon", "2"], "is an instance"),
     (["--mechanism", "mechs.py:NoisyMean", "--epsilon", "2"], "takes no 'epsilon' argument"),
