@@ -29,8 +29,9 @@ if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ 
     from dpgp_audit.privacy.claims import Claim
 
 __all__ = ["ContractError", "DiscreteRelease", "Executor", "Future", "GaussianRelease",
-           "Mechanism", "SensitivityQuery", "checked_sample", "independent_releases",
-           "inside_span_p", "same_release_shape", "within_group_repeats_p"]
+           "Mechanism", "SensitivityQuery", "checked_sample", "gaussian_release_problem",
+           "independent_releases", "inside_span_p", "interface_problem",
+           "same_release_shape", "within_group_repeats_p"]
 
 
 @runtime_checkable
@@ -401,3 +402,58 @@ class Executor(Protocol):
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
         """Schedule ``fn(*args)``."""
         ...
+
+
+#: The optional interfaces and the members each needs callable (``norm`` is a
+#: :class:`~dpgp_audit.norms.Norm`, called on a query change).
+_CALLABLE_MEMBERS: tuple[tuple[type, tuple[str, ...]], ...] = (
+    (GaussianRelease, ("mean", "cov")),
+    (DiscreteRelease, ("log_probabilities",)),
+    (SensitivityQuery, ("query", "norm", "sensitivity_bound")),
+)
+#: What each member must be, for the message.
+_MEMBER_FORM = {
+    "mean": "a method mean(data)", "cov": "a method cov(data)",
+    "log_probabilities": "a method log_probabilities(data)",
+    "query": "a method query(data)",
+    "norm": "a Norm from dpgp_audit.norms (e.g. L2()), called on a query change",
+    "sensitivity_bound": "a method sensitivity_bound() returning the bound, not a property",
+}
+
+
+def interface_problem(mechanism: object) -> str | None:
+    """What is wrong with the optional interfaces ``mechanism`` declares, or ``None``.
+
+    A runtime-checkable protocol asks only that the names exist, so a class with a field
+    called ``mean`` beside one called ``cov`` "is" a :class:`GaussianRelease`, and the
+    white-box auditor would call a float. Every member of an interface the mechanism has
+    all the names of must be callable; the message names the member and what it holds.
+    """
+    name = type(mechanism).__name__
+    for protocol, members in _CALLABLE_MEMBERS:
+        if not isinstance(mechanism, protocol):
+            continue
+        for member in members:
+            value = getattr(mechanism, member)
+            if not callable(value):
+                return (f"{name}.{member} is a {type(value).__name__}, not callable: with "
+                        f"{', '.join(members)} the mechanism declares the optional interface "
+                        f"{protocol.__name__}, whose members the auditors call; make "
+                        f"{member} {_MEMBER_FORM[member]}, or rename the attribute")
+    return None
+
+
+def gaussian_release_problem(mechanism: GaussianRelease, data: Dataset) -> str | None:
+    """``None`` when ``cov(data)`` is a (k, k) matrix for the k values of ``mean(data)``.
+
+    The white-box auditor pairs them up; a mismatch would otherwise surface as an index or
+    reshape error deep inside it.
+    """
+    mean = np.asarray(mechanism.mean(data), dtype=float).ravel()
+    shape = np.shape(mechanism.cov(data))
+    k = mean.size
+    if shape != (k, k) and not (k == 1 and shape == ()):  # a scalar variance for one value
+        return (f"{type(mechanism).__name__}.mean(data) has {k} value(s) but cov(data) has "
+                f"shape {shape}; a GaussianRelease states the release's law N(mean, cov) "
+                f"with cov of shape ({k}, {k})")
+    return None

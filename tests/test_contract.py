@@ -7,6 +7,7 @@ import pytest
 
 from dpgp_audit import Dataset
 from dpgp_audit.contract import ContractError, checked_sample
+from dpgp_audit.norms import L2
 
 DATA = Dataset(np.linspace(0, 1, 5)[:, None], np.zeros(5))
 
@@ -313,3 +314,65 @@ def test_A1_the_spread_tests_hold_on_releases_rounded_to_a_grid():
     for power in (-1.0, 0.5):  # its grid follows the sd, so rows of one call tie
         with pytest.raises(ContractError, match="spread far"):
             independent_releases(_Draws(rounded(power)), DATA, np.random.default_rng(0))
+
+
+class _Shell:
+    """A mechanism's optional members, set per test (``sample`` is never called here)."""
+
+    claim = None
+
+    def __init__(self, **members):
+        for k, v in members.items():
+            setattr(self, k, v)
+
+    def sample(self, data, n, rng):
+        raise AssertionError("not called")
+
+
+def _fn(value):
+    return lambda *_: value
+
+
+@pytest.mark.parametrize("members, needle", [
+    ({"mean": 0.0, "cov": _fn(1.0)}, "_Shell.mean is a float, not callable"),
+    ({"mean": _fn(0.0), "cov": np.eye(1)}, "make cov a method cov(data)"),
+    ({"log_probabilities": [0.0]}, "interface DiscreteRelease"),
+    ({"query": 1.0, "norm": L2(), "sensitivity_bound": _fn(1.0)}, "make query a method"),
+    ({"query": _fn(0.0), "norm": None, "sensitivity_bound": _fn(1.0)},
+     "make norm a Norm from dpgp_audit.norms"),
+    ({"query": _fn(0.0), "norm": L2(), "sensitivity_bound": 1.0},
+     "sensitivity_bound() returning the bound, not a property"),
+])
+def test_A1_a_declared_interface_whose_member_is_not_callable_is_named(members, needle):
+    """Protocols check names only: a field named like a member must not reach the auditors."""
+    from dpgp_audit.contract import interface_problem
+
+    problem = interface_problem(_Shell(**members))
+    assert problem is not None and needle in problem, problem
+
+
+@pytest.mark.parametrize("members", [
+    {}, {"mean": 0.0},  # one name alone declares no interface
+    {"mean": _fn(0.0), "cov": _fn(1.0)},
+    {"query": _fn(0.0), "norm": L2(), "sensitivity_bound": _fn(1.0)},
+])
+def test_A1_interfaces_that_are_absent_or_callable_pass(members):
+    from dpgp_audit.contract import interface_problem
+
+    assert interface_problem(_Shell(**members)) is None
+
+
+@pytest.mark.parametrize("mean, cov, ok", [
+    (np.zeros(3), np.eye(3), True), (np.zeros((1, 3)), np.eye(3), True),
+    (0.0, 1.0, True), (np.zeros(1), np.eye(1), True),
+    (np.zeros(3), np.eye(2), False), (np.zeros(2), np.ones(2), False),
+    (np.zeros(1), np.eye(2), False), (np.zeros(1), np.ones(1), False),
+])
+def test_A1_a_gaussian_release_states_cov_of_the_means_size(mean, cov, ok):
+    from dpgp_audit.contract import gaussian_release_problem
+
+    data = Dataset(np.zeros((4, 1)), np.zeros(4))
+    problem = gaussian_release_problem(_Shell(mean=_fn(mean), cov=_fn(cov)), data)
+    assert (problem is None) is ok, problem
+    if not ok:
+        assert f"mean(data) has {np.size(mean)} value(s) but cov(data) has shape" in problem

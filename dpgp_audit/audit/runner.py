@@ -102,7 +102,16 @@ from dpgp_audit.audit.parts import (
     AuditState,
 )
 from dpgp_audit.audit.result import AuditReport
-from dpgp_audit.contract import Executor, Mechanism, SensitivityQuery, independent_releases
+from dpgp_audit.contract import (
+    ContractError,
+    Executor,
+    GaussianRelease,
+    Mechanism,
+    SensitivityQuery,
+    gaussian_release_problem,
+    independent_releases,
+    interface_problem,
+)
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.privacy.claims import Claim, Neighbour
 from dpgp_audit.privacy.domain import domain_problem
@@ -372,10 +381,17 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                         f"{mechanism.__name__}(), data, rng)")
     if not hasattr(mechanism, "sample"):
         raise TypeError("mechanism must implement sample(data, n, rng) (the Mechanism protocol)")
+    problem = interface_problem(mechanism)  # e.g. a field named mean beside one named cov
+    if problem:
+        raise ContractError(problem)
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
     relation = claim.relation
     data = check_dataset(data)
     _refuse_outside_domain(claim, data, "the data lie")  # the claim covers none of it
+    if isinstance(mechanism, GaussianRelease):
+        problem = gaussian_release_problem(mechanism, data)
+        if problem:
+            raise ContractError(problem)
     if y_bound is None:  # pairs stay in the declared domain, moved to its bound (issue 20 §4)
         y_bound = domain_y_bound(claim, mechanism)
     labels = domain_labels(claim, mechanism)  # declared class labels: pairs stay on them

@@ -162,6 +162,21 @@ MECHS = textwrap.dedent('''
 
     claim_typo_instance = ClaimTypo()
 
+    class MeanIsAField:  # a field named mean beside one named cov: not a white-box interface
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        mean, cov = 0.0, 1.0
+        def sample(self, data, n, rng):
+            return rng.standard_normal((n, 1))
+
+    class CovOfAnotherSize:  # three means, a 2 x 2 covariance
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def mean(self, data):
+            return np.zeros(3)
+        def cov(self, data):
+            return np.eye(2)
+        def sample(self, data, n, rng):
+            return rng.standard_normal((n, 3))
+
     class RefusesEverything:  # a ValueError on every dataset, the data to audit included
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
@@ -255,6 +270,9 @@ def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
     (["--mechanism", "mechs.py:NotAMechanism"], "is not a mechanism"),
     (["--mechanism", "mechs.py:ClaimTypo"],
      "reading the claim of mechs.py:ClaimTypo failed: TypeError: "),
+    (["--mechanism", "mechs.py:MeanIsAField"], "MeanIsAField.mean is a float, not callable"),
+    (["--mechanism", "mechs.py:CovOfAnotherSize"],
+     "CovOfAnotherSize.mean(data) has 3 value(s) but cov(data) has shape (2, 2)"),
     (["--mechanism", "mechs.py:claim_typo_instance"],
      "reading the claim of mechs.py:claim_typo_instance failed: TypeError: "),
     (["--mechanism", "mechs.py:NeedsMore"], "needs argument(s) ['scale']"),
