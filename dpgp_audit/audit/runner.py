@@ -166,6 +166,10 @@ def declared_cost(mechanism: object, cost_per_draw_s: float | None = None) -> fl
 def _check_given_pairs(pairs: Sequence[NeighbourPair], claim: Claim) -> None:
     """Refuse a caller's pair that the claim does not cover (``ValueError`` naming it)."""
     relation = claim.relation
+    if not pairs:
+        raise ValueError("pairs is empty: give at least one NeighbourPair, or leave pairs "
+                         "out (None) for the generated ones; an audit of no pair finds "
+                         "nothing")
     for p in pairs:
         if not isinstance(p, NeighbourPair):
             raise TypeError(f"pairs must hold NeighbourPair objects, got {type(p).__name__}")
@@ -385,6 +389,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     if problem:
         raise ContractError(problem)
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
+    if not hasattr(claim, "relation"):
+        raise TypeError("claim must be a privacy claim with a neighbour relation "
+                        "(dpgp_audit.privacy.claims: ApproxDP, PureDP, GaussianDP, ZCDP), "
+                        f"got {type(claim).__name__}")
     relation = claim.relation
     data = check_dataset(data)
     _refuse_outside_domain(claim, data, "the data lie")  # the claim covers none of it

@@ -1024,7 +1024,8 @@ def test_additive_planted_bugs_on_rounded_releases_are_flagged_soundly(bug_id):
                    for c in sv.couplings)
 
 
-CLOAKED = ["S18.2/cloaking", "S21.2/sparse-cloaking", "S21.4/sor-classification"]
+CLOAKED = ["S18.2/cloaking", "S18.2/cloaking-analytic", "S21.2/sparse-cloaking",
+           "S21.4/sor-classification"]
 
 
 def _pair_mu(mech, pair) -> float:

@@ -513,6 +513,16 @@ def test_A6_a_given_pair_outside_the_declared_domain_is_refused_and_a_neighbour_
     assert rep.result("blackbox").details["witness"]["label"] == "inside"
 
 
+def test_A6_no_given_pair_and_a_claim_that_is_not_one_are_refused_by_name():
+    data = default_dataset(12)
+    mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="pairs is empty: give at least one NeighbourPair"):
+        audit_mechanism(mech, data, np.random.default_rng(0), pairs=[])
+    with pytest.raises(TypeError, match="claim must be a privacy claim with a neighbour "
+                                        "relation .* got str"):
+        audit_mechanism(mech, data, np.random.default_rng(0), claim="epsilon=1")
+
+
 def test_A6_a_declared_domain_without_neighbouring_pairs_is_refused_by_name():
     class OneLabel:  # outputs only with one label: every legal dataset has the same targets
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0),
