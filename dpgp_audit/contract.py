@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ 
     from dpgp_audit.privacy.claims import Claim
 
 __all__ = ["ContractError", "DiscreteRelease", "Executor", "Future", "GaussianRelease",
-           "Mechanism", "SensitivityQuery", "checked_sample", "gaussian_release_problem",
+           "Mechanism", "SensitivityQuery", "checked_sample", "claim_problem",
+           "gaussian_release_problem",
            "independent_releases", "inside_span_p", "interface_problem",
            "same_release_shape", "within_group_repeats_p"]
 
@@ -419,6 +420,14 @@ _MEMBER_FORM = {
     "norm": "a Norm from dpgp_audit.norms (e.g. L2()), called on a query change",
     "sensitivity_bound": "a method sensitivity_bound() returning the bound, not a property",
 }
+
+
+def claim_problem(claim: object) -> str | None:
+    """``None`` for a privacy claim (anything with a neighbour ``relation``), else why not."""
+    if hasattr(claim, "relation"):
+        return None
+    return ("claim must be a privacy claim with a neighbour relation (dpgp_audit.privacy."
+            f"claims: ApproxDP, PureDP, GaussianDP, ZCDP), got {type(claim).__name__}")
 
 
 def interface_problem(mechanism: object) -> str | None:

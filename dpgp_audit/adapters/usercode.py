@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpgp_audit.adapters.loading import Loaded, LoadError, describe_exception, load_attribute
+from dpgp_audit.contract import claim_problem
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.domain import domain_problem
 
@@ -76,11 +77,8 @@ def _not_a_mechanism(obj: object, spec: str) -> str | None:
         claim = obj.claim  # type: ignore[attr-defined]
     except Exception as err:  # noqa: BLE001 - the user's property failed: one line, exit 2
         return f"reading the claim of {spec} failed: {describe_exception(err)}"
-    if not hasattr(claim, "relation"):
-        return (f"{spec}: claim must be a privacy claim with a neighbour relation "
-                f"(dpgp_audit.privacy.claims: ApproxDP, PureDP, GaussianDP, ZCDP), got "
-                f"{type(claim).__name__}")
-    return None
+    problem = claim_problem(claim)
+    return None if problem is None else f"{spec}: {problem}"
 
 
 def _call_by_names(fn: Any, spec: str, data: Dataset, overrides: dict) -> Any:

@@ -108,6 +108,7 @@ from dpgp_audit.contract import (
     GaussianRelease,
     Mechanism,
     SensitivityQuery,
+    claim_problem,
     gaussian_release_problem,
     independent_releases,
     interface_problem,
@@ -389,10 +390,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     if problem:
         raise ContractError(problem)
     claim = mechanism.claim if claim is None else claim  # type: ignore[attr-defined]
-    if not hasattr(claim, "relation"):
-        raise TypeError("claim must be a privacy claim with a neighbour relation "
-                        "(dpgp_audit.privacy.claims: ApproxDP, PureDP, GaussianDP, ZCDP), "
-                        f"got {type(claim).__name__}")
+    problem = claim_problem(claim)
+    if problem:
+        raise TypeError(problem)
     relation = claim.relation
     data = check_dataset(data)
     _refuse_outside_domain(claim, data, "the data lie")  # the claim covers none of it
