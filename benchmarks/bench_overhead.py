@@ -40,11 +40,15 @@ TARGET_MEDIAN = 2.0
 TARGET_WORST = 3.0
 
 
-def _cap(entry: object) -> int:
+def _cap(entry: object, mech: object) -> int:
     """The catalogue's single-audit cap (the library default where the rule gives none)."""
-    rule = getattr(entry, "single_cap", None)
+    rule = getattr(entry, "draw_cap", None)
     if callable(rule):
-        return int(rule())
+        if "cost" not in inspect.signature(rule).parameters:  # an older checkout
+            return int(rule("sequential"))
+        from dpgp_audit.audit.runner import declared_cost
+
+        return int(rule("sequential", cost=declared_cost(mech)))
     own = getattr(entry, "audit_samples", None)  # before issue 20: fixed n x headroom
     return 200_000 if own is None else 10 * int(own)
 
@@ -85,7 +89,7 @@ def main() -> int:
     ratios, wholes = [], []
     for e in todo:
         mech, data = e.make()
-        cap = _cap(e)
+        cap = _cap(e, mech)
         rb, rw, tb, tw, tbare = [], [], [], [], []
         rng = np.random.default_rng(12345)
         for _ in range(args.repeat):

@@ -13,16 +13,17 @@ have IDs starting ``planted/`` and are excluded unless asked for.
 The draw-cap rule of ``make audit`` (issue 20 §1, §3)
 -----------------------------------------------------
 ``make audit`` budgets every entry in draws, never seconds, so that its verdicts are
-the same on any machine. Each entry declares a **cost class**
-(:data:`~dpgp_audit.audit.defaults.COST_CLASSES`: ``"vectorised"`` by default,
-``"loop"`` or ``"solve"`` for a loop or an optimisation per draw), whose nominal seconds
-per draw :func:`~dpgp_audit.audit.defaults.planned_cap` turns into draws per side and
-pair (:meth:`Entry.draw_cap`):
+the same on any machine. A slow mechanism declares its cost where it is written, as the
+class attribute ``declared_cost_per_draw_s`` (one of
+:data:`~dpgp_audit.contract.COST_CLASSES`: ``"loop"`` or ``"solve"`` for a loop or an
+optimisation per draw); one that declares nothing is planned as ``"vectorised"``.
+:meth:`Entry.draw_cap` turns that declaration into draws per side and pair:
 
-* one mechanism (``make audit MECH=ID``): what
-  :data:`~dpgp_audit.audit.defaults.PLANNED_AUDIT_S` seconds of certification buy —
-  the library's cap of 200 000 for every vectorised entry — unless the entry sets
-  ``audit_samples`` (its fixed-mode n), which gives ten times that (the sequential
+* one mechanism (``make audit MECH=ID``): the library's own default,
+  :func:`~dpgp_audit.audit.defaults.default_n` — 200 000 for every vectorised entry,
+  what :data:`~dpgp_audit.audit.defaults.PLANNED_AUDIT_S` seconds of certification buy
+  at a declared cost — unless the entry sets ``audit_samples`` (its fixed-mode n, for a
+  bug whose evidence lies in a far tail), which gives ten times that (the sequential
   headroom);
 * every mechanism (``make audit``, ``--all``): the smaller of that and what
   :data:`~dpgp_audit.audit.defaults.ALL_AUDIT_S` seconds buy, so that the whole run
@@ -31,7 +32,7 @@ pair (:meth:`Entry.draw_cap`):
 Every other part's allowance (pilot, precision screen, model check) follows from the
 cap (:mod:`~dpgp_audit.audit.parts`). The nominal costs are the upper ends of what the
 classes measured; ``benchmarks/bench_make_audit.py --costs`` re-measures every entry
-and flags one slower than its class.
+and flags one slower than its declaration.
 """
 
 from __future__ import annotations
@@ -73,13 +74,10 @@ class Entry:
         For planted bugs: the ID of the correct mechanism it breaks.
     audit_samples
         Fixed-mode black-box samples per side for ``make audit --mode fixed`` (``None``:
-        the library default); in sequential mode ten times that is the entry's cap (the
-        draw-cap rule, module docstring). Set for mechanisms whose sampling is slow, and
-        for bugs whose evidence needs more draws than the default cap (a loss in a far
-        Gaussian tail).
-    cost_class
-        The declared cost class of one draw (:data:`~dpgp_audit.audit.defaults.COST_CLASSES`)
-        from which the draw-cap rule plans the entry's caps.
+        the library default for the mechanism's declared cost); in sequential mode ten
+        times that is the entry's cap (the draw-cap rule, module docstring). Set for bugs
+        whose evidence needs more draws than the default cap (a loss in a far Gaussian
+        tail). A slow mechanism declares its cost instead (``declared_cost_per_draw_s``).
     inputs
         The number of input columns ``build`` can take (``None``: any). ``1`` for factories
         that place their public test or inducing inputs on a 1-D grid: :meth:`make` refuses
@@ -96,37 +94,15 @@ class Entry:
     true_epsilon: float | None = None
     twin: str | None = None
     audit_samples: int | None = None
-    cost_class: str = "vectorised"
     inputs: int | None = None
-
-    def __post_init__(self) -> None:
-        from dpgp_audit.audit.defaults import COST_CLASSES
-
-        if self.cost_class not in COST_CLASSES:
-            raise ValueError(f"cost_class of {self.id} must be one of {tuple(COST_CLASSES)}, "
-                             f"got {self.cost_class!r}")
 
     @property
     def planted(self) -> bool:
         """True for deliberately broken mechanisms (A.5)."""
         return self.id.startswith("planted/")
 
-    @property
-    def seconds_per_draw(self) -> float:
-        """The nominal seconds per draw of the entry's cost class (declared, not measured)."""
-        from dpgp_audit.audit.defaults import COST_CLASSES
-
-        return COST_CLASSES[self.cost_class]
-
-    @property
-    def declared_cost_per_draw_s(self) -> float | None:
-        """The cost the CLI declares to the library: the class's nominal seconds per draw
-        for a ``"loop"`` or ``"solve"`` entry (so that its chunks are spread and every round
-        checked in eighths), ``None`` for a vectorised one (the library's own treatment).
-        """
-        return None if self.cost_class == "vectorised" else self.seconds_per_draw
-
-    def draw_cap(self, mode: str = "sequential", *, every: bool = False) -> int:
+    def draw_cap(self, mode: str = "sequential", *, every: bool = False,
+                 cost: float | None = None) -> int:
         """Draws per side (and pair, in sequential mode) for ``make audit``: the rule above.
 
         Parameters
@@ -135,28 +111,28 @@ class Entry:
             ``"sequential"`` (a cap per side and pair) or ``"fixed"`` (exactly this many).
         every
             ``True`` for ``make audit`` over every entry (``--all``), ``False`` for one.
+        cost
+            The built mechanism's declared seconds per draw
+            (:func:`~dpgp_audit.audit.runner.declared_cost`); ``None``: vectorised.
         """
         from dpgp_audit.audit.defaults import (
             ALL_AUDIT_S,
-            PLANNED_AUDIT_S,
-            SEQUENTIAL_DEFAULT_N,
+            COST_CLASSES,
             SEQUENTIAL_HEADROOM,
             default_n,
             planned_cap,
         )
 
-        default_n(mode)  # validates the mode
-        cost = self.seconds_per_draw
         if self.audit_samples is not None:
-            one = self.audit_samples * SEQUENTIAL_HEADROOM
+            default_n(mode)  # validates the mode
+            one, fixed = self.audit_samples * SEQUENTIAL_HEADROOM, self.audit_samples
         else:
-            one = planned_cap(cost, PLANNED_AUDIT_S, cap=SEQUENTIAL_DEFAULT_N)
-        cap = min(one, planned_cap(cost, ALL_AUDIT_S, cap=one)) if every else one
-        if mode == "sequential":
-            return int(cap)
-        fixed = self.audit_samples if self.audit_samples is not None else \
-            max(2, one // SEQUENTIAL_HEADROOM)  # FIXED_DEFAULT_N for a vectorised entry
-        return int(min(fixed, cap) if every else fixed)
+            one, fixed = default_n("sequential", cost), default_n(mode, cost)
+        if not every:
+            return int(one if mode == "sequential" else fixed)
+        cap = min(one, planned_cap(COST_CLASSES["vectorised"] if cost is None else cost,
+                                   ALL_AUDIT_S, cap=one))
+        return int(cap if mode == "sequential" else min(fixed, cap))
 
     def make(self, data: Dataset | None = None, **overrides: object) -> tuple[Mechanism, Dataset]:
         """Build the mechanism on ``data`` (default: ``default_data()``) with overrides."""
@@ -191,20 +167,18 @@ def _toolbox() -> list[Entry]:
               "Laplace mechanism on the sum of targets, whole-row neighbours (|y| <= 1)",
               p._build_laplace_sum, default_dataset,
               {"epsilon": 1.0, "y_bound": 1.0, "relation": "rows"}),
-        # secure noise (issue 10): exact samplers, slower; fewer audit samples
+        # secure noise (issue 10): exact samplers, slower (each declares its cost)
         Entry("P.1/gaussian-sum-secure", "P",
               "Discrete Gaussian (CKS 2020) on a grid, exact sampler, on the sum of targets",
               secure._build_discrete_gaussian_sum, default_dataset,
-              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}, audit_samples=5_000,
-              cost_class="loop"),
+              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}),
         Entry("P.2/laplace-sum-secure", "P",
               "Snapping mechanism (Mironov 2012) on the sum of targets (pure epsilon)",
               secure._build_snapping_sum, default_dataset, {"epsilon": 1.0, "d": 1.0}),
         Entry("P.4/multivariate-gaussian-secure", "P",
               "Independent exact discrete Gaussians on a grid, GP mean weights C y (rho-zCDP)",
               secure._build_discrete_gaussian_linear, default_dataset,
-              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}, audit_samples=1_000,
-              cost_class="solve"),
+              {"epsilon": 1.0, "delta": 1e-5, "d": 1.0}),
         Entry("P.2/exponential", "P",
               "Exponential mechanism choosing a threshold near the median of the targets",
               p._build_exponential, default_dataset, {"epsilon": 1.0, "d": 1.0}),
@@ -268,11 +242,10 @@ def _s21() -> list[Entry]:
         Entry("S21.3/laplace-classification", "S21",
               "DP GP classification: one cloaked Laplace Newton step, d = 2 (S21 §4)",
               m._build_laplace, m.default_classification_data, dict(common)),
-        # step 2 re-solves the cloaking problem per draw (~10 ms): fewer audit samples
+        # step 2 re-solves the cloaking problem per draw (it declares its cost)
         Entry("S21.3/laplace-classification-two-step", "S21",
               "DP GP classification: two cloaked Newton steps, budget split (S21 §6.5)",
-              m._build_two_step, m._small_classification_data, dict(common), audit_samples=200,
-              cost_class="solve"),
+              m._build_two_step, m._small_classification_data, dict(common)),
         Entry("S21.4/sor-classification", "S21",
               "DP sparse GP classification, Subset of Regressors, k-means inducing (S21 §4.1)",
               m._build_sor, m.default_classification_data, {**common, "inducing_seed": 0}),
@@ -301,8 +274,7 @@ def _honkela() -> list[Entry]:
               "DP hyperparameter search (Alg. 2): Liu-Talwar random stopping over 4 candidates, "
               "released index",
               hyperparameters._build_search, hyperparameters.default_search_dataset,
-              {"epsilon": 1.0, "delta": 1e-5, "gamma": 0.5, "n_valid": 5}, audit_samples=100,
-              cost_class="solve", inputs=1),
+              {"epsilon": 1.0, "delta": 1e-5, "gamma": 0.5, "n_valid": 5}, inputs=1),
         Entry("H.5/heteroscedastic-stats", "H",
               "Heteroscedastic DP-SVGP statistics (App. D, sensitivity / min noise), whole rows",
               heteroscedastic._build_hetero, default_dataset,
@@ -333,7 +305,7 @@ def _raisa() -> list[Entry]:
               dpsgd_svgp._build_dpsgd_svgp, default_dataset,
               {"epsilon": 1.0, "delta": 1e-5, "y_bound": 1.0, "n_inducing": 4, "steps": 5,
                "batch_size": 10},
-              audit_samples=100, cost_class="solve", inputs=1),
+              inputs=1),
     ]
 
 

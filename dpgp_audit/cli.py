@@ -522,17 +522,16 @@ def _time_draws(mech: object, data: object, rng: object,
 
 
 def _declared_seconds_per_draw(mech: object, entry: object) -> float | None:
-    """The declared cost of one draw: the mechanism's ``declared_cost_per_draw_s``, else the
-    catalogue entry's cost class, else ``None`` (unknown: no estimate, only the guard).
-
-    A user's mechanism (A.10) has no cost class: its entry's nominal one is a default, not
-    a declaration, so only the mechanism's own declaration counts.
+    """The declared cost of one draw: the mechanism's ``declared_cost_per_draw_s``; for a
+    catalogue mechanism that declares none, the vectorised class's nominal cost (what the
+    catalogue plans it as); else ``None`` (a user's code: no estimate, only the guard).
     """
     from dpgp_audit.audit.runner import declared_cost
+    from dpgp_audit.contract import COST_CLASSES
 
     cost = declared_cost(mech)
-    if cost is None and getattr(entry, "paper", "") != "user":
-        cost = getattr(entry, "seconds_per_draw", None)
+    if cost is None and getattr(entry, "paper", "user") != "user":
+        cost = COST_CLASSES["vectorised"]
     return cost
 
 
@@ -756,8 +755,7 @@ def _run_audit(args: argparse.Namespace) -> int:
                 mech, data, np.random.default_rng(child), auditors=auditors,
                 n=_samples_for(args, entry, mech), alpha=args.alpha, name=entry.id, seed=seed,
                 progress=not args.all and not args.no_progress, mode=args.mode,
-                time_guard_s=args.time_guard_s, executor=executor,
-                cost_per_draw_s=getattr(entry, "declared_cost_per_draw_s", None))
+                time_guard_s=args.time_guard_s, executor=executor)
         except ValueError as err:
             _raise_if_user_code(err, mech, origins.get(entry.id))
             raise  # main() words the kit's own input checks already
@@ -838,21 +836,18 @@ def _samples_for(args: argparse.Namespace, entry: object, mech: object = None) -
     """Draws per side: exactly this many in fixed mode, at most this many per pair in
     sequential mode — ``--samples``, else for a catalogue entry its draw-cap rule
     (:meth:`~dpgp_audit.catalogue.Entry.draw_cap`), else (a user's mechanism, A.10) the
-    library's default path: its default cap, or in sequential mode the cap planned from
-    the mechanism's ``declared_cost_per_draw_s``.
+    library's default path (:func:`~dpgp_audit.audit.defaults.default_n`); both plan from
+    the mechanism's ``declared_cost_per_draw_s`` where it declares one.
     """
-    from dpgp_audit.audit.defaults import planned_cap
-    from dpgp_audit.audit.runner import PLANNED_AUDIT_S, declared_cost, default_n
+    from dpgp_audit.audit.runner import declared_cost, default_n
 
     if args.samples:
         return int(args.samples)
+    cost = declared_cost(mech) if mech is not None else None
     rule = getattr(entry, "draw_cap", None)
     if rule is not None and getattr(entry, "paper", "") != "user":
-        return int(rule(args.mode, every=bool(args.all)))
-    cost = declared_cost(mech) if mech is not None else None
-    if cost is None or args.mode != "sequential":
-        return default_n(args.mode)
-    return planned_cap(cost, PLANNED_AUDIT_S)
+        return int(rule(args.mode, every=bool(args.all), cost=cost))
+    return default_n(args.mode, cost)
 
 
 def _overall_verdict(reports: Sequence[object]) -> str:

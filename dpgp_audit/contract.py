@@ -28,8 +28,8 @@ from dpgp_audit.norms import Norm
 if TYPE_CHECKING:  # annotations only: the contract does not depend on privacy/ at run time
     from dpgp_audit.privacy.claims import Claim
 
-__all__ = ["ContractError", "DiscreteRelease", "Executor", "Future", "GaussianRelease",
-           "Mechanism", "SensitivityQuery", "checked_sample", "claim_problem",
+__all__ = ["COST_CLASSES", "ContractError", "DiscreteRelease", "Executor", "Future",
+           "GaussianRelease", "Mechanism", "SensitivityQuery", "checked_sample", "claim_problem",
            "gaussian_release_problem",
            "independent_releases", "inside_span_p", "interface_problem",
            "same_release_shape", "within_group_repeats_p"]
@@ -53,6 +53,19 @@ class Mechanism(Protocol):
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` independent releases for ``data``, shape ``(n, *output_shape)``."""
         ...
+
+
+#: The cost classes a mechanism may declare, as nominal seconds per draw: the upper end of
+#: what each class measured (``benchmarks/bench_make_audit.py --costs`` re-measures every
+#: catalogue entry against its class). ``"vectorised"``: numpy draws many releases at once
+#: (0.01–12 µs per draw measured); ``"loop"``: a Python loop per draw (0.09–0.2 ms);
+#: ``"solve"``: an optimisation, a training run or an exact sampler per draw (1–3.7 ms).
+#: A slow mechanism states its cost where it is written, as the optional class attribute
+#: ``declared_cost_per_draw_s`` (e.g. ``COST_CLASSES["solve"]``, or any constant of its
+#: author's): the library, the command line and the catalogue all plan its draw caps from
+#: that one declaration (:func:`dpgp_audit.audit.defaults.default_n`). A mechanism that
+#: declares nothing is planned as vectorised.
+COST_CLASSES: dict[str, float] = {"vectorised": 2e-5, "loop": 5e-4, "solve": 5e-3}
 
 
 class ContractError(ValueError):

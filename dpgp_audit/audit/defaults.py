@@ -11,13 +11,17 @@ auditors of the default path are listed beside the parts themselves
 Budgets are draws, never seconds (issue 20 §1): a verdict is a function of
 ``(mechanism, data, seed, settings)``. Seconds appear here only as (a) the time
 *guard*, a limit that stops an audit and says so (:mod:`~dpgp_audit.audit.guard`), and
-(b) the nominal seconds the catalogue's draw-cap rule turns into draw caps, from each
-entry's *declared* cost class (:func:`planned_cap`) — constants in code, never a timing.
+(b) the nominal seconds a mechanism's *declared* cost per draw turns into its draw caps
+(:func:`default_n`, :func:`planned_cap`; the cost classes live with the contract member
+that declares them, :data:`dpgp_audit.contract.COST_CLASSES`) — constants in code, never
+a timing.
 """
 
 from __future__ import annotations
 
 import math
+
+from dpgp_audit.contract import COST_CLASSES  # declared by the mechanisms; planned here
 
 __all__ = ["ALL_AUDIT_S", "ANSWERS_PAIRS", "COST_CLASSES", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
            "DEFAULT_PAIRS", "DEFAULT_TIME_GUARD_S", "FIXED_DEFAULT_N", "MIN_CAP", "MODES",
@@ -53,12 +57,6 @@ PILOT_MOST = 200
 #: Fewest draws per side and pair a planned cap gives (one fitting and two betting rounds).
 MIN_CAP = 64
 
-#: Cost classes of the catalogue's draw-cap rule: nominal seconds per draw, the upper end
-#: of what each class measured (``benchmarks/bench_make_audit.py --costs`` re-measures):
-#: ``"vectorised"`` (numpy draws many releases at once: 0.01–12 µs per draw measured),
-#: ``"loop"`` (a Python loop per draw: 0.2 ms measured), ``"solve"`` (an optimisation, a
-#: training run or an exact sampler per draw: 1.7–3.7 ms measured).
-COST_CLASSES: dict[str, float] = {"vectorised": 2e-5, "loop": 5e-4, "solve": 5e-3}
 #: Nominal seconds of black-box certification a single audit (``make audit MECH=ID``) plans
 #: at its declared cost; with a declared cost and no ``n``, the library plans the same.
 PLANNED_AUDIT_S = 60.0
@@ -67,15 +65,30 @@ PLANNED_AUDIT_S = 60.0
 ALL_AUDIT_S = 1.0
 
 
-def default_n(mode: str) -> int:
-    """Samples per side that ``n=None`` means in ``mode``.
+def default_n(mode: str, cost_per_draw_s: float | None = None) -> int:
+    """Samples per side that ``n=None`` means in ``mode``, for a mechanism of this declared
+    cost: the one rule of the library, the command line and the catalogue.
 
-    :data:`FIXED_DEFAULT_N` in fixed mode (exactly that many per side) and
-    :data:`SEQUENTIAL_DEFAULT_N` in sequential mode (at most that many per side and pair).
+    Without a declared cost, :data:`SEQUENTIAL_DEFAULT_N` in sequential mode (at most that
+    many per side and pair) and :data:`FIXED_DEFAULT_N` in fixed mode (exactly that many).
+    With one (a mechanism's ``declared_cost_per_draw_s``), the sequential cap is what
+    :data:`PLANNED_AUDIT_S` seconds of certification buy at that cost
+    (:func:`planned_cap`), and the fixed ``n`` a :data:`SEQUENTIAL_HEADROOM`-th of it, as
+    the two defaults relate (at least 2). A function of declared numbers only.
+
+    Examples
+    --------
+    >>> default_n("sequential"), default_n("fixed")
+    (200000, 20000)
+    >>> default_n("sequential", COST_CLASSES["solve"]), default_n("fixed", COST_CLASSES["solve"])
+    (3000, 300)
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    return SEQUENTIAL_DEFAULT_N if mode == "sequential" else FIXED_DEFAULT_N
+    if cost_per_draw_s is None:
+        return SEQUENTIAL_DEFAULT_N if mode == "sequential" else FIXED_DEFAULT_N
+    cap = planned_cap(cost_per_draw_s, PLANNED_AUDIT_S)
+    return cap if mode == "sequential" else max(2, cap // SEQUENTIAL_HEADROOM)
 
 
 def planned_cap(cost_per_draw_s: float, seconds: float, *,

@@ -73,11 +73,9 @@ from dpgp_audit.audit.defaults import (
     DEFAULT_TIME_GUARD_S,
     FIXED_DEFAULT_N,
     MODES,
-    PLANNED_AUDIT_S,
     SEQUENTIAL_DEFAULT_N,
     SEQUENTIAL_HEADROOM,
     default_n,
-    planned_cap,
 )
 from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import (
@@ -258,12 +256,13 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     n
         Samples per side for each black-box (and GDP-fit) audit: exactly ``n`` in fixed
         mode, **at most** ``n`` per side and pair in sequential mode (a cap: the audit's
-        budget, in draws). ``None`` (default): the mode's default, :func:`default_n` —
-        200 000 sequential, 20 000 fixed — or, in sequential mode for a mechanism that
-        declares its cost per draw (``declared_cost_per_draw_s``), the cap that
+        budget, in draws). ``None`` (default): :func:`default_n` — 200 000 sequential,
+        20 000 fixed — or, for a mechanism that declares its cost per draw
+        (``declared_cost_per_draw_s``), the cap that
         :data:`~dpgp_audit.audit.defaults.PLANNED_AUDIT_S` seconds of certification buy at
-        that cost (:func:`~dpgp_audit.audit.defaults.planned_cap`). Every other part's
-        allowance follows from ``n`` (:mod:`~dpgp_audit.audit.parts`).
+        that cost (:func:`~dpgp_audit.audit.defaults.planned_cap`) and a tenth of it in
+        fixed mode: the rule of ``make audit MECH=ID`` too. Every other part's allowance
+        follows from ``n`` (:mod:`~dpgp_audit.audit.parts`).
     alpha
         Family-wise significance level, split evenly over the statistical auditors.
     claim
@@ -368,8 +367,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     cost = declared_cost(mechanism, cost_per_draw_s)
     if n is None:
-        n = default_n(mode) if cost is None or mode == "fixed" else \
-            planned_cap(cost, PLANNED_AUDIT_S)
+        n = default_n(mode, cost)
     else:
         n = check_positive_int("n", n)
     if not (0 < alpha < 1):

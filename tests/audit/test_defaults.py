@@ -15,6 +15,7 @@ from dpgp_audit.audit.defaults import (
     PLANNED_AUDIT_S,
     SEQUENTIAL_DEFAULT_N,
     SEQUENTIAL_HEADROOM,
+    default_n,
     pilot_draws,
     planned_cap,
 )
@@ -67,6 +68,10 @@ def test_a_declared_cost_plans_the_default_cap_and_a_measured_one_does_not():
     assert rep.inputs["n_per_side"] == planned_cap(3e-3, PLANNED_AUDIT_S) == 5_000
     assert rep.inputs["cost_per_draw_s"] == 3e-3
     assert rep.inputs["allowances"]["blackbox"]["pilot_draws"] == 8
+    rep = audit_mechanism(slow, data, np.random.default_rng(0), auditors=("blackbox",),
+                          mode="fixed", time_guard_s=None)
+    assert rep.inputs["n_per_side"] == 5_000 // SEQUENTIAL_HEADROOM  # fixed: a tenth of it
+    assert default_n("fixed", 3e-3) == 500 and default_n("sequential", 3e-3) == 5_000
     # the argument overrides the attribute; a measured cost_per_draw_s is ignored
     measured = Measured(d=1.0, epsilon=1.0, delta=1e-5)
     assert declared_cost(measured) is None

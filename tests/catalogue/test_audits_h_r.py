@@ -20,7 +20,7 @@ from dpgp_audit import catalogue
 from dpgp_audit.audit.blackbox.fixed import audit_blackbox
 from dpgp_audit.audit.neighbours import neighbour_pairs
 from dpgp_audit.audit.result import Verdict
-from dpgp_audit.audit.runner import audit_mechanism
+from dpgp_audit.audit.runner import audit_mechanism, declared_cost
 from dpgp_audit.audit.whitebox import audit_whitebox
 from dpgp_audit.privacy.claims import ZCDP, Neighbour
 from dpgp_audit.privacy.coinpress import CoinPressMean, coinpress_mean
@@ -401,10 +401,10 @@ def test_r5_blackbox_catches_missing_noise(rng):
 def test_make_audit_settings_give_no_evidence(mech_id):
     entry = catalogue.get(mech_id)
     mech, data = entry.make()
-    n = entry.audit_samples or 2000
-    # fixed mode: exactly the entry's audit_samples per side (the CLI's sequential run caps
-    # at ten times that and stops on its seconds budget; an expensive entry such as R.5 then
-    # buys too few draws to reach its claim and is INCONCLUSIVE, not NO_EVIDENCE)
+    cost = declared_cost(mech)
+    n = 2000 if cost is None else entry.draw_cap("fixed", cost=cost)
+    # fixed mode: for a mechanism that declares its cost (H.4, R.5) exactly the n that
+    # ``make audit MECH=ID --mode fixed`` plans for it, else 2 000 per side
     report = audit_mechanism(mech, data, np.random.default_rng(20261122), n=n, mode="fixed",
                              auditors=("whitebox", "blackbox", "sensitivity"))
     assert report.verdict is Verdict.NO_EVIDENCE, report.table()

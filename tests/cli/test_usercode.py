@@ -528,11 +528,12 @@ def test_A10_a_users_mechanism_declares_no_cost_by_its_entry_and_gets_the_timed_
         files, capsys):
     from dpgp_audit.catalogue import Entry, get
     from dpgp_audit.cli import _declared_seconds_per_draw, _note_measured_cost, estimate_draws
+    from dpgp_audit.contract import COST_CLASSES
 
     user = Entry("mine.py:M", "user", "M from mine.py", lambda _d, **_k: None, lambda: None)
     catalogue = get("P.1/gaussian-sum")
     assert _declared_seconds_per_draw(object(), user) is None  # its class is only a default
-    assert _declared_seconds_per_draw(object(), catalogue) == catalogue.seconds_per_draw
+    assert _declared_seconds_per_draw(object(), catalogue) == COST_CLASSES["vectorised"]
     _note_measured_cost(user.id, object(), user, 200_000, "sequential", timed=(0.002, 32))
     err = capsys.readouterr().err
     minutes = estimate_draws(200_000, "sequential") * 0.002 / 60

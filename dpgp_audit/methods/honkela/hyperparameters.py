@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng
+from dpgp_audit.contract import COST_CLASSES
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.gp.kernels import EQ, Kernel
 from dpgp_audit.gp.svgp import gaussian_log_density
@@ -87,6 +89,9 @@ class DPHyperparameterSearch:
     training rows first and then the validation rows; ``n_train`` (public)
     says where the split is.
     """
+
+    #: Each draw fits and scores candidates until the random stop (A.6's draw caps).
+    declared_cost_per_draw_s: ClassVar[float] = COST_CLASSES["solve"]
 
     Z: np.ndarray
     candidates: tuple[Candidate, ...]

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy import linalg
@@ -42,6 +43,7 @@ from dpgp_audit._validation import (
     check_positive_int,
     check_rng,
 )
+from dpgp_audit.contract import COST_CLASSES
 from dpgp_audit.dataset import Dataset, check_dataset, clip_targets
 from dpgp_audit.gp.kernels import Kernel
 from dpgp_audit.gp.linalg import psd_cholesky
@@ -374,6 +376,9 @@ class DPSGDSVGPRelease:
     independently on the same generator; the noise multiplier is calibrated once
     per dataset size (the same calibration ``fit`` performs) and reused.
     """
+
+    #: Each draw is a DP-SGD training run (A.6's draw caps).
+    declared_cost_per_draw_s: ClassVar[float] = COST_CLASSES["solve"]
 
     model: DPSGDSVGP
 

@@ -25,10 +25,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from dpgp_audit._validation import check_rng
+from dpgp_audit.contract import COST_CLASSES
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.gp.gibbs import DensityLengthscale, Gibbs
 from dpgp_audit.gp.inducing import kmeans_inducing
@@ -267,6 +269,9 @@ class TwoStepLaplaceClassifier:
     (its C, W and offset depend only on the already-private f̃₁), released with the
     rest. The whole is (ε, δ)-DP by basic composition. Not a Gaussian release.
     """
+
+    #: Step 2 solves its own cloaking problem per draw (A.6's draw caps).
+    declared_cost_per_draw_s: ClassVar[float] = COST_CLASSES["solve"]
 
     kernel: Kernel
     X: np.ndarray

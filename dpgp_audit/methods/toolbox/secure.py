@@ -27,10 +27,12 @@ import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
 from dpgp_audit._validation import check_delta, check_epsilon, check_positive_int, check_rng
+from dpgp_audit.contract import COST_CLASSES
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.norms import L1, L2
 from dpgp_audit.privacy.claims import ZCDP, ApproxDP, PureDP, outputs_only
@@ -72,6 +74,9 @@ class DiscreteGaussianSumMechanism:
     steps
         Grid steps per d (the grid is the power of two g ≤ d/steps).
     """
+
+    #: A Python loop of exact integer sampling per draw (catalogue draw caps, A.6).
+    declared_cost_per_draw_s: ClassVar[float] = COST_CLASSES["loop"]
 
     d: float
     epsilon: float
@@ -222,6 +227,9 @@ class DiscreteGaussianLinearMechanism:
     steps
         Grid steps per largest column change d·max_i ‖c_i‖₂.
     """
+
+    #: k exact discrete Gaussians per draw, each a rejection loop (A.6's draw caps).
+    declared_cost_per_draw_s: ClassVar[float] = COST_CLASSES["solve"]
 
     C: np.ndarray
     d: float
