@@ -1067,9 +1067,11 @@ def _analyse_grid(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
     if des0.E.shape != des1.E.shape or not np.array_equal(des0.E, des1.E) or not np.allclose(
             des0.cov, des1.cov, rtol=PARAM_RTOL, atol=0.0):
         return "the coupled runs drew different noise"
-    if np.any(np.all(run.out0 == run.out0[:1], axis=0)) or np.any(
-            np.all(run.out1 == run.out1[:1], axis=0)):
-        return "an output takes one value on every release"
+    fixed0 = np.all(run.out0 == run.out0[:1], axis=0)
+    fixed1 = np.all(run.out1 == run.out1[:1], axis=0)
+    if np.any(fixed0 | fixed1):
+        return _grid_fixed_outputs(run, des0, des1, claim, float_tv, base, inner_rel,
+                                   fixed0, fixed1)
     n, m = des0.E.shape
     if n <= m + 1:  # each side alone is checked first: the survey grows the call
         return f"{n} releases per side cannot check a rounded fit with {m + 1} unknowns"
@@ -1156,6 +1158,52 @@ def _analyse_grid(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
                         detail=(f"additive Gaussian noise, release rounded to a public grid: "
                                 f"mu >= {mu:.4g} (a lower bound given the structure)"),
                         **base)
+
+
+def _grid_fixed_outputs(run: CoupledRun, des0: NoiseDesign, des1: NoiseDesign,
+                        claim: tuple[str, float, float | None], float_tv: float, base: dict,
+                        inner_rel: np.ndarray | None, fixed0: np.ndarray,
+                        fixed1: np.ndarray) -> PairCoupling | str:
+    """The grid route for a release with outputs that take one value on every release.
+
+    Such an output beside rounded noisy ones (a count or a public size released "for
+    context") is, as far as these releases show, a constant of each side. If it takes
+    *different* values under D and D′ while other outputs vary, it is a lead of score ∞
+    (as :func:`_analyse_run`'s noise-free outputs: a few releases do not prove an output
+    constant, so the black-box auditor certifies). If it takes the same value, dropping it
+    is a fixed post-processing, so a bound on the other outputs bounds the release; they
+    are analysed alone. Otherwise (all outputs fixed, or one fixed on one side only) a
+    reason string: the other auditors decide.
+    """
+    both = fixed0 & fixed1
+    moved = both & (run.out0[0] != run.out1[0])
+    if np.any(moved) and not np.all(both):
+        k = int(np.flatnonzero(moved)[0])
+        return PairCoupling(
+            status="noise-free-output", finding="lead", score=math.inf,
+            delta_out=run.out1.mean(axis=0) - run.out0.mean(axis=0),
+            direction=moved.astype(float),
+            detail=(f"output {k} gets no noise (one value on every release, {run.out0[0, k]:.6g} "
+                    f"under D and {run.out1[0, k]:.6g} under D') beside outputs rounded to a "
+                    "grid, and differs between D and D'"), **base)
+    if np.any(fixed0 != fixed1) or np.all(both):
+        return "an output takes one value on every release"
+    keep = ~both
+    inner = _analyse_grid(dataclasses.replace(run, out0=run.out0[:, keep],
+                                              out1=run.out1[:, keep]),
+                          des0, des1, claim, float_tv, base, inner_rel)
+    if not isinstance(inner, PairCoupling):
+        return f"{inner} (on the {int(keep.sum())} outputs that vary)"
+    widened = {}
+    for name in ("delta_out", "direction"):
+        part = getattr(inner, name)
+        if part is not None and part.shape == (int(keep.sum()),):
+            full = np.zeros(keep.shape)
+            full[keep] = part
+            widened[name] = full
+    return dataclasses.replace(inner, **widened, detail=(
+        f"{int(both.sum())} output(s) fixed at the same value on both sides left out (a "
+        f"fixed post-processing): " + inner.detail))
 
 
 def grid_laplace_epsilon(out0: np.ndarray, out1: np.ndarray, fit: GridFit,

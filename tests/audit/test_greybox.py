@@ -916,6 +916,42 @@ def test_a_grid_too_coarse_for_the_noise_gives_no_exact_claim():
     assert "too coarse" in c.detail
 
 
+@dataclass(frozen=True, eq=False)
+class RoundedSumBeside(RoundedSum):
+    """:class:`RoundedSum` with a noise-free output beside it: the public number of rows
+    (``extra="rows"``, private) or the exact largest target (``"max"``, a leak)."""
+
+    extra: str = "rows"
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        value = float(data.n) if self.extra == "rows" else float(np.max(data.y))
+        return np.hstack([np.full((n, 1), value), super().sample(data, n, rng)])
+
+
+@pytest.mark.parametrize("under", [1.0, 1.2])
+def test_a_public_constant_beside_a_rounded_release_is_left_out_of_the_grid_bound(under):
+    """Dropping an output that is the same on both sides is a fixed post-processing: the
+    rounded sum beside it gets the grid route's bound, at most the pair's exact ε(δ) (the
+    unrounded Gaussian's, closed form), and a violation exactly when the noise is short."""
+    sv = _survey(RoundedSumBeside(under=under))
+    c = sv.couplings[0]
+    mu_true = under * D / SIGMA
+    assert c.status == "additive-grid" and "left out" in c.detail, c.detail
+    assert 0.97 * mu_true <= c.score <= mu_true
+    assert c.estimate <= gdp_epsilon(DELTA, mu_true) * (1 + 1e-9)
+    assert c.delta_out == pytest.approx([0.0, D], abs=1e-9)  # widened to both outputs
+    assert (c.finding == "violation") is (under > 1.0)
+    assert (sv.result().verdict is Verdict.VIOLATION) is (under > 1.0)
+
+
+def test_a_moving_noise_free_output_beside_a_rounded_release_is_a_lead():
+    pair = NeighbourPair(BASE, BASE.with_target(2, 1.5), "max moves")
+    sv = _survey(RoundedSumBeside(extra="max"), [pair])
+    c = sv.couplings[0]
+    assert c.status == "noise-free-output" and c.finding == "lead" and c.score == math.inf
+    assert "output 0" in c.detail and sv.result().verdict is not Verdict.VIOLATION
+
+
 def test_a_grid_bound_that_a_second_seed_does_not_reproduce_is_a_lead():
     from dpgp_audit.audit.greybox import _confirm
 
