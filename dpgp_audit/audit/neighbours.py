@@ -1009,8 +1009,10 @@ def on_labels(pairs: Sequence[NeighbourPair], relation: NeighbourRelation,
     data's quantiles; a domain of labels (``{0, 1, 2}`` for three classes) holds none of
     those in between. Each dataset's off-label targets go to the nearest label; a pair
     that becomes equal (or was: a move clipped to nothing), or is no longer a neighbour
-    under ``relation``, is dropped, and so is a repeat of an earlier pair. Pairs already on
-    the labels are kept as they are.
+    under ``relation``, is dropped, and so is a repeat of an earlier pair, in either order
+    (every auditor tests both orders of a pair: with two labels, a row's move to the
+    other label and the move between the two labels are often one pair). Pairs already
+    on the labels are kept as they are.
     """
     lab = np.asarray(sorted({float(v) for v in labels}), dtype=float)
 
@@ -1027,8 +1029,10 @@ def on_labels(pairs: Sequence[NeighbourPair], relation: NeighbourRelation,
         moved = moved0 or moved1
         if d0 == d1 or (moved and not is_neighbour(d0, d1, relation)):
             continue
-        key = b"|".join(np.ascontiguousarray(a).tobytes() for a in (d0.X, d0.y, d1.X, d1.y))
-        if key in seen:
+        key, swapped = (b"|".join(np.ascontiguousarray(a).tobytes() for a in (*one, *other))
+                        for one, other in (((d0.X, d0.y), (d1.X, d1.y)),
+                                           ((d1.X, d1.y), (d0.X, d0.y))))
+        if key in seen or swapped in seen:
             continue
         seen.add(key)
         out.append(NeighbourPair(d0, d1, f"{p.label} (on the labels)") if moved else p)

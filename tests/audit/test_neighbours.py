@@ -638,11 +638,12 @@ def test_every_generated_pair_moved_onto_the_labels_is_a_legal_neighbour(relatio
             assert set(np.unique(d.y)) <= set(LABELS)
         assert p.d0 != p.d1 and is_neighbour(p.d0, p.d1, relation)
         keys.add((p.d0.y.tobytes(), p.d0.X.tobytes(), p.d1.y.tobytes(), p.d1.X.tobytes()))
-    assert len(keys) == len(out)  # no pair twice
+        keys.add((p.d1.y.tobytes(), p.d1.X.tobytes(), p.d0.y.tobytes(), p.d0.X.tobytes()))
+    assert len(keys) == 2 * len(out)  # no pair twice, in either order
     on = [p for p in raw if p not in off and p.d0 != p.d1]
-    assert on and all(  # a pair already legal is kept as it is (or was there before)
+    assert on and all(  # a pair already legal is kept as it is (or was there before, in
         (p.d0.y.tobytes(), p.d0.X.tobytes(), p.d1.y.tobytes(), p.d1.X.tobytes()) in keys
-        for p in on)
+        for p in on)  # one order or the other)
     assert any(q is p for p in on for q in out)
 
 
@@ -655,6 +656,10 @@ def test_on_labels_moves_to_the_nearest_label_and_drops_what_is_no_longer_a_pair
     out = on_labels([near, equal, far, near], rel, LABELS)
     assert len(out) == 1
     assert out[0].d1.y[0] == 1.0 and out[0].label == "y[0] + 0.6 (on the labels)"
+    # a pair and its swap are one pair to every auditor (each tests both orders)
+    legal = NeighbourPair(data, data.with_target(0, 1.0), "y[0] -> 1")
+    swapped = NeighbourPair(legal.d1, legal.d0, "y[0] 1 -> 0")
+    assert on_labels([legal, swapped, near], rel, LABELS) == [legal]
 
 
 def test_label_pairs_move_every_row_by_the_largest_label_swing():
