@@ -656,9 +656,11 @@ def _gp_structure_mutants(data: Dataset) -> list[MutantSpec]:
     vector is longer than the bound; inducing inputs placed at the rows with the largest
     |y| ("where the signal is"), with the noise calibrated correctly for the chosen Z; and
     a subset-of-data posterior mean on the rows with the largest |y|, calibrated for its
-    weights. The last two calibrate each release exactly for its own structure, and the
-    structure is chosen by the private targets. Float-safe; appended last, so earlier rows
-    keep their seeds.
+    weights. Those two calibrate each release exactly for its own structure, and the
+    structure is chosen by the private targets. Last, a posterior mean whose prior mean is
+    the targets' own mean (scikit-learn's ``normalize_y=True``): W y + ȳ(1 − W1), noised
+    for W's columns alone, at test points a little beyond the data. Float-safe; each
+    appended last, so earlier rows keep their seeds.
     """
     def svgp_mean(d: Dataset) -> np.ndarray:
         return eq_kernel(_SVGP_Z, np.asarray(d.X), _SVGP_ELL_RELEASE) @ np.asarray(d.y)
@@ -675,6 +677,14 @@ def _gp_structure_mutants(data: Dataset) -> list[MutantSpec]:
         C[:, keep] = smoother_weights(np.asarray(d.X)[keep], _GP_XS, lengthscale=_GP_ELL,
                                       noise_variance=_GP_NOISE)
         return C
+
+    def centred_weights(d: Dataset) -> np.ndarray:
+        return smoother_weights(np.asarray(d.X), _GP_XS_WIDE, lengthscale=_GP_ELL,
+                                noise_variance=_GP_NOISE)
+
+    def centred_mean(d: Dataset) -> np.ndarray:
+        y = np.asarray(d.y, dtype=float)  # the prior mean set to the targets' own mean
+        return centred_weights(d) @ (y - y.mean()) + y.mean()
 
     return [
         MutantSpec("svgp-lengthscale-mismatch", "whole-row statistic sum_i y_i k(Z, x_i) at 9 "
@@ -697,6 +707,14 @@ def _gp_structure_mutants(data: Dataset) -> list[MutantSpec]:
                    {"mean": lambda d: subset_weights(d) @ d.y,
                     "cov": lambda d: _gp_sigma(subset_weights(d)) ** 2
                     * np.eye(_GP_XS.shape[0])}, data),
+        MutantSpec("gp-prior-mean-from-targets", "GP posterior mean at 5 points a little beyond "
+                   "the data with the prior mean set to the targets' mean (scikit-learn's "
+                   "normalize_y=True), the noise calibrated for the smoother's weights alone",
+                   False, _claim_out(),
+                   _safe(centred_mean, lambda d: _gp_sigma(centred_weights(d))),
+                   {"mean": centred_mean,
+                    "cov": lambda d: _gp_sigma(centred_weights(d)) ** 2
+                    * np.eye(_GP_XS_WIDE.shape[0])}, data),
     ]
 
 
@@ -766,6 +784,8 @@ def _subsample_mutants(data: Dataset) -> list[MutantSpec]:
 #: The GP mutants' test inputs, lengthscale and noise variance: a DP posterior mean
 #: (Smith et al. 2016's release, S18 eq. 3) at 5 public points of the default x-range.
 _GP_XS = np.linspace(0.0, 10.0, 5)[:, None]
+#: Test inputs 2 beyond the default x-range on each side (a user's extrapolation).
+_GP_XS_WIDE = np.linspace(-2.0, 12.0, 5)[:, None]
 _GP_ELL, _GP_NOISE = 2.0, 0.1
 #: The lengthscales a hurried user's marginal-likelihood fit chooses from.
 _GP_ELL_GRID = np.geomspace(0.5, 5.0, 8)

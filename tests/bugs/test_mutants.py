@@ -335,7 +335,8 @@ def test_data_shaped_mutants_on_the_default_path(name):
 
 
 # ----------------------------------------------------------------------------- GP structure
-GP_STRUCTURE = ("svgp-lengthscale-mismatch", "inducing-at-top-targets", "subset-of-top-targets")
+GP_STRUCTURE = ("svgp-lengthscale-mismatch", "inducing-at-top-targets", "subset-of-top-targets",
+                "gp-prior-mean-from-targets")
 
 
 def _eq(a: np.ndarray, b: np.ndarray, ell: float) -> np.ndarray:
@@ -377,6 +378,27 @@ def test_structure_chosen_by_the_largest_targets_moves_between_neighbours(name, 
     else:
         pytest.fail(f"no generated pair changes the noise scale ({moved} change the rows)")
     assert moved >= 1
+
+
+def test_a_prior_mean_set_to_the_targets_mean_moves_the_release_beyond_its_noise():
+    """m = ȳ + K*(K + s²I)⁻¹(y − ȳ1) (R&W eq. 2.25 with a constant prior mean, what
+    scikit-learn's ``normalize_y=True`` computes) is W y + ȳ(1 − W1): one target moved by
+    d moves it by d(w_i + (1 − W1)/n), beyond the d·max‖w_i‖ its noise was set for, most
+    at test points outside the data, where W1 < 1."""
+    data = default_dataset()
+    x, y = np.asarray(data.X)[:, 0], np.asarray(data.y)
+    xs = np.linspace(-2.0, 12.0, 5)
+    k = lambda a, b: np.exp(-0.5 * (a[:, None] - b[None, :]) ** 2 / 2.0**2)  # noqa: E731
+    W = np.linalg.solve(k(x, x) + 0.1 * np.eye(x.size), k(x, xs)).T
+    mech = build_form(_spec("gp-prior-mean-from-targets"), "model")
+    np.testing.assert_allclose(mech.mean(data), y.mean() + W @ (y - y.mean()), rtol=1e-10,
+                               atol=1e-12)
+    sd = math.sqrt(mech.cov(data)[0, 0])
+    mu_claim = float(np.linalg.norm(W, axis=0).max()) / sd  # d = 1
+    assert _gaussian_epsilon(mu_claim, 1e-5) == pytest.approx(1.0, abs=1e-3)
+    moves = W + (1.0 - W.sum(axis=1, keepdims=True)) / x.size
+    mu_true = float(np.linalg.norm(moves, axis=0).max()) / sd
+    assert _gaussian_epsilon(mu_true, 1e-5) > 1.03
 
 
 @pytest.mark.parametrize("name", GP_STRUCTURE)
