@@ -189,9 +189,9 @@ def all_timing(args: argparse.Namespace) -> int:
 
 
 def costs(args: argparse.Namespace) -> int:
+    from dpgp_audit.audit.defaults import COST_CLASSES, nominal_cost
     from dpgp_audit.audit.runner import declared_cost
     from dpgp_audit.catalogue import entries
-    from dpgp_audit.contract import COST_CLASSES
 
     names = {v: k for k, v in COST_CLASSES.items()}
     bad = 0
@@ -209,7 +209,7 @@ def costs(args: argparse.Namespace) -> int:
             if per * m > 0.2 or m >= 65_536:
                 break
             m *= 4
-        nominal = declared_cost(mech) or COST_CLASSES["vectorised"]
+        nominal = nominal_cost(declared_cost(mech))
         flag = per > nominal
         bad += flag
         print(f"{e.id:<42} {names.get(nominal, 'own'):<11} {nominal:>9.1e} {per:>9.1e}"

@@ -117,9 +117,9 @@ class Entry:
         """
         from dpgp_audit.audit.defaults import (
             ALL_AUDIT_S,
-            COST_CLASSES,
             SEQUENTIAL_HEADROOM,
             default_n,
+            nominal_cost,
             planned_cap,
         )
 
@@ -130,8 +130,7 @@ class Entry:
             one, fixed = default_n("sequential", cost), default_n(mode, cost)
         if not every:
             return int(one if mode == "sequential" else fixed)
-        cap = min(one, planned_cap(COST_CLASSES["vectorised"] if cost is None else cost,
-                                   ALL_AUDIT_S, cap=one))
+        cap = min(one, planned_cap(nominal_cost(cost), ALL_AUDIT_S, cap=one))
         return int(cap if mode == "sequential" else min(fixed, cap))
 
     def make(self, data: Dataset | None = None, **overrides: object) -> tuple[Mechanism, Dataset]:

@@ -526,13 +526,13 @@ def _declared_seconds_per_draw(mech: object, entry: object) -> float | None:
     catalogue mechanism that declares none, the vectorised class's nominal cost (what the
     catalogue plans it as); else ``None`` (a user's code: no estimate, only the guard).
     """
+    from dpgp_audit.audit.defaults import nominal_cost
     from dpgp_audit.audit.runner import declared_cost
-    from dpgp_audit.contract import COST_CLASSES
 
     cost = declared_cost(mech)
-    if cost is None and getattr(entry, "paper", "user") != "user":
-        cost = COST_CLASSES["vectorised"]
-    return cost
+    if getattr(entry, "paper", "user") == "user":
+        return cost
+    return nominal_cost(cost)
 
 
 def estimate_draws(samples: int, mode: str) -> int:

@@ -26,7 +26,7 @@ from dpgp_audit.contract import COST_CLASSES  # declared by the mechanisms; plan
 __all__ = ["ALL_AUDIT_S", "ANSWERS_PAIRS", "COST_CLASSES", "DEFAULT_BUDGET_S", "DEFAULT_MODE",
            "DEFAULT_PAIRS", "DEFAULT_TIME_GUARD_S", "FIXED_DEFAULT_N", "MIN_CAP", "MODES",
            "PILOT_MOST", "PLANNED_AUDIT_S", "SEQUENTIAL_DEFAULT_N", "SEQUENTIAL_HEADROOM",
-           "default_n", "pilot_draws", "planned_cap"]
+           "default_n", "nominal_cost", "pilot_draws", "planned_cap"]
 
 #: Black-box modes: ``"fixed"`` draws exactly ``n`` per side (A.3); ``"sequential"`` draws at
 #: most ``n`` per side and pair and stops at the first certified violation (A.8).
@@ -63,6 +63,16 @@ PLANNED_AUDIT_S = 60.0
 #: ... and each entry of ``make audit`` (``--all``), so that the whole run stays under a
 #: minute on 2 cores (``benchmarks/bench_make_audit.py``).
 ALL_AUDIT_S = 1.0
+
+
+def nominal_cost(cost_per_draw_s: float | None) -> float:
+    """The seconds per draw a plan assumes: the declared cost, else (a mechanism that
+    declares none) the ``"vectorised"`` class's nominal cost.
+
+    >>> nominal_cost(None), nominal_cost(COST_CLASSES["solve"])
+    (2e-05, 0.005)
+    """
+    return COST_CLASSES["vectorised"] if cost_per_draw_s is None else float(cost_per_draw_s)
 
 
 def default_n(mode: str, cost_per_draw_s: float | None = None) -> int:
