@@ -498,7 +498,7 @@ for name, meta in cmp.checkpoints.items():
     repro_rows.append(ReproRow(
         "R", f"DPConvCNP training steps ({name} checkpoint)", 409_600, meta["steps"], None,
         f"{meta['seconds'] / 60:.1f} CPU minutes; validation NLL gap to the oracle "
-        f"{gap:.2f} nats", "CPU budget; --paper-scale command documented, no GPU available"))
+        f"{gap:.2f} nats", "CPU budget; --paper-scale needs about 1.4 h of an H200 (measured), not run"))
 if repro_json:
     write_sidecar(repro_json, "04_raisa_dpconvcnp", "closed forms and shipped checkpoints",
                   repro_rows)
