@@ -11,11 +11,14 @@ branch, bins or candidates the data shape: noise skipped on a zero or a large su
 ``np.histogram``'s default range, the data values as an exponential mechanism's
 candidates, targets standardised by their own spread, the L∞ sensitivity for a Gaussian
 vector, a noise slice that misses a coordinate; sparse and subset GP releases whose
-lengthscale, inducing inputs or subset do not match their calibration), plus
+lengthscale, inducing inputs or subset do not match their calibration; the classical
+Gaussian σ without the 2 under the root, a median noised for the mean's sensitivity,
+per-feature histograms noised as if a row touched one of them), plus
 **negative controls** that look wrong but are private (more noise than needed,
 post-processing that creates atoms, noise on the inputs, Laplace where Gaussian
 was intended in one dimension, a GP's posterior variance released beside its mean, a
-histogram on a fixed range, a median over a public grid).
+histogram on a fixed range, a median over a public grid, an integer count plus rounded
+Laplace noise).
 
 Every mutant comes in two **forms**:
 
@@ -59,8 +62,9 @@ from dpgp_audit.privacy.float_release import (
 )
 
 __all__ = ["FORMS", "HIST_BINS", "MutantSpec", "SampleOnly", "build_form", "data_range_counts",
+           "classical_sigma_without_the_2", "feature_histograms", "feature_inputs",
            "fitted_lengthscale", "half_sums", "kernel_vector_bound", "median_rank_utility",
-           "mutants", "public_range_counts", "public_x_sd", "scaled_up_sd",
+           "mutants", "positive_count", "public_range_counts", "public_x_sd", "scaled_up_sd",
            "standardised_clipped_sum", "top_target_rows", "vector_weights"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
@@ -442,6 +446,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_scale_mutants(data))
     out.extend(_data_shaped_mutants(data))
     out.extend(_gp_structure_mutants(data))
+    out.extend(_calibration_slip_mutants(data))
     return out
 
 
@@ -715,6 +720,94 @@ def _gp_structure_mutants(data: Dataset) -> list[MutantSpec]:
                    {"mean": centred_mean,
                     "cov": lambda d: _gp_sigma(centred_weights(d)) ** 2
                     * np.eye(_GP_XS_WIDE.shape[0])}, data),
+    ]
+
+
+# --------------------------------------------------------------------------- calibration slips
+#: Bins per input coordinate of the per-feature histograms (edges on the public [-1, 1]).
+FEATURE_BINS = 5
+_FEATURES = 3
+
+
+def classical_sigma_without_the_2(sens: float, epsilon: float = _EPS,
+                                  delta: float = _DELTA) -> float:
+    """The classical σ = Δ·sqrt(2 ln(1.25/δ))/ε with the 2 under the root forgotten.
+
+    The mistake a hurried user makes copying Dwork & Roth (2014, Thm. A.1) from memory.
+    """
+    return sens * math.sqrt(math.log(1.25 / delta)) / epsilon
+
+
+def feature_inputs(data: Dataset) -> Dataset:
+    """The default targets beside three public input features in [-1, 1] (cosines of x)."""
+    x = np.asarray(data.X, dtype=float)[:, 0]
+    X = np.column_stack([np.cos((j + 1) * x) for j in range(_FEATURES)])
+    return Dataset(X, np.asarray(data.y, dtype=float))
+
+
+def feature_histograms(data: Dataset) -> np.ndarray:
+    """Counts of every input feature in :data:`FEATURE_BINS` bins of [-1, 1], concatenated."""
+    X = np.clip(np.asarray(data.X, dtype=float), -1.0, 1.0)
+    edges = np.linspace(-1.0, 1.0, FEATURE_BINS + 1)
+    return np.concatenate([np.histogram(X[:, j], bins=edges)[0]
+                           for j in range(X.shape[1])]).astype(float)
+
+
+def positive_count(data: Dataset) -> np.ndarray:
+    """The number of positive targets (one target moved by at most 1 changes it by at most 1)."""
+    return np.array([float(np.sum(np.asarray(data.y) > 0))])
+
+
+def _calibration_slip_mutants(data: Dataset) -> list[MutantSpec]:
+    """Calibrations slipped in small ways, and an integer release that looks lossy.
+
+    Written against the contract by a hurried user (28 Nov 2026 session), none for the
+    auditors: the classical Gaussian σ with the 2 under the root forgotten (true ε 1.098
+    against the claimed 1: the smallest excess in the benchmark); a median calibrated
+    with the mean's sensitivity 2/n (on a base split between the two bounds one row
+    moves it by 1, ten times that); and three per-feature histograms of the inputs with
+    Laplace(2/ε) each, as if a whole row touched one histogram (it touches all three: L1
+    sensitivity 6, true ε 3). The control is a count of positive targets plus Laplace
+    noise rounded to an integer: post-processing of the Laplace mechanism on an integer
+    query, exactly at its claim, with repeated outputs everywhere. Appended last, so the
+    earlier rows keep their seeds.
+    """
+    s_bug = classical_sigma_without_the_2(1.0)
+    s_med = _sigma(2.0 / data.n)
+    lap = 2.0 / _EPS  # the author's L1 sensitivity 2 (one row, one histogram)
+    rows3 = feature_inputs(data)
+    feat_claim = PureDP(epsilon=_EPS, relation=whole_rows(1.0),
+                        domain=PublicDomain(1.0, x_bound=1.0))
+
+    def median(d: Dataset) -> np.ndarray:
+        return np.array([float(np.median(d.y))])
+
+    def feature_draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        _check_domain(feat_claim, d)
+        counts = feature_histograms(d)
+        return round_to_grid(counts, laplace_noise_exact_uniform(lap, (n, counts.size), rng),
+                             release_grid(math.sqrt(2.0) * lap))
+
+    def rounded_count(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        return positive_count(d)[0] + np.round(laplace_noise_exact_uniform(1.0 / _EPS, (n, 1),
+                                                                           rng))
+    return [
+        MutantSpec("gaussian-classical-without-the-2", "the sum with the classical Gaussian "
+                   "sigma, the 2 under the square root forgotten: sqrt(ln(1.25/delta)) / eps",
+                   False, _claim_out(), _safe(_sum, lambda d: s_bug),
+                   {"mean": _sum, "cov": _const_cov(s_bug**2)}, data),
+        MutantSpec("median-with-mean-sensitivity", "the median of targets in [-1, 1] released "
+                   "with Gaussian noise for the mean's sensitivity 2/n", False, _claim_rows(),
+                   _safe(median, lambda d: s_med),
+                   {"query": median, "norm": L2(), "bound": 2.0 / data.n}, data),
+        MutantSpec("feature-histograms-whole-rows", "three 5-bin histograms of the input "
+                   "features, Laplace(2/eps) on each count, as if a whole row moved one "
+                   "histogram (it moves all three)", False, feat_claim, feature_draw,
+                   {"query": feature_histograms, "norm": L1(), "bound": 2.0}, rows3),
+        MutantSpec("control-rounded-laplace-count", "looks wrong: an integer count plus Laplace "
+                   "noise rounded to an integer (atoms everywhere) - post-processing of the "
+                   "Laplace mechanism", True, _claim_out(), rounded_count,
+                   {"query": positive_count, "norm": L1(), "bound": 1.0}, data),
     ]
 
 

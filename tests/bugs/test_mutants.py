@@ -406,3 +406,82 @@ def test_gp_structure_mutants_on_the_default_path(name):
     rows = run_mutation([_spec(name)], np.random.default_rng(2026))
     wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
     assert not wrong
+
+
+# ------------------------------------------------------------------ calibration slips
+CALIBRATION_SLIPS = ("gaussian-classical-without-the-2", "median-with-mean-sensitivity",
+                     "feature-histograms-whole-rows", "control-rounded-laplace-count")
+
+
+def test_classical_sigma_without_the_2_exceeds_its_claim_by_the_gaussian_trade_off():
+    """σ = sqrt(ln(1.25/δ)) for Δ = ε = 1 instead of Dwork & Roth's sqrt(2 ln(1.25/δ)): μ = 1/σ
+    gives ε ≈ 1.098 at δ = 1e-5 (Balle & Wang's exact curve), while the textbook σ stays
+    below the claim."""
+    data = default_dataset()
+    mech = build_form(_spec("gaussian-classical-without-the-2"), "model")
+    sd_bug = math.sqrt(math.log(1.25 / 1e-5))
+    assert math.sqrt(mech.cov(data)[0, 0]) == pytest.approx(sd_bug, rel=1e-12)
+    assert _gaussian_epsilon(1.0 / sd_bug, 1e-5) == pytest.approx(1.098, abs=1e-3)
+    assert _gaussian_epsilon(1.0 / (math.sqrt(2.0) * sd_bug), 1e-5) < 1.0
+
+
+def test_median_moves_by_half_n_times_the_mean_sensitivity_on_a_split_base():
+    """Ten targets at -1 and ten at +1: the median (average of the 10th and 11th order
+    statistics) is 0; one +1 moved to -1 makes it -1, n/2 = 10 times the stated 2/n."""
+    spec = _spec("median-with-mean-sensitivity")
+    mech = build_form(spec, "model")
+    x = np.asarray(default_dataset().X)
+    y = np.repeat([-1.0, 1.0], 10)
+    y2 = y.copy()
+    y2[-1] = -1.0
+    def middle(v):
+        s = sorted(v)
+        return (s[9] + s[10]) / 2
+    assert (middle(y), middle(y2)) == (0.0, -1.0)
+    assert mech.query(Dataset(x, y2)) - mech.query(Dataset(x, y)) == pytest.approx([-1.0])
+    assert mech.sensitivity_bound() == pytest.approx(2.0 / 20)
+
+
+def test_a_whole_row_moves_one_count_pair_in_each_feature_histogram():
+    """A row moved from the first bin of every feature to the last changes 6 counts by one:
+    L1 sensitivity 6 against the stated 2, so Laplace(2) gives ε = 3, not 1."""
+    spec = _spec("feature-histograms-whole-rows")
+    data, mech = spec.data, build_form(spec, "model")
+    X = np.asarray(data.X, dtype=float).copy()
+    edges = np.linspace(-1.0, 1.0, 6)
+    def counts(M):
+        return np.array([sum(edges[b] <= v < edges[b + 1] or (b == 4 and v == 1.0)
+                             for v in M[:, j]) for j in range(3) for b in range(5)], float)
+    X[0] = -0.95
+    X2 = X.copy()
+    X2[0] = 0.95
+    d, d2 = Dataset(X, data.y), Dataset(X2, data.y)
+    np.testing.assert_array_equal(mech.query(d), counts(X))
+    assert np.abs(mech.query(d2) - mech.query(d)).sum() == 6.0
+    assert 6.0 / 2.0 == 3.0 * spec.claim.epsilon  # true epsilon of Laplace(2) at L1 = 6
+
+
+def test_rounded_laplace_count_keeps_every_integer_ratio_within_e():
+    """round(L), L ~ Laplace(1): P(k) = F(k + 1/2) - F(k - 1/2) (upper tail by the survival
+    function, without cancellation); every ratio P(k)/P(k - 1) of
+    neighbouring counts is at most e (post-processing keeps the Laplace mechanism's ε = 1),
+    and the releases are the count plus integers."""
+    k = np.arange(-30, 31)
+    lap = stats.laplace
+    p = np.where(k <= 0, lap.cdf(k + 0.5) - lap.cdf(k - 0.5),  # each tail from its own side
+                 lap.sf(k - 0.5) - lap.sf(k + 0.5))
+    ratio = np.log(p[1:] / p[:-1])
+    assert np.max(np.abs(ratio)) <= 1.0 + 1e-12
+    assert np.max(np.abs(ratio)) == pytest.approx(1.0)  # tight: the control sits at its claim
+    data = default_dataset()
+    out = build_form(_spec("control-rounded-laplace-count"), "sample").sample(
+        data, 500, np.random.default_rng(3))
+    count = float(np.sum(np.asarray(data.y) > 0))
+    assert np.all(out == np.round(out)) and np.all(np.abs(out - count) < 40)
+
+
+@pytest.mark.parametrize("name", CALIBRATION_SLIPS)
+def test_calibration_slips_on_the_default_path(name):
+    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
+    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
+    assert not wrong
