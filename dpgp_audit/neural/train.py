@@ -135,10 +135,15 @@ def train(generator: str, *, minutes: float, seed: int, batch_size: int = 16,
     rng = np.random.default_rng(seed)
     model = DPConvCNP(config).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=learning_rate)
+    t_val = time.perf_counter()
     val = sample_tasks(generator, val_tasks, np.random.default_rng(10_000 + seed), exact=True,
                        n_context=tuple(n_context), n_target=n_target)
     val_gen = torch.Generator(device=dev)
     oracle = float(np.mean(oracle_nll(val)))
+    # exact GP draws and oracle solves on the CPU: about 3 minutes at paper scale, before
+    # the first step (measured beside an H200, docs/reproductions.md), so say what it was
+    log(f"validation set: {val_tasks} exact tasks and their oracle NLL {oracle:.3f} "
+        f"({time.perf_counter() - t_val:.0f}s, before the first step)")
     best: tuple[float, dict | None] = (math.inf, None)
     t0 = time.perf_counter()
     step = 0

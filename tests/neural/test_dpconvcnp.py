@@ -122,7 +122,10 @@ def test_r4_training_runs_a_few_steps():
                          eval_every=2, config=DPConvCNPConfig(points_per_unit=8.0,
                                                               channels=(8, 16)),
                          log=logs.append)
-    assert stats["steps"] == 4 and len(logs) == 2 and stats["val_nll"] is not None
+    assert stats["steps"] == 4 and stats["val_nll"] is not None
+    # one line for the validation set (drawn before the first step), one per evaluation
+    assert len(logs) == 3 and logs[0].startswith("validation set: 48 exact tasks")
+    assert logs[1].startswith("step      2") and logs[2].startswith("step      4")
 
 
 SHIPPED = sorted(CHECKPOINT_DIR.glob("dpconvcnp_*.pt"))
