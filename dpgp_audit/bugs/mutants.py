@@ -61,9 +61,10 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["FORMS", "HIST_BINS", "MutantSpec", "SampleOnly", "build_form", "data_range_counts",
-           "classical_sigma_without_the_2", "feature_histograms", "feature_inputs",
-           "fitted_lengthscale", "half_sums", "kernel_vector_bound", "median_rank_utility",
+__all__ = ["FEATURE_BINS", "FORMS", "HIST_BINS", "MutantSpec", "SampleOnly", "build_form",
+           "classical_sigma_without_the_2", "data_range_counts", "feature_histograms",
+           "feature_inputs", "fitted_lengthscale", "half_sums", "kernel_vector_bound",
+           "median_rank_utility",
            "mutants", "positive_count", "public_range_counts", "public_x_sd", "scaled_up_sd",
            "standardised_clipped_sum", "top_target_rows", "vector_weights"]
 
