@@ -105,3 +105,18 @@ def test_A10_dp4gp_cloaking_through_the_bridge():
         assert wb.violation and 2.0 < wb.estimate < 2.5
     finally:
         over.close()
+
+
+def test_A10_diffprivlib_misuses_are_flagged_and_its_control_is_not():
+    # examples/third_party/diffprivlib_misuse.py (docs/own-code.md, "Misused, as a hurried
+    # user would"): bounds taken from the data, mean and variance each at the full epsilon,
+    # a constant random_state; the control spends eps/2. Judged by the black-box auditor
+    # alone: the library's float releases are A.7's finding on the control too.
+    pytest.importorskip("diffprivlib")
+    misuse = _example("diffprivlib_misuse")
+    for name, caught in (("mean_bounds_from_data", True), ("mean_and_var_each_at_eps", True),
+                         ("mean_fixed_random_state", True), ("mean_at_half_eps", False)):
+        mech = getattr(misuse, name)(DATA, epsilon=1.0)
+        report = audit_mechanism(mech, DATA, np.random.default_rng(1), n=4_000,
+                                 auditors=("blackbox",))
+        assert report.result("blackbox").violation is caught, name
