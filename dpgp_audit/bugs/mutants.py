@@ -224,6 +224,10 @@ def _sum(data: Dataset) -> np.ndarray:
     return np.array([float(np.sum(data.y))])
 
 
+def _median(data: Dataset) -> np.ndarray:
+    return np.array([float(np.median(data.y))])
+
+
 def _gauss(mean: Callable[[Dataset], np.ndarray], sd: Callable[[Dataset], float]
            ) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
     def draw(data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -398,16 +402,13 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
         _claim_rows(), _gauss(_sum, lambda d: _sigma(1.0)),
         {"query": _sum, "norm": L2(), "bound": 1.0})
     # 17. noise calibrated to a data-dependent local sensitivity of the median
-    def median(d: Dataset) -> np.ndarray:
-        return np.array([float(np.median(d.y))])
-
     def local_sens(d: Dataset) -> float:
         ys = np.sort(d.y)
         m = d.n // 2
         return max(float(ys[min(m + 1, d.n - 1)] - ys[max(m - 1, 0)]), 1e-3)
     add("local-sensitivity", "median released with noise for its local sensitivity at D",
-        _claim_out(), _gauss(median, lambda d: _sigma(local_sens(d))),
-        {"query": median, "norm": L2(), "bound": local_sens(data)})
+        _claim_out(), _gauss(_median, lambda d: _sigma(local_sens(d))),
+        {"query": _median, "norm": L2(), "bound": local_sens(data)})
     # ---------------------------------------------------------------- negative controls
     # The negative controls are private in floats too: their noisy values go through the
     # kit's float-safe rounding (issue 20 §4), or (control-rounded-output) a grid of 0.5,
@@ -780,9 +781,6 @@ def _calibration_slip_mutants(data: Dataset) -> list[MutantSpec]:
     feat_claim = PureDP(epsilon=_EPS, relation=whole_rows(1.0),
                         domain=PublicDomain(1.0, x_bound=1.0))
 
-    def median(d: Dataset) -> np.ndarray:
-        return np.array([float(np.median(d.y))])
-
     def feature_draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         _check_domain(feat_claim, d)
         counts = feature_histograms(d)
@@ -799,8 +797,8 @@ def _calibration_slip_mutants(data: Dataset) -> list[MutantSpec]:
                    {"mean": _sum, "cov": _const_cov(s_bug**2)}, data),
         MutantSpec("median-with-mean-sensitivity", "the median of targets in [-1, 1] released "
                    "with Gaussian noise for the mean's sensitivity 2/n", False, _claim_rows(),
-                   _safe(median, lambda d: s_med),
-                   {"query": median, "norm": L2(), "bound": 2.0 / data.n}, data),
+                   _safe(_median, lambda d: s_med),
+                   {"query": _median, "norm": L2(), "bound": 2.0 / data.n}, data),
         MutantSpec("feature-histograms-whole-rows", "three 5-bin histograms of the input "
                    "features, Laplace(2/eps) on each count, as if a whole row moved one "
                    "histogram (it moves all three)", False, feat_claim, feature_draw,
