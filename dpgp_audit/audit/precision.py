@@ -244,8 +244,8 @@ def precision_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
             y1 = y0.copy()
             if relation.kind is Neighbour.ROWS:
                 y1[i] = -y0[i]
-            else:
-                y1[i] = y0[i] + d
+            else:  # moved by d, or to the bound where d is wider than the room left
+                y1[i] = min(y0[i] + d, level)
                 while y1[i] - y0[i] > d:  # never a float move larger than d
                     y1[i] = np.nextafter(y1[i], y0[i])
             kind = "aligned" if k < 2 else "random"
@@ -316,13 +316,18 @@ def _candidate_targets(n: int, level: float, d: float, k: int, kind: Neighbour,
         i = n - 1 if k == 0 else 0
         total = power * (n - 1)
         half = float(np.spacing(total)) / 2.0
-        y0[i] = min(max(half - d / 2.0, -level), level - d)
+        y0[i] = max(min(max(half - d / 2.0, -level), level - d), -level)
         return y0, i
     y0 = level * rng.uniform(0.5, 1.0, n) * (rng.choice([-1.0, 1.0], n) if k % 2 else 1.0)
     i = int(rng.integers(n))
     # the moved target: a multiple of d below 2^50 d (so that y + d is exact and moves by
-    # exactly d) and at most level − d (so that the move stays inside the bound)
+    # exactly d) and at most level − d (so that the move stays inside the bound); where d
+    # is wider than that room (d > level, e.g. |y| <= 1 and d = 2), the lower bound, from
+    # which the caller moves it as far as the bound allows
     top = min(level - d, d * 2.0**50)
+    if top < 0:
+        y0[i] = -level
+        return y0, i
     y0[i] = float(np.floor(min(abs(y0[i]), top) / d)) * d * (1.0 if y0[i] >= 0 else -1.0)
     return y0, i
 

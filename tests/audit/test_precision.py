@@ -110,19 +110,37 @@ def test_security_rounding_attack_at_the_domain_bound_is_harmless(mech_id):
     assert res.verdict is not Verdict.VIOLATION, res.estimate
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 30), d=st.floats(0.01, 100.0), bound=st.one_of(
-    st.none(), st.floats(1.0, 1e12)), seed=st.integers(0, 2**32 - 1))
+    st.none(), st.floats(0.005, 1e12)), seed=st.integers(0, 2**32 - 1))
 def test_precision_pairs_are_legal_neighbours(n, d, bound, seed):
+    # any bound, also one narrower than the move (|y| <= 1 with d = 2, the README's claim)
     data = Dataset(np.linspace(0, 1, n), np.zeros(n))
     for rel in (outputs_only(d), whole_rows(d)):
-        b = None if bound is None else max(bound, 2 * d)
+        b = bound
         for pair in precision_pairs(data, rel, np.random.default_rng(seed), y_bound=b,
                                     per_scale=3):
             assert is_neighbour(pair.d0, pair.d1, rel, atol=0.0), pair.label
             top = (d if rel.kind.value == "whole-rows" else
                    (b if b is not None else max(HUGE_SCALES)))
             assert np.max(np.abs(pair.d0.y)) <= top and np.max(np.abs(pair.d1.y)) <= top
+
+
+@pytest.mark.parametrize("d,bound", [(2.0, 1.0), (3.0, 1.0), (1.5, 1.0), (0.5, 1.0)])
+def test_precision_pairs_inside_a_bound_narrower_than_the_move(d, bound):
+    # every pair stays in |y| <= bound and moves one target by at most d; where d >= 2 bound
+    # the move is the full width of the domain (-bound to +bound), never a refused probe
+    data = Dataset(np.linspace(0, 1, 20), np.zeros(20))
+    pairs = precision_pairs(data, outputs_only(d), np.random.default_rng(0), y_bound=bound)
+    assert len(pairs) == 6
+    for pair in pairs:
+        assert is_neighbour(pair.d0, pair.d1, outputs_only(d), atol=0.0), pair.label
+        assert max(np.abs(pair.d0.y).max(), np.abs(pair.d1.y).max()) <= bound, pair.label
+        moved = np.flatnonzero(pair.d0.y != pair.d1.y)
+        assert moved.size == 1
+        step = abs(pair.d1.y[moved[0]] - pair.d0.y[moved[0]])
+        assert step == pytest.approx(min(d, 2 * bound), rel=1e-12) if "random" in pair.label \
+            else 0 < step <= d
 
 
 def test_aligned_pair_crosses_a_rounding_boundary_of_the_float_sum():
