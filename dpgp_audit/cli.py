@@ -696,6 +696,7 @@ def _run_audit(args: argparse.Namespace) -> int:
     children = seeds.spawn(len(todo))  # the audits' streams (as without the draw below)
     shape_rng = np.random.default_rng(seeds.spawn(1)[0])
     built = []
+    seeded_globals: dict[str, str] = {}  # user mechanisms whose global draws the audit seeds
     skipped: list[dict[str, str]] = []  # --all --data: the entries that refuse the user's data
     for entry, child in zip(todo, children, strict=True):  # build everything first: usage
         data = _audit_dataset(entry, args.dataset, user_data)  # errors exit 2 before auditing
@@ -723,6 +724,16 @@ def _run_audit(args: argparse.Namespace) -> int:
             skipped.append({"mechanism": entry.id, "why": str(err)})
             sys.stderr.write(f"note: skipped {entry.id}: {err}\n")
             continue
+        if entry.id in origins:  # a user's file that draws from np.random.* or random
+            from dpgp_audit.adapters.mechanism import reproducible_form
+
+            mech, seeded = reproducible_form(mech, data, child)  # (copies of its stream)
+            if seeded:
+                seeded_globals[entry.id] = seeded
+                sys.stderr.write(f"note: {entry.id}: sample() ignores its rng and draws from "
+                                 "the global generators; the audit seeds them from --seed for "
+                                 "each call (and restores them), so the run repeats and the "
+                                 "grey-box auditor can couple D and D'\n")
         samples = _samples_for(args, entry, mech)
         if args.auditor in ("all", "blackbox", "precision"):
             _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng))
@@ -769,6 +780,8 @@ def _run_audit(args: argparse.Namespace) -> int:
             provenance["source"] = origins[entry.id]
         if data_origin is not None:
             provenance["data_file"] = data_origin
+        if entry.id in seeded_globals:
+            provenance["seeded_globals"] = seeded_globals[entry.id]
         if provenance:  # the report names the code and data it audited (A.10)
             report = dataclasses.replace(report, inputs={**report.inputs, **provenance})
         reports.append(report)

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SEED_WORDS", "STYLES", "Seeding", "derive_seed"]
+__all__ = ["GLOBAL_LOCK", "SEED_WORDS", "STYLES", "Seeding", "derive_seed"]
 
 #: 32-bit words of seed material per ``sample`` call (128 bits: collisions between the
 #: calls of one audit are out of reach, unlike with a single 32-bit integer seed).
@@ -59,7 +59,7 @@ STYLES: tuple[str, ...] = ("generator", "random_state", "numpy_global", "python_
                            "unseedable")
 _DEFAULT_KEYWORD = {"generator": "rng", "random_state": "random_state"}
 #: Global generators are process-wide: one seeded call at a time.
-_GLOBAL_LOCK = threading.RLock()
+GLOBAL_LOCK = threading.RLock()
 
 
 def derive_seed(rng: np.random.Generator) -> np.ndarray:
@@ -129,7 +129,7 @@ class Seeding:
         elif self.style == "random_state":
             yield {self.keyword: np.random.RandomState(words)}  # noqa: NPY002 — the documented exception
         elif self.style == "numpy_global":
-            with _GLOBAL_LOCK:
+            with GLOBAL_LOCK:
                 saved = np.random.get_state()  # noqa: NPY002 — the documented exception
                 np.random.seed(words)  # noqa: NPY002 — the documented exception
                 try:
@@ -137,7 +137,7 @@ class Seeding:
                 finally:
                     np.random.set_state(saved)  # noqa: NPY002 — the documented exception
         elif self.style == "python_random":
-            with _GLOBAL_LOCK:
+            with GLOBAL_LOCK:
                 saved_py = random.getstate()
                 random.seed(_as_int(words))
                 try:

@@ -329,10 +329,17 @@ def _provenance_lines(inputs: dict) -> list[str]:
     if isinstance(data, dict):
         out.append(f"  data: {data.get('path')} (sha256 {data.get('sha256')}; "
                    f"n = {data.get('n')}, dim = {data.get('dim')})")
+    if inputs.get("seeded_globals"):
+        out.append(f"  SEEDED BY THE AUDIT: the mechanism draws from {inputs['seeded_globals']}")
     if inputs.get("reproducible") is False:
         out.append("  NOT REPRODUCIBLE: the mechanism draws from "
                    f"{inputs.get('reproducibility') or 'entropy the audit cannot seed'}; "
-                   "the seed fixes the auditors' choices, not its noise")
+                   "the seed fixes the auditors' choices, not its noise, and the grey-box "
+                   "auditor cannot couple D and D' on one seed (no bound from it): the noise "
+                   "is judged by the black-box auditor alone, which needs far more draws for "
+                   "a small excess over the claim; draw from the rng that sample() is handed "
+                   "(np.random.* or random is seeded for you by the CLI, and by "
+                   "dpgp_audit.adapters.seed_globals)")
     if inputs.get("data_read") is False:
         out.append(f"  DATA NOT READ: {inputs.get('data_note') or 'no pair changed the release'}")
     return out

@@ -53,6 +53,13 @@ MECHS = textwrap.dedent('''
 
     good_instance = NoisyMean()
 
+    class GlobalNoisyMean:  # NoisyMean's slip, its noise from np.random (rng ignored)
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
+        def sample(self, data, n, rng):
+            y = self.claim.domain.targets(data.y)
+            sigma = analytic_gaussian_sigma(1.0, 1e-5, 1 / data.n)
+            return y.mean() + sigma * np.random.standard_normal((n, 1))
+
     class NoDomain:
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0))
         def sample(self, data, n, rng):
@@ -343,6 +350,24 @@ def test_A10_rows_that_are_not_independent_releases_are_one_line_exit_2(files, c
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+def test_A10_a_mechanism_drawing_from_np_random_is_seeded_coupled_and_repeated(files, capsys):
+    # the CLI notices that sample() ignores its rng, answers np.random from the audit's
+    # generator: the grey-box auditor couples D and D' and the seed repeats the run
+    args = AUDIT + ["--mechanism", "mechs.py:GlobalNoisyMean", "--auditor", "greybox"]
+    code, out, err = _run(args + ["--json", "a.json"], capsys)
+    assert code == EXIT_VIOLATION, (out, err)
+    assert "draws from the global generators; the audit seeds them" in " ".join(err.split())
+    assert "SEEDED BY THE AUDIT" in out and "NOT REPRODUCIBLE" not in out
+    (rep,) = json.loads((files / "a.json").read_text())["reports"]
+    assert rep["inputs"]["seeded_globals"].startswith("numpy's global generator")
+    (gb,) = rep["results"]
+    assert gb["verdict"] == "VIOLATION" and "reproducible" not in rep["inputs"]
+    _run(args + ["--json", "b.json"], capsys)
+    (again,) = json.loads((files / "b.json").read_text())["reports"]
+    assert again["results"][0]["estimate"] == gb["estimate"]
+    assert again["results"][0]["details"]["witness"] == gb["details"]["witness"]
+
+
 def test_A10_a_value_error_escaping_mid_audit_names_the_users_line(files, capsys):
     code, out, err = _run(AUDIT + ["--mechanism", "mechs.py:Budgeted"], capsys)
     assert code == EXIT_USAGE, (out, err)
@@ -355,6 +380,8 @@ def test_A10_a_mechanism_ignoring_its_generator_is_reported_not_reproducible(fil
                           capsys)
     assert code in (EXIT_OK, EXIT_VIOLATION), err
     assert "NOT REPRODUCIBLE: the mechanism draws from randomness it is not handed" in out
+    # the header says what is lost besides the seed: the grey-box coupling and its bound
+    assert "grey-box auditor cannot couple D and D' on one seed" in " ".join(out.split())
     (rep,) = json.loads((files / "r.json").read_text())["reports"]
     assert rep["inputs"]["reproducible"] is False
     code, out, _ = _run(AUDIT + ["--mechanism", "mechs.py:GoodMean", "--samples", "4000",
