@@ -89,7 +89,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgp_audit._validation import check_positive_int, check_rng, one_line
-from dpgp_audit.audit.blackbox.scores import fit_float_support, float_support_evidence
+from dpgp_audit.audit.blackbox.scores import (
+    fit_float_support,
+    float_support_evidence,
+    float_support_reading,
+)
 from dpgp_audit.audit.guard import TimeGuard, check_guard_s
 from dpgp_audit.audit.neighbours import NeighbourPair, domain_labels, domain_y_bound, on_labels
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
@@ -570,8 +574,10 @@ def certify_support(mechanism: object, pair: NeighbourPair, rng: np.random.Gener
     -------
     dict
         ``epsilon_lb`` (the certified bound), ``tests`` (per direction: threshold, counts,
-        predicted and certified bounds), ``epsilon_ceiling``, the sample sizes and the
-        pair (``witness``).
+        predicted and certified bounds), ``reading`` (whether exponents or low bits tell
+        the fitting draws apart, descriptive:
+        :func:`~dpgp_audit.audit.blackbox.scores.float_support_reading`),
+        ``epsilon_ceiling``, the sample sizes and the pair (``witness``).
     """
     from dpgp_audit.audit.blackbox.fixed import _claim_epsilon_delta
     from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs
@@ -624,7 +630,8 @@ def certify_support(mechanism: object, pair: NeighbourPair, rng: np.random.Gener
                       "threshold": t, "hits": k_hi, "hits_other_side": k_lo,
                       "predicted_epsilon_lb": pred, "epsilon_lb": eps})
     return {"label": pair.label, "epsilon_lb": best, "score": chosen[0][0].name,
-            "tests": tests, "n_per_side": n, "n_fit": n_fit, "n_cert": n_cert,
+            "tests": tests, "reading": float_support_reading(X0, X1),
+            "n_per_side": n, "n_fit": n_fit, "n_cert": n_cert,
             "alpha": alpha, "delta": delta,
             "epsilon_ceiling": epsilon_ceiling(n_cert, a_test, delta),
             "witness": pair.as_dict(), "seconds": time.perf_counter() - t0}
@@ -750,6 +757,7 @@ def certify_precision(screen: PrecisionScreen, mechanism: object, rng: np.random
         details["witness"] = best_support["witness"]
         details["witness_label"] = best_support["label"]
         details["witness_test"] = "float support"
+        details["support_reading"] = best_support["reading"]
         ceiling = best_support["epsilon_ceiling"]
     elif best_res is not None:
         details["witness"] = best_res.details.get("witness")

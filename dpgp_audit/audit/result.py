@@ -353,6 +353,21 @@ def _fmt(v: float) -> str:
     return f"{v:.4g}"
 
 
+def _support_reading_line(d: dict) -> str:
+    """The precision line's word on a float-support witness: low bits or magnitudes."""
+    r = d.get("support_reading") if d.get("witness_test") == "float support" else None
+    if not isinstance(r, dict):
+        return ""
+    tvs = (f"total variation of exponents {_fmt(float(r['tv_exponent']))}, of low bits "
+           f"{_fmt(float(r['tv_low_bits']))}")
+    if r.get("reading") == "magnitudes":
+        return (f"; witness by float support, whose categories differ mostly in their "
+                f"exponents ({tvs}): the values' law depends on the data, not only their "
+                "low bits; a calibration error shows here too (see the other lines)")
+    return (f"; witness by float support: the low bits depend on the data ({tvs}), a "
+            "float-release leak")
+
+
 def _boundary_line(b: dict | None) -> str:
     """The structure-boundary search's part of the grey-box line (``""`` when it did not run)."""
     if not b or "skipped" in b:
@@ -410,6 +425,7 @@ def _extra_line(r: AuditResult) -> str:
                 + (f"; {d['support_skipped']}" if "support_skipped" in d else
                    f"; float supports differ visibly for {d['support_visible']} pair(s)"
                    if "support_visible" in d else "")
+                + _support_reading_line(d)
                 + ("" if d.get("domain_y_bound") is not None else
                    "; no declared domain, so huge targets were probed: declare "
                    "claim.domain (privacy/domain.py)"))

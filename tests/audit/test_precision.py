@@ -540,3 +540,15 @@ def test_A7_rounding_ratio_reads_a_float32_release_at_float32_spacing():
     # top |output| is about 12 000: float32 spacing 2**(13 - 23) ~ 1e-3 per sd, against the
     # float64 spacing 2**(13 - 52) ~ 2e-12 the ratio read before
     assert 2.0**-10 / 1.2 < probe.ratio < 2.0**-10 * 1.2
+
+
+def test_a_float_support_witness_says_whether_low_bits_or_magnitudes_separate():
+    from dpgp_audit.audit.result import _support_reading_line
+
+    low = {"witness_test": "float support",
+           "support_reading": {"tv_exponent": 0.02, "tv_low_bits": 0.2, "reading": "low bits"}}
+    assert "the low bits depend on the data" in _support_reading_line(low)
+    mag = {"witness_test": "float support",
+           "support_reading": {"tv_exponent": 0.8, "tv_low_bits": 0.0, "reading": "magnitudes"}}
+    assert "a calibration error shows here too" in _support_reading_line(mag)
+    assert _support_reading_line({**mag, "witness_test": "black-box"}) == ""

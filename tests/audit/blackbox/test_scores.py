@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -209,3 +211,25 @@ def test_classifier_tree_tables_that_differ_from_scikit_learn_are_never_used(fau
     X = rng.laplace(size=(500, 3))
     assert clf(X).tolist() == np.asarray(clf.model.decision_function(X)).tolist()
     assert clf.__dict__["_tables"] is None
+
+
+# --------------------------------------------------------------------------- float-support reading
+def test_float_support_reading_separates_low_bits_from_magnitudes():
+    from dpgp_audit.audit.blackbox.scores import float_support_reading
+
+    rng = np.random.default_rng(0)
+    # in [1, 2): a grid of 2^-20 (32 or more trailing zero bits, capped at 4), and every
+    # significand equally likely (exact: 1 + k 2^-52), of which a share 1/16 ends in 4 or
+    # more zero bits. Low bits only: exponents equal, low bits 15/16 apart
+    inside = 1.0 + rng.integers(0, 2**20, (8000, 1)) * 2.0**-20
+    full = 1.0 + rng.integers(0, 2**52, (8000, 1)) * 2.0**-52
+    r = float_support_reading(inside, full)
+    assert r["reading"] == "low bits" and r["tv_exponent"] == 0.0
+    assert r["tv_low_bits"] == pytest.approx(15 / 16, abs=4 * math.sqrt(1 / 16 / 8000))
+    # magnitudes only: doubling keeps every significand, moves every exponent by one
+    r = float_support_reading(inside, 2.0 * inside)
+    assert r == {"tv_exponent": 1.0, "tv_low_bits": 0.0, "reading": "magnitudes"}
+    # zeros are a value of their own in both parts
+    zeros = np.zeros_like(inside)
+    r = float_support_reading(zeros, inside)
+    assert r["tv_exponent"] == 1.0 and r["tv_low_bits"] == 1.0
