@@ -617,6 +617,13 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
             lr = np.abs(np.log(np.where(both, va, 1.0)) - np.log(np.where(both, vb, 1.0)))
         zv = np.where(both, lr / math.sqrt(4.0 / (n - 1)), np.where((va > 0) != (vb > 0),
                                                                    np.inf, 0.0))
+        # the standard error is normal theory: on a coordinate of few values (an index, a
+        # count) a rare value seen 2 times against 8, or 0 against 4, is no evidence of a
+        # noise scale that moves; the law of such values is compared by total variation
+        few = (_per_dataset(shared, "pilot-distinct", pair.d0, lambda _: _distinct(a))
+               <= n * FEW_VALUES) & (_per_dataset(shared, "pilot-distinct", pair.d1,
+                                                  lambda _: _distinct(b)) <= n * FEW_VALUES)
+        zv = np.where(few, 0.0, zv)
         best = max(best, float(np.max(zv)) if zv.size else 0.0)
     evidence = -math.inf
     if sa is not None and sb is not None:  # no first coordinate repeats within a sample
@@ -633,6 +640,19 @@ def _pilot_score(mechanism: Mechanism, pair: NeighbourPair, n: int,
         if claim_ed is not None:
             evidence = _violation_z(ca[rep], cb[rep], n, claim_ed)
     return best, evidence
+
+
+#: A pilot coordinate with at most this share of distinct values among its draws takes few
+#: values (an index, a count): its variance ratio is not ranked (:func:`_pilot_score`).
+FEW_VALUES = 0.25
+
+
+def _distinct(x: np.ndarray) -> np.ndarray:
+    """The number of distinct values of each column of ``x``."""
+    if x.shape[0] == 0:
+        return np.zeros(x.shape[1], dtype=int)
+    s = np.sort(x, axis=0)
+    return 1 + np.count_nonzero(s[1:] != s[:-1], axis=0)
 
 
 def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray,

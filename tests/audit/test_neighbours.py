@@ -591,8 +591,12 @@ def test_pilot_score_with_its_per_dataset_shortcut_equals_the_statistics_by_hand
     tv_z, evidence = _tv_and_evidence_by_hand(a, b, claim)
     sd = np.sqrt(0.5 * (a.var(axis=0) + b.var(axis=0)))
     z_mean = np.max(np.abs(a.mean(axis=0) - b.mean(axis=0)) / sd) * math.sqrt(n / 2)
-    z_var = np.max(np.abs(np.log(a.var(axis=0, ddof=1) / b.var(axis=0, ddof=1)))
-                   / math.sqrt(4 / (n - 1)))
+    # the variance ratio of coordinates that take many values (a quarter of the draws or
+    # more on either side): a rounded coordinate's is not ranked
+    many = np.array([max(len(set(a[:, j])), len(set(b[:, j]))) > n / 4
+                     for j in range(a.shape[1])])
+    z_var = np.max(np.where(many, np.abs(np.log(a.var(axis=0, ddof=1) / b.var(axis=0, ddof=1)))
+                            / math.sqrt(4 / (n - 1)), 0.0))
     assert got == again
     assert got[0] == pytest.approx(max(z_mean, z_var, tv_z), rel=1e-12)
     assert got[1] == pytest.approx(evidence, rel=1e-12) if evidence > -math.inf \
@@ -601,6 +605,39 @@ def test_pilot_score_with_its_per_dataset_shortcut_equals_the_statistics_by_hand
         assert tv_z == 0.0
     else:
         assert tv_z > 0.0
+
+
+class _RareIndex:
+    """An index release, 1 with probability ``p`` and 0 otherwise, on every dataset (private)."""
+
+    def __init__(self, p):
+        self.p = p
+
+    def sample(self, data, n, rng):
+        return (rng.random((n, 1)) < self.p).astype(float)
+
+
+def test_a_rare_value_of_an_index_is_not_ranked_as_a_noise_scale_that_moves():
+    # 200 pilot draws with a value of probability 2 % on both sides: its count is 4 +- 2, so
+    # the variances differ by a factor 2-4 (or one is 0) with no leak at all; the normal-
+    # theory variance statistic read that as z = 5-10 (or inf) and ranked the pair first
+    from dpgp_audit.audit.neighbours import _pilot_score
+
+    d0 = Dataset(np.arange(3.0), np.zeros(3))
+    pair = NeighbourPair(d0, d0.with_target(0, 1.0), "p")
+    scores = [_pilot_score(_RareIndex(0.02), pair, 200, np.random.default_rng(s))[0]
+              for s in range(60)]
+    assert max(scores) < 4.0  # mean difference and total variation, both about N(0, 1)
+
+
+def test_a_deterministic_side_against_a_continuous_one_still_ranks_first():
+    from dpgp_audit.audit.neighbours import _pilot_score
+
+    d0 = Dataset(np.arange(3.0), np.zeros(3))
+    d1 = d0.with_target(0, 1.0)
+    rng = np.random.default_rng(0)
+    mech = _Fixed({0.0: np.zeros((200, 1)), 1.0: rng.standard_normal((200, 1))})
+    assert _pilot_score(mech, NeighbourPair(d0, d1, "p"), 200, rng)[0] == math.inf
 
 
 # ----------------------------------------------------------------------------- declared labels
