@@ -61,12 +61,15 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["FEATURE_BINS", "FORMS", "HIST_BINS", "MutantSpec", "SampleOnly", "build_form",
+__all__ = ["CELL_BINS", "FEATURE_BINS", "FORMS", "HIST_BINS", "SLOPES", "SUPPRESS_BELOW",
+           "TRIM", "MutantSpec", "SampleOnly", "build_form", "cell_counts",
            "classical_sigma_without_the_2", "data_range_counts", "feature_histograms",
-           "feature_inputs", "fitted_lengthscale", "half_sums", "kernel_vector_bound",
-           "median_rank_utility",
-           "mutants", "positive_count", "public_range_counts", "public_x_sd", "scaled_up_sd",
-           "standardised_clipped_sum", "top_target_rows", "vector_weights"]
+           "feature_inputs", "fitted_lengthscale", "gp_fit_weights",
+           "gp_log_marginal_likelihood", "gp_posterior_sd_sigmas", "half_sums",
+           "kernel_vector_bound", "median_rank_utility", "mutants", "positive_count",
+           "public_range_counts", "public_x_sd", "scaled_up_sd", "slope_data",
+           "slope_utility", "standardised_clipped_sum", "top_target_rows", "trimmed_mean",
+           "vector_weights"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
 _EPS, _DELTA = 1.0, 1e-5
@@ -195,6 +198,12 @@ def build_form(spec: MutantSpec, form: str) -> SampleOnly:
 # --------------------------------------------------------------------------- helpers
 def _sigma(sens: float, epsilon: float = _EPS, delta: float = _DELTA) -> float:
     return analytic_gaussian_sigma(epsilon, delta, sens)
+
+
+def _checked(claim: Claim, data: Dataset) -> Dataset:
+    """``data``, once its targets are checked against the claim's domain (:func:`_check_domain`)."""
+    _check_domain(claim, data)
+    return data
 
 
 def _check_domain(claim: Claim, data: Dataset) -> None:
@@ -449,6 +458,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_data_shaped_mutants(data))
     out.extend(_gp_structure_mutants(data))
     out.extend(_calibration_slip_mutants(data))
+    out.extend(_hunt_mutants(data))
     return out
 
 
@@ -972,3 +982,240 @@ def _corr_draw(s1: float) -> Callable[[Dataset, int, np.random.Generator], np.nd
     def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         return round_to_grid(float(np.sum(d.y)), rng.standard_normal((n, 4)) @ L.T, grid)
     return draw
+
+
+# --------------------------------------------------------------------------- second hunt
+#: Public bins of the target range for the suppressed histogram (edges on [-1, 1]).
+CELL_BINS = 5
+#: Cells whose count is below this are "suppressed" (released as 0).
+SUPPRESS_BELOW = 5
+#: Share of the rows dropped at each end by the trimmed mean.
+TRIM = 0.25
+#: 30 test points over the data (2.9 per lengthscale): a target's weight spreads over
+#: several of them, so a column's L2 norm is well above its largest entry.
+_GP_XS_DENSE = np.linspace(0.0, 10.0, 30)[:, None]
+#: 10 test points reaching 5 beyond the data each side: the posterior sd varies fivefold.
+_GP_XS_BEYOND = np.linspace(-5.0, 15.0, 10)[:, None]
+
+
+def _weights_at(d: Dataset, xs: np.ndarray) -> np.ndarray:
+    """Posterior-mean weights at the test points ``xs`` (the GP mutants' kernel and noise)."""
+    return smoother_weights(np.asarray(d.X), xs, lengthscale=_GP_ELL, noise_variance=_GP_NOISE)
+
+
+def gp_fit_weights(data: Dataset) -> np.ndarray:
+    """Posterior-mean weights (n, n) at the training inputs themselves: the fitted values."""
+    return _weights_at(data, np.asarray(data.X))
+
+
+def gp_posterior_sd_sigmas(data: Dataset) -> np.ndarray:
+    """The bug's per-point noise sds, in proportion to the posterior sd at each test point.
+
+    The calibrated σ spread out with its mean square kept (the same total noise variance),
+    at :data:`_GP_XS_BEYOND`; the posterior variance ``1 − Σ_i C_ji k(x_i, x*_j)`` depends
+    on the public inputs only.
+    """
+    C = _weights_at(data, _GP_XS_BEYOND)
+    var = 1.0 - np.sum(C * eq_kernel(_GP_XS_BEYOND, np.asarray(data.X), _GP_ELL), axis=1)
+    sd = np.sqrt(np.clip(var, 1e-12, None))
+    return _gp_sigma(C) * sd / math.sqrt(float(np.mean(sd**2)))
+
+
+def gp_log_marginal_likelihood(data: Dataset) -> float:
+    """The log marginal likelihood log p(y | X) of the fixed GP (R&W eq. 2.30, constant kept)."""
+    X, y = np.asarray(data.X), np.asarray(data.y, dtype=float)
+    L = linalg.cholesky(eq_kernel(X, X, _GP_ELL) + _GP_NOISE * np.eye(data.n), lower=True)
+    a = linalg.solve_triangular(L, y, lower=True)
+    return float(-0.5 * a @ a - np.sum(np.log(np.diag(L))) - 0.5 * data.n * math.log(2 * math.pi))
+
+
+def cell_counts(data: Dataset) -> np.ndarray:
+    """Counts of the targets in :data:`CELL_BINS` equal bins of the public range [-1, 1]."""
+    edges = np.linspace(-1.0, 1.0, CELL_BINS + 1)
+    return np.histogram(np.asarray(data.y, dtype=float), bins=edges)[0].astype(float)
+
+
+def trimmed_mean(data: Dataset) -> np.ndarray:
+    """The mean of the targets left after dropping :data:`TRIM` of the rows at each end."""
+    y = np.sort(np.asarray(data.y, dtype=float))
+    t = int(TRIM * y.size)
+    return np.array([float(np.mean(y[t:y.size - t]))])
+
+
+#: The candidate slopes of the exponential-mechanism regression (public).
+SLOPES = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+
+
+def slope_data() -> Dataset:
+    """30 public inputs on [-1, 1], targets 0.9 sin 3x right of 0 and 0 left of it."""
+    x = np.linspace(-1.0, 1.0, 30)
+    return Dataset(x, np.where(x > 0, 0.9 * np.sin(3.0 * x), 0.0))
+
+
+def slope_utility(data: Dataset) -> np.ndarray:
+    """u(θ) = −Σ_i |y_i − θ x_i| for every slope of :data:`SLOPES` (the absolute error)."""
+    x = np.asarray(data.X, dtype=float)[:, 0]
+    y = np.asarray(data.y, dtype=float)
+    return -np.abs(y[None, :] - SLOPES[:, None] * x[None, :]).sum(axis=1)
+
+
+def _variance(data: Dataset) -> np.ndarray:
+    return np.array([float(np.var(np.asarray(data.y, dtype=float)))])
+
+
+def _safe_laplace(query: Callable[[Dataset], np.ndarray], scale: Callable[[Dataset], float]
+                  ) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
+    """A float-safe Laplace release (the kit's sampler, rounded to the grid of its sd)."""
+    def draw(data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        q, b = np.ravel(query(data)), scale(data)
+        return round_to_grid(q, laplace_noise_exact_uniform(b, (n, q.size), rng),
+                             release_grid(math.sqrt(2.0) * b))
+    return draw
+
+
+def _hunt_mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list reads best
+    """A second hunt (28 Nov 2026): GP releases and everyday statistics, and two controls.
+
+    Written against the contract by helper sessions told only the contract, none for the
+    auditors, and every one caught by the default path when it was written. GP posterior
+    means: at 30 points, the largest single weight taken for a column's L2 norm (true ε
+    1.42); at 5 points beside the fitted values at the training inputs, each part
+    calibrated at the full (ε, δ); at 10 points reaching beyond the data, the calibrated
+    noise spread in proportion to the posterior sd (the same total variance, less of it
+    where the weights are large: true ε 1.44); the exact log marginal likelihood released
+    beside the noisy mean. Statistics: numpy's
+    ``laplace(loc, scale)`` called with the scale in the place of ``loc`` (scale 1 against
+    the intended 2); a histogram whose cells with a true count below 5 are released as 0;
+    ``np.var`` with the sensitivity b²/n; a 25 %-trimmed mean noised for the plain mean; an
+    exponential mechanism choosing a slope by its absolute error with the sensitivity taken
+    as 1 where a target moves by 2 (true ε 2; on its own data the pilot once ranked first
+    a pair whose rare outputs looked like a moving noise scale, see
+    :func:`~dpgp_audit.audit.neighbours._pilot_score`).
+    Controls: the same suppression applied to the *noisy* counts (post-processing); the
+    median of targets each noised on its own (local DP, then post-processing). Appended
+    last, so the earlier rows keep their seeds.
+    """
+    C = _gp_weights(data)
+    s_gp = _gp_sigma(C)
+    dense = functools.partial(_weights_at, xs=_GP_XS_DENSE)
+    beyond = functools.partial(_weights_at, xs=_GP_XS_BEYOND)
+    s_sup = _sigma(float(np.max(np.abs(dense(data)))))  # the largest weight as the L2 norm
+    s_fit = _gp_sigma(gp_fit_weights(data))
+    k = _GP_XS.shape[0]
+
+    def two_means(d: Dataset) -> np.ndarray:
+        return np.concatenate([_gp_weights(d) @ d.y, gp_fit_weights(d) @ d.y])
+
+    def two_sds(d: Dataset) -> np.ndarray:
+        return np.r_[np.full(k, s_gp), np.full(d.n, s_fit)]  # each part at the full budget
+
+    def two_parts(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        sd = two_sds(d)
+        return round_to_grid(two_means(d), sd * rng.standard_normal((n, sd.size)),
+                             release_grid(sd))
+
+    def shaped(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        s = gp_posterior_sd_sigmas(d)
+        return round_to_grid(beyond(d) @ d.y, s * rng.standard_normal((n, s.size)),
+                             release_grid(s))
+
+    def with_lml(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        noisy = _safe(lambda e: _gp_weights(e) @ e.y, lambda e: s_gp)(d, n, rng)
+        return np.hstack([noisy, np.full((n, 1), gp_log_marginal_likelihood(d))])
+
+    loc_claim = PureDP(epsilon=0.5, relation=outputs_only(1.0), domain=_OUT_DOMAIN)
+    intended = 1.0 / loc_claim.epsilon  # the sum's sensitivity 1 over eps: scale 2
+
+    def loc_for_scale(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        _check_domain(loc_claim, d)
+        noise = rng.laplace(intended, size=(n, 1))  # meant rng.laplace(0.0, intended, ...)
+        return round_to_grid(_sum(d), noise, release_grid(math.sqrt(2.0) * intended))
+
+    cell_claim = PureDP(epsilon=_EPS, relation=whole_rows(1.0), domain=PublicDomain(1.0))
+    cell_scale = 2.0 / _EPS  # a replaced row moves two counts by one: L1 sensitivity 2
+
+    def suppressed(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        _check_domain(cell_claim, d)
+        c = cell_counts(d)
+        out = _safe_laplace(cell_counts, lambda e: cell_scale)(d, n, rng)
+        out[:, c < SUPPRESS_BELOW] = 0.0  # BUG: the true count decides what is published
+        return out
+
+    def suppressed_noisy(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        _check_domain(cell_claim, d)
+        out = _safe_laplace(cell_counts, lambda e: cell_scale)(d, n, rng)
+        out[out < SUPPRESS_BELOW] = 0.0  # the noisy count decides: post-processing
+        return out
+
+    rows_pure = PureDP(epsilon=_EPS, relation=whole_rows(1.0), domain=PublicDomain(1.0))
+
+    def local_median(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        _check_domain(rows_pure, d)
+        y = np.asarray(d.y, dtype=float)
+        b = 2.0 / _EPS  # one replaced row moves its own value by at most 2
+        noisy = round_to_grid(y, laplace_noise_exact_uniform(b, (n, y.size), rng),
+                              release_grid(math.sqrt(2.0) * b))
+        return np.median(noisy, axis=1, keepdims=True)
+
+    def rows_checked(draw: Callable) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
+        def checked(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+            _check_domain(rows_pure, d)
+            return draw(d, n, rng)
+        return checked
+
+    slope_claim = PureDP(epsilon=_EPS, relation=outputs_only(2.0), domain=PublicDomain(1.0))
+    var_scale = 1.0 / (data.n * _EPS)  # the author's sensitivity b²/n with b = 1
+    trim_scale = 2.0 / (data.n * _EPS)  # the plain mean's 2b/n
+    return [
+        MutantSpec("gp-sup-norm-as-l2", "GP posterior mean at 30 points; the sensitivity "
+                   "taken as the largest single weight |C_ji|, not the largest column's L2 "
+                   "norm", False, _claim_out(), _safe(lambda d: dense(d) @ d.y, lambda d: s_sup),
+                   {"mean": lambda d: dense(d) @ d.y,
+                    "cov": _const_cov(s_sup**2, _GP_XS_DENSE.shape[0])}, data),
+        MutantSpec("gp-mean-and-fit-at-full-eps", "GP posterior mean at 5 points and the fitted "
+                   "values at the 20 training inputs, each part calibrated at the full "
+                   "(eps, delta)", False, _claim_out(), two_parts,
+                   {"mean": two_means, "cov": lambda d: np.diag(two_sds(d) ** 2)},
+                   data),
+        MutantSpec("gp-noise-shaped-by-posterior-sd", "GP posterior mean at 10 points "
+                   "reaching beyond the data; the calibrated noise spread in proportion to the "
+                   "posterior sd (same total variance, less noise where the weights are "
+                   "large)", False, _claim_out(), shaped,
+                   {"mean": lambda d: beyond(d) @ d.y,
+                    "cov": lambda d: np.diag(gp_posterior_sd_sigmas(d) ** 2)}, data),
+        MutantSpec("gp-mean-with-log-marginal-likelihood", "GP posterior mean at 5 points, "
+                   "correctly noised, and the exact log marginal likelihood of the targets "
+                   "beside it as a diagnostic", False, _claim_out(), with_lml,
+                   {"query": lambda d: np.r_[_gp_weights(d) @ d.y, gp_log_marginal_likelihood(d)],
+                    "norm": L2(), "bound": float(np.max(np.linalg.norm(C, axis=0)))}, data),
+        MutantSpec("laplace-loc-for-scale", "the sum with numpy's rng.laplace(2.0, size=...): "
+                   "the intended scale 1/eps = 2 passed as loc, the scale left at 1",
+                   False, loc_claim, loc_for_scale, {"query": _sum, "norm": L1(), "bound": 1.0},
+                   data),
+        MutantSpec("small-cell-suppression", "a 5-bin histogram of the targets, Laplace(2/eps) "
+                   "per cell, cells whose true count is below 5 released as 0", False,
+                   cell_claim, suppressed, {"query": cell_counts, "norm": L1(), "bound": 2.0},
+                   data),
+        MutantSpec("variance-with-half-range", "np.var of targets in [-1, 1] with Laplace noise "
+                   "for the sensitivity b^2/n (it is (2b)^2 (n-1)/n^2)", False, rows_pure,
+                   rows_checked(_safe_laplace(_variance, lambda d: var_scale)),
+                   {"query": _variance, "norm": L1(), "bound": 1.0 / data.n}, data),
+        MutantSpec("trimmed-mean-with-mean-sensitivity", "the mean of the middle half (25 % "
+                   "trimmed at each end) with Laplace noise for the plain mean's 2b/n", False,
+                   rows_pure, rows_checked(_safe_laplace(trimmed_mean, lambda d: trim_scale)),
+                   {"query": trimmed_mean, "norm": L1(), "bound": 2.0 / data.n}, data),
+        MutantSpec("exp-mech-abs-error-sensitivity", "a slope chosen from 5 public candidates "
+                   "by the exponential mechanism on the absolute error, its sensitivity taken as "
+                   "1 ('|y| <= 1'); one target moves by 2 and so does every utility", False,
+                   slope_claim, lambda d, n, rng: _exp_choice(slope_utility(_checked(slope_claim,
+                                                                                   d)),
+                                                              SLOPES, n, rng),
+                   {"query": slope_utility, "norm": Linf(), "bound": 1.0}, slope_data()),
+        MutantSpec("control-suppress-noisy-cells", "looks wrong: cells below 5 released as 0 - "
+                   "decided on the noisy counts (post-processing)", True, cell_claim,
+                   suppressed_noisy, {"query": cell_counts, "norm": L1(), "bound": 2.0}, data),
+        MutantSpec("control-median-of-local-noise", "looks wrong: the median of the targets "
+                   "after each got its own Laplace(2/eps) (local DP, then post-processing)",
+                   True, rows_pure, local_median, {"query": _median, "norm": L1(), "bound": 2.0},
+                   data),
+    ]

@@ -485,3 +485,178 @@ def test_calibration_slips_on_the_default_path(name):
     rows = run_mutation([_spec(name)], np.random.default_rng(2026))
     wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
     assert not wrong
+
+
+# ------------------------------------------------------------------ the second hunt
+HUNT = ("gp-sup-norm-as-l2", "gp-mean-and-fit-at-full-eps", "gp-noise-shaped-by-posterior-sd",
+        "gp-mean-with-log-marginal-likelihood", "laplace-loc-for-scale", "small-cell-suppression",
+        "variance-with-half-range", "trimmed-mean-with-mean-sensitivity",
+        "exp-mech-abs-error-sensitivity", "control-suppress-noisy-cells",
+        "control-median-of-local-noise")
+
+
+def _naive_weights_at(x: np.ndarray, xs: np.ndarray, ell: float = 2.0,
+                      noise: float = 0.1) -> np.ndarray:
+    """K(x*, X) (K(X, X) + s² I)⁻¹ at the test points ``xs``, by a dense solve."""
+    k = lambda a, b: np.exp(-0.5 * (a[:, None] - b[None, :]) ** 2 / ell**2)  # noqa: E731
+    return np.linalg.solve(k(x, x) + noise * np.eye(x.size), k(x, xs)).T
+
+
+def _sds(mech, data) -> np.ndarray:
+    return np.sqrt(np.diag(mech.cov(data)))
+
+
+def test_sup_norm_calibration_fits_the_largest_weight_not_the_column():
+    """At 30 test points each target's weight spreads over several outputs: sigma is the
+    analytic one for max |C_ji| (its epsilon is exactly the claim), while the L2 change of one
+    target is the column norm, which gives 1.42."""
+    spec, data = _spec("gp-sup-norm-as-l2"), default_dataset()
+    x = np.asarray(data.X)[:, 0]
+    C = _naive_weights_at(x, np.linspace(0.0, 10.0, 30))
+    mech = build_form(spec, "model")
+    np.testing.assert_allclose(mech.mean(data), C @ data.y, rtol=1e-10, atol=1e-12)
+    sigma = _sds(mech, data)[0]
+    assert _gaussian_epsilon(float(np.max(np.abs(C))) / sigma, 1e-5) == pytest.approx(1.0,
+                                                                                      abs=1e-6)
+    true = _gaussian_epsilon(float(np.max(np.linalg.norm(C, axis=0))) / sigma, 1e-5)
+    assert true == pytest.approx(1.416, abs=2e-3)
+
+
+def test_mean_and_fit_are_each_calibrated_alone_and_compose_beyond_the_claim():
+    """Each part's sigma gives exactly the claim for that part alone; one target moves both
+    parts, mu^2 = sum_j (C_ji / s_j)^2 over the 25 outputs, up to sqrt(2) times the claim's."""
+    spec, data = _spec("gp-mean-and-fit-at-full-eps"), default_dataset()
+    x = np.asarray(data.X)[:, 0]
+    A, B = _naive_weights_at(x, np.linspace(0.0, 10.0, 5)), _naive_weights_at(x, x)
+    mech = build_form(spec, "model")
+    s = _sds(mech, data)
+    np.testing.assert_allclose(mech.mean(data), np.r_[A @ data.y, B @ data.y], rtol=1e-10,
+                               atol=1e-12)
+    for part, sd in ((A, s[:5]), (B, s[5:])):
+        mu = float(np.max(np.linalg.norm(part / sd[:, None], axis=0)))
+        assert _gaussian_epsilon(mu, 1e-5) == pytest.approx(1.0, abs=1e-6)
+    mu_claim = float(np.max(np.linalg.norm(A, axis=0))) / s[0]
+    mu = float(np.max(np.linalg.norm(np.vstack([A, B]) / s[:, None], axis=0)))
+    assert mu <= math.sqrt(2.0) * mu_claim * (1 + 1e-12)  # two parts, each at the claim
+    assert _gaussian_epsilon(mu, 1e-5) == pytest.approx(1.465, abs=2e-3)
+
+
+def test_noise_shaped_by_the_posterior_sd_keeps_its_total_and_loses_where_weights_are_large():
+    spec, data = _spec("gp-noise-shaped-by-posterior-sd"), default_dataset()
+    x, xs = np.asarray(data.X)[:, 0], np.linspace(-5.0, 15.0, 10)
+    C = _naive_weights_at(x, xs)
+    k = np.exp(-0.5 * (xs[:, None] - x[None, :]) ** 2 / 4.0)
+    sd = np.sqrt(1.0 - np.sum(C * k, axis=1))
+    mech = build_form(spec, "model")
+    s = _sds(mech, data)
+    np.testing.assert_allclose(s / s.max(), sd / sd.max(), rtol=1e-9)  # in proportion
+    sigma = s[0] / sd[0] * math.sqrt(np.mean(sd**2))  # the calibrated sd they were spread from
+    # the mean square is the calibrated one: for the same noise everywhere, exactly the claim
+    assert _gaussian_epsilon(float(np.max(np.linalg.norm(C, axis=0))) / sigma,
+                             1e-5) == pytest.approx(1.0, abs=1e-6)
+    true = _gaussian_epsilon(float(np.max(np.linalg.norm(C / s[:, None], axis=0))), 1e-5)
+    assert true == pytest.approx(1.438, abs=2e-3)
+
+
+def test_log_marginal_likelihood_is_a_noise_free_output_that_moves():
+    spec, data = _spec("gp-mean-with-log-marginal-likelihood"), default_dataset()
+    x = np.asarray(data.X)[:, 0]
+    K = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / 4.0) + 0.1 * np.eye(x.size)
+
+    def lml(y):  # log N(y; 0, K) by slogdet and a dense solve
+        return float(-0.5 * y @ np.linalg.solve(K, y) - 0.5 * np.linalg.slogdet(K)[1]
+                     - 0.5 * y.size * math.log(2 * math.pi))
+    moved = data.with_target(0, float(data.y[0]) + 1.0)
+    mech = build_form(spec, "sample")
+    a = mech.sample(data, 50, np.random.default_rng(1))[:, -1]
+    b = mech.sample(moved, 50, np.random.default_rng(2))[:, -1]
+    np.testing.assert_allclose(a, lml(np.asarray(data.y)), rtol=1e-10)
+    np.testing.assert_allclose(b, lml(np.asarray(moved.y)), rtol=1e-10)
+    assert a[0] != b[0]  # two point masses apart: epsilon is infinite
+
+
+def test_laplace_loc_for_scale_draws_laplace_one_shifted_by_the_intended_scale():
+    spec, data = _spec("laplace-loc-for-scale"), default_dataset()
+    noise = build_form(spec, "sample").sample(data, 4000, np.random.default_rng(3)).ravel() \
+        - float(np.sum(data.y))
+    assert stats.kstest(noise, stats.laplace(loc=2.0, scale=1.0).cdf).pvalue > 1e-3
+    assert stats.kstest(noise, stats.laplace(loc=0.0, scale=2.0).cdf).pvalue < 1e-10
+    # the sum moves by 1 (outputs only): Laplace(1) gives epsilon 1, twice the claimed 0.5
+    assert 1.0 / 1.0 == 2 * spec.claim.epsilon
+
+
+def test_small_cell_suppression_releases_an_atom_on_one_side_only():
+    """The default targets fill the 5 cells 3, 3, 4, 4, 6: a row moved from the full cell
+    into a cell of 4 makes it 5, which is published (noisy) where D publishes exactly 0."""
+    spec, data = _spec("small-cell-suppression"), default_dataset()
+    y = np.asarray(data.y)
+    edges = np.linspace(-1.0, 1.0, 6)
+    counts = np.histogram(y, bins=edges)[0]
+    assert list(counts) == [3, 3, 4, 4, 6]
+    donor = int(np.flatnonzero(y >= edges[4])[0])  # a row of the cell of 6
+    moved = data.with_row(donor, data.X[donor], 0.4)  # into [0.2, 0.6), the second cell of 4
+    assert list(np.histogram(moved.y, bins=edges)[0]) == [3, 3, 4, 5, 5]
+    mech = build_form(spec, "sample")
+    a = mech.sample(data, 200, np.random.default_rng(1))[:, 3]
+    b = mech.sample(moved, 200, np.random.default_rng(1))[:, 3]
+    assert np.all(a == 0.0)  # suppressed on D ...
+    # ... noisy on D': Laplace(2) noise hits exactly -5 on the release grid almost never
+    assert np.count_nonzero(b) == 200
+
+
+def test_variance_moves_by_four_n_minus_one_over_n_squared():
+    """All targets at -1 but one moved to +1: var goes from 0 to 4(n-1)/n^2, 4(n-1)/n = 3.8
+    times the stated b^2/n, so Laplace(b^2/(n eps)) gives epsilon 3.8."""
+    spec, data = _spec("variance-with-half-range"), default_dataset()
+    n = data.n
+    y = np.full(n, -1.0)
+    y2 = y.copy()
+    y2[0] = 1.0
+    mech = build_form(spec, "model")
+    change = float(mech.query(Dataset(data.X, y2))[0] - mech.query(Dataset(data.X, y))[0])
+    assert change == pytest.approx(4 * (n - 1) / n**2, rel=1e-12)
+    assert change / mech.sensitivity_bound() == pytest.approx(3.8, rel=1e-12)
+
+
+def test_trimmed_mean_moves_by_two_over_the_rows_it_keeps():
+    """Ten targets at -1 and ten at +1; the middle half is five of each (mean 0). One -1 moved
+    to +1 leaves four and six: 0.2 = 2/m with m = 10, twice the stated 2/n."""
+    spec, data = _spec("trimmed-mean-with-mean-sensitivity"), default_dataset()
+    y = np.repeat([-1.0, 1.0], 10)
+    y2 = y.copy()
+    y2[0] = 1.0
+    mech = build_form(spec, "model")
+    change = float(mech.query(Dataset(data.X, y2))[0] - mech.query(Dataset(data.X, y))[0])
+    assert change == pytest.approx(0.2, rel=1e-12)
+    assert change / mech.sensitivity_bound() == pytest.approx(2.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", HUNT)
+def test_hunt_mutants_on_the_default_path(name):
+    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
+    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
+    assert not wrong
+
+
+def test_exp_mech_on_the_absolute_error_moves_every_utility_by_two():
+    """One target moved from +1 to -1 at x = 1 changes |y - theta x| by 2 for theta = +-1 in
+    opposite directions: the selection probabilities exp(eps u / 2) / Z then move by a log
+    ratio near 2 eps = 2 on a base that fits theta = 1 exactly (the claim is 1)."""
+    spec = _spec("exp-mech-abs-error-sensitivity")
+    x = np.linspace(-1.0, 1.0, 30)
+    slopes = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+
+    def logp(y):  # the exponential mechanism at Delta = 1, by a log-sum-exp
+        u = -np.abs(y[None, :] - slopes[:, None] * x[None, :]).sum(axis=1) / 2.0
+        return u - (u.max() + np.log(np.exp(u - u.max()).sum()))
+    y = x.copy()  # every target on the line theta = 1, inside |y| <= 1
+    y2 = y.copy()
+    y2[-1] = -1.0  # moved by 2: a neighbour under outputs_only(2)
+    loss = float(np.max(np.abs(logp(y) - logp(y2))))
+    assert 1.9 < loss <= 2.0 + 1e-12
+    mech = build_form(spec, "model")
+    change = np.abs(mech.query(Dataset(x, y2)) - mech.query(Dataset(x, y)))
+    assert change.max() == pytest.approx(2.0) and mech.sensitivity_bound() == 1.0
+    draws = build_form(spec, "sample").sample(Dataset(x, y), 4000, np.random.default_rng(0))
+    freq = np.array([np.mean(draws == s) for s in slopes])
+    np.testing.assert_allclose(freq, np.exp(logp(y)), atol=4 * math.sqrt(0.25 / 4000))
