@@ -32,7 +32,11 @@ the adapter marks the mechanism not reproducible and the report says so.
 and building a ``RandomState`` is the only way to make such code reproducible, so this
 module — and only this module — calls ``np.random.seed``/``get_state``/``set_state``
 and ``np.random.RandomState`` (``tests/test_hygiene.py`` allows exactly those names
-here). Global state is touched under a lock and always restored.
+here). Global state is touched under a lock (:data:`GLOBAL_LOCK`) and always restored.
+One more exception uses the same lock: :func:`~dpgp_audit.adapters.mechanism.seed_globals`
+swaps ``np.random``'s and ``random``'s common functions for the handed generator's methods
+for the length of one ``sample`` call of a user's mechanism (and seeds the states through
+this module), so that code written with ``np.random.normal`` is reproducible and coupled.
 
 The module imports nothing from the kit (numpy and the standard library only), so
 the virtualenv bridge's child process (:mod:`dpgp_audit.adapters.bridge`) loads it by

@@ -425,7 +425,7 @@ def _extra_line(r: AuditResult) -> str:
                 + (f"; {d['support_skipped']}" if "support_skipped" in d else
                    f"; float supports differ visibly for {d['support_visible']} pair(s)"
                    if "support_visible" in d else "")
-                + _support_reading_line(d)
+                + (_support_reading_line(d) if r.violation else "")
                 + ("" if d.get("domain_y_bound") is not None else
                    "; no declared domain, so huge targets were probed: declare "
                    "claim.domain (privacy/domain.py)"))
