@@ -436,6 +436,32 @@ print(lib_report.table())
 # guarantee, but the report says **NOT REPRODUCIBLE**.
 
 # %% [markdown]
+# Your own code often does the same: `sample` ignores the `rng` it is handed and calls
+# `np.random.normal`. Its draws are still independent, so the verdicts keep their guarantee,
+# but the grey-box auditor — which hands $D$ and $D'$ generators of one seed and reads the
+# noise off them — then has nothing to couple, and gives no bound. `seed_globals` answers
+# `np.random`'s and `random`'s common functions from the audit's generator during each call
+# (the same laws, another stream) and restores them afterwards; the command line does this
+# by itself for `--mechanism FILE.py:NAME`. Below, the `NoisyMean` bug of section 4 written
+# that way, audited by the grey-box auditor as written and wrapped: its exact ε is that of a
+# Gaussian release whose μ is four times the calibrated one.
+
+# %%
+from dpgp_audit.adapters import seed_globals
+
+
+class HurriedMean(NoisyMean):  # the same bug, its noise from numpy's global state
+    def sample(self, data, n, rng):
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, 1 / data.n)
+        return data.y.mean() + sigma * np.random.standard_normal((n, 1))  # noqa: NPY002
+
+
+for label, mech in (("as written", HurriedMean()), ("seed_globals", seed_globals(HurriedMean()))):
+    grey = audit_mechanism(mech, my_data, np.random.default_rng(seed), auditors=("greybox",))
+    res = grey.result("greybox")
+    print(f"{label:>12}: grey-box {res.verdict.value}, epsilon {res.estimate:.3g}")
+
+# %% [markdown]
 # ## Exercises
 #
 # Difficulty: ★ check your understanding · ★★ apply · ★★★ explore. Exercises 1 and 2 are
