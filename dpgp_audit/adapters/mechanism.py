@@ -261,15 +261,14 @@ def _state_words(rng: np.random.Generator) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def _draws_from(rng: np.random.Generator) -> Iterator[None]:
+def _draws_from(rng: np.random.Generator, words: np.ndarray) -> Iterator[None]:
     """``np.random``'s and ``random``'s common functions drawing from ``rng``; the rest seeded.
 
     Module attributes are swapped under the seeding lock and always put back. Code that
     bound a function before the call (``from numpy.random import normal``) or uses another
-    one still draws from the global states, which are seeded from ``rng``'s state.
+    one still draws from the global states, seeded with ``words`` (:func:`_state_words`).
     """
     nump, py = _legacy_table(rng)
-    words = _state_words(rng)
     with GLOBAL_LOCK, Seeding("numpy_global").seeded(words), \
             Seeding("python_random").seeded(words):
         saved = ({k: getattr(np.random, k) for k in nump}, {k: getattr(random, k) for k in py})
@@ -319,7 +318,7 @@ class _GlobalsSeeded:
         handed to two calls never seeds the same global state twice.
         """
         before = _state_words(rng)
-        with _draws_from(rng):
+        with _draws_from(rng, before):
             out = self._inner.sample(data, n, rng)
         if np.array_equal(_state_words(rng), before):
             rng.random()

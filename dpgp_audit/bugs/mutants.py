@@ -258,6 +258,16 @@ def _safe(mean: Callable[[Dataset], np.ndarray], sd: Callable[[Dataset], float]
     return draw
 
 
+def _safe_laplace(query: Callable[[Dataset], np.ndarray], scale: Callable[[Dataset], float]
+                  ) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
+    """A float-safe Laplace release (the kit's sampler, rounded to the grid of its sd)."""
+    def draw(data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        q, b = np.ravel(query(data)), scale(data)
+        return round_to_grid(q, laplace_noise_exact_uniform(b, (n, q.size), rng),
+                             release_grid(math.sqrt(2.0) * b))
+    return draw
+
+
 def _const_cov(var: float, k: int = 1) -> Callable[[Dataset], np.ndarray]:
     return lambda data: var * np.eye(k)
 
@@ -445,8 +455,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
         private=True)
     add("control-laplace-1d", "looks wrong: Laplace noise with the Gaussian sd as scale in 1-D "
         "(more private than claimed)", _claim_out(),
-        lambda d, n, rng: round_to_grid(_sum(d), laplace_noise_exact_uniform(s1, (n, 1), rng),
-                                        release_grid(math.sqrt(2.0) * s1)),
+        _safe_laplace(_sum, lambda d: s1),
         {"query": _sum, "norm": L2(), "bound": 1.0}, private=True)
     add("control-correlated-noise", "looks wrong: correlated noise across 4 copies of the sum "
         "- stated exactly, and calibrated for the composition", _claim_out(),
@@ -581,10 +590,7 @@ def _data_shaped_mutants(data: Dataset) -> list[MutantSpec]:
         return noisy_sum(d, n, rng)
 
     def counts_draw(counts: Callable[[Dataset], np.ndarray]):
-        def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-            return round_to_grid(counts(d), laplace_noise_exact_uniform(lap, (n, HIST_BINS), rng),
-                                 release_grid(math.sqrt(2.0) * lap))
-        return draw
+        return _safe_laplace(counts, lambda d: lap)
 
     def linf_sd(d: Dataset) -> float:
         return _sigma(float(np.max(vector_weights(d))))  # the mistake: |w_ki| · d, per coordinate
@@ -793,9 +799,7 @@ def _calibration_slip_mutants(data: Dataset) -> list[MutantSpec]:
 
     def feature_draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         _check_domain(feat_claim, d)
-        counts = feature_histograms(d)
-        return round_to_grid(counts, laplace_noise_exact_uniform(lap, (n, counts.size), rng),
-                             release_grid(math.sqrt(2.0) * lap))
+        return _safe_laplace(feature_histograms, lambda e: lap)(d, n, rng)
 
     def rounded_count(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         return positive_count(d)[0] + np.round(laplace_noise_exact_uniform(1.0 / _EPS, (n, 1),
@@ -1061,16 +1065,6 @@ def slope_utility(data: Dataset) -> np.ndarray:
 
 def _variance(data: Dataset) -> np.ndarray:
     return np.array([float(np.var(np.asarray(data.y, dtype=float)))])
-
-
-def _safe_laplace(query: Callable[[Dataset], np.ndarray], scale: Callable[[Dataset], float]
-                  ) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
-    """A float-safe Laplace release (the kit's sampler, rounded to the grid of its sd)."""
-    def draw(data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        q, b = np.ravel(query(data)), scale(data)
-        return round_to_grid(q, laplace_noise_exact_uniform(b, (n, q.size), rng),
-                             release_grid(math.sqrt(2.0) * b))
-    return draw
 
 
 def _hunt_mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list reads best

@@ -28,6 +28,16 @@ def _spec(name: str):
     return next(s for s in mutants(default_dataset()) if s.name == name)
 
 
+def _misses(rows) -> list:
+    """The forms the default path got wrong: a bug not flagged, or a control flagged."""
+    return [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
+
+
+def _default_path_misses(name: str) -> list:
+    """:func:`_misses` of both forms of mutant ``name`` on the default path (seed 2026)."""
+    return _misses(run_mutation([_spec(name)], np.random.default_rng(2026)))
+
+
 def _naive_weights(x: np.ndarray, ell: float, noise: float) -> np.ndarray:
     """K(x*, X) (K(X, X) + s² I)⁻¹ by a dense solve (R&W eq. 2.25)."""
     k = lambda a, b: np.exp(-0.5 * (a[:, None] - b[None, :]) ** 2 / ell**2)  # noqa: E731
@@ -99,11 +109,9 @@ def test_gp_posterior_variance_control_releases_public_values_only():
 
 @pytest.mark.parametrize("name", GP_MUTANTS)
 def test_gp_mutants_on_the_default_path(name):
-    spec = _spec(name)
-    rows = run_mutation([spec], np.random.default_rng(2026))
+    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
     assert [r.form for r in rows] == ["sample", "model"]
-    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
-    assert not wrong
+    assert not _misses(rows)
 
 
 SUBSAMPLE_MUTANTS = ("fixed-subsample-amplified", "control-fresh-subsample")
@@ -160,9 +168,7 @@ def test_fresh_subsample_control_sums_m_distinct_rows_per_release():
 @pytest.mark.parametrize("name", SUBSAMPLE_MUTANTS)
 def test_subsample_mutants_on_the_default_path(name):
     # before the coverage pairs no generated pair moved row 12 or 16 on most seeds
-    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
-    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
-    assert not wrong
+    assert not _default_path_misses(name)
 
 
 SCALE_MUTANTS = ("noise-scaled-up-by-spread", "control-scale-from-public-x")
@@ -213,8 +219,7 @@ def test_public_x_scale_control_is_the_same_on_outputs_only_neighbours():
 @pytest.mark.parametrize("name", SCALE_MUTANTS)
 def test_scale_mutants_on_the_default_path(name):
     rows = run_mutation([_spec(name)], np.random.default_rng(2026))
-    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
-    assert not wrong
+    assert not _misses(rows)
     if name.startswith("noise"):  # the grey-box bound sees it, not the black-box auditor
         assert all("greybox" in r.caught_by for r in rows)
 
@@ -329,9 +334,7 @@ def test_noise_off_by_one_leaves_the_last_half_sum_bare():
 
 @pytest.mark.parametrize("name", DATA_SHAPED)
 def test_data_shaped_mutants_on_the_default_path(name):
-    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
-    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
-    assert not wrong
+    assert not _default_path_misses(name)
 
 
 # ----------------------------------------------------------------------------- GP structure
@@ -403,9 +406,7 @@ def test_a_prior_mean_set_to_the_targets_mean_moves_the_release_beyond_its_noise
 
 @pytest.mark.parametrize("name", GP_STRUCTURE)
 def test_gp_structure_mutants_on_the_default_path(name):
-    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
-    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
-    assert not wrong
+    assert not _default_path_misses(name)
 
 
 # ------------------------------------------------------------------ calibration slips
@@ -482,9 +483,7 @@ def test_rounded_laplace_count_keeps_every_integer_ratio_within_e():
 
 @pytest.mark.parametrize("name", CALIBRATION_SLIPS)
 def test_calibration_slips_on_the_default_path(name):
-    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
-    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
-    assert not wrong
+    assert not _default_path_misses(name)
 
 
 # ------------------------------------------------------------------ the second hunt
@@ -633,9 +632,7 @@ def test_trimmed_mean_moves_by_two_over_the_rows_it_keeps():
 
 @pytest.mark.parametrize("name", HUNT)
 def test_hunt_mutants_on_the_default_path(name):
-    rows = run_mutation([_spec(name)], np.random.default_rng(2026))
-    wrong = [(r.form, r.verdict, r.caught_by) for r in rows if not r.correct]
-    assert not wrong
+    assert not _default_path_misses(name)
 
 
 def test_exp_mech_on_the_absolute_error_moves_every_utility_by_two():
