@@ -263,7 +263,8 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
         Passed to :func:`~dpgp_audit.audit.strategies.neighbouring_datasets` (with
         ``structural=True``: half the examples are the kit's whole-dataset bases and full
         swings). ``y_bound=None`` takes the claim's declared domain bound, so the search
-        generates data the claim covers.
+        generates data the claim covers; declared class labels keep every target on them
+        (and half the examples move rows between two labels one by one).
     max_examples
         Pairs hypothesis generates (deterministically, from ``seed``).
     seed
@@ -286,7 +287,7 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
     """
     from hypothesis import HealthCheck, given, settings, target
 
-    from dpgp_audit.audit.neighbours import domain_y_bound
+    from dpgp_audit.audit.neighbours import domain_labels, domain_y_bound
     from dpgp_audit.audit.strategies import neighbouring_datasets
 
     if max_examples < 1:
@@ -295,8 +296,10 @@ def assert_private_for_all_datasets(mechanism: object, *, seed: int,
     relation = mechanism.claim.relation if relation is None else relation  # type: ignore
     if y_bound is None:  # the declared domain: generated data the claim covers
         y_bound = domain_y_bound(mechanism.claim, mechanism)  # type: ignore[attr-defined]
+    labels = domain_labels(mechanism.claim, mechanism)  # type: ignore[attr-defined]
     strategy = neighbouring_datasets(relation, n=n, dim=dim, x_range=x_range,  # type: ignore
-                                     y_bound=y_bound, base=base, structural=True)
+                                     y_bound=y_bound, base=base, structural=True,
+                                     labels=labels)
     level = alpha / max_examples
     audited = 0  # examples the mechanism accepted: a search that audits none checks nothing
 

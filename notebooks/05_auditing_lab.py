@@ -346,7 +346,7 @@ fixed
 # %% [markdown]
 # ## 5 · Common mistakes (and the planted bug that shows each)
 #
-# Every planted bug is a mistake people make when they implement DP by hand. Four of them are
+# Every planted bug is a mistake people make when they implement DP by hand. Five of them are
 # worth remembering before you write your own mechanism. The table is built from the bug
 # zoo (`dpgp_audit.bugs.zoo`) and, for the last row, from an audit run in the cell.
 
@@ -369,6 +369,13 @@ what = {
         "**neighbour mismatch**",
         "the sensitivity of one relation (add/remove one row) used for a claim under another "
         "(replace one row), which moves the sum twice as far", "with a witness pair"),
+    "planted/kernel-sum-data-sensitivity": (
+        "**a bound over the inputs you happen to have**",
+        "under whole-row neighbours a substituted record may sit at *any* input; a "
+        "sensitivity taken over the data's own inputs misses the record placed at the point "
+        "where the release is evaluated (here a kernel sum between two inputs)",
+        "no generated pair comes near that point; the grey-box auditor searches for the "
+        "position where one row moves the release most"),
     "planted/fixed-seed": (
         "**reading NO_EVIDENCE as a proof**",
         "an audit that found nothing is taken as \"private\"; but the black-box ceiling, the "

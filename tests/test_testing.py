@@ -161,6 +161,32 @@ def test_the_search_stays_in_the_declared_domain_and_tries_the_full_move_first()
     assert moved.size == 1 and abs(pair.d1.y[moved[0]] - pair.d0.y[moved[0]]) == 2.0
 
 
+class _SuppressedLabelCount:
+    """Positive labels counted with two-sided geometric noise, 0 when the true count is
+    below 3 (true eps = inf between 2 and 3 positives); labels {0, 1} declared, and every
+    other target refused."""
+
+    claim = PureDP(epsilon=1.0, relation=outputs_only(1.0),
+                   domain=PublicDomain(1.0, labels=(0.0, 1.0)))
+
+    def sample(self, data, n, rng):
+        c = float(self.claim.domain.targets(data.y).sum())
+        p = 1.0 - np.exp(-1.0)
+        noisy = c + (rng.geometric(p, (n, 1)) - rng.geometric(p, (n, 1))).astype(float)
+        return np.zeros((n, 1)) if c < 3 else noisy
+
+
+def test_the_search_keeps_declared_labels_and_moves_counts_across_a_threshold():
+    # before: targets drawn between the labels were refused, so the search audited only the
+    # few datasets that happened to be labels and passed
+    with pytest.raises(PrivacyViolation) as info:
+        assert_private_for_all_datasets(_SuppressedLabelCount(), seed=1, n=(3, 8),
+                                        max_examples=10, max_n=20_000)
+    pair = info.value.witness
+    assert set(np.unique(np.r_[pair.d0.y, pair.d1.y])) <= {0.0, 1.0}
+    assert sorted((pair.d0.y.sum(), pair.d1.y.sum())) == [2.0, 3.0]
+
+
 class _RefusesEverything:
     claim = PureDP(epsilon=1.0, relation=outputs_only(2.0))
 

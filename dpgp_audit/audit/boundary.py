@@ -18,7 +18,9 @@ user's, so this module looks for them without knowing the statistic:
    :func:`~dpgp_audit.audit.greybox.same_structure` (the same draws with the same scales,
    and a coupled difference that is constant across the releases of the call);
 2. where two consecutive bases differ, :data:`BISECT` halvings bring two bases of
-   different structure within ``2^-BISECT`` of a grid step of each other;
+   different structure within ``2^-BISECT`` of a grid step of each other (on a path of
+   class labels, :class:`~dpgp_audit.audit.neighbours.LabelCountPath`, the halvings stop
+   when the two bases are one row apart);
 3. on each of those two bases one row moves by the relation's step towards the other
    (:meth:`~dpgp_audit.audit.neighbours.BasePath.boundary_pairs`); a pair whose own
    coupled run shows two structures is kept (at most :data:`MAX_PAIRS`).
@@ -32,7 +34,12 @@ spends at most :data:`MAX_CALLS` coupled calls of
 :data:`~dpgp_audit.audit.greybox.PROBE_ROWS` releases per side; it runs only for a
 release the survey found additive in its noise on some pair (for any other, every two
 bases differ and there is no boundary to find), reproducible from its generator, with
-no definitive finding yet.
+no definitive finding yet. Along the paths of class labels the first condition is waived:
+consecutive counts are one row apart, so a release that is not additive in the noise the
+survey can model — integer noise on a count, a count suppressed below a threshold — still
+shows the one step where its structure changes (its noise drawn or not, its coupled
+difference constant or not), and costs at most one grid pass and a bisection when it
+changes at every step (randomised response).
 """
 
 from __future__ import annotations
@@ -51,7 +58,12 @@ from dpgp_audit.audit.greybox import (
     couple_pairs,
     same_structure,
 )
-from dpgp_audit.audit.neighbours import BasePath, NeighbourPair, structure_paths
+from dpgp_audit.audit.neighbours import (
+    BasePath,
+    LabelCountPath,
+    NeighbourPair,
+    structure_paths,
+)
 from dpgp_audit.contract import ContractError, Mechanism
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import NeighbourRelation
@@ -90,13 +102,19 @@ class BoundarySearch:
                 "refused": self.refused}
 
 
-def skip_reason(survey: CouplingSurvey) -> str | None:
-    """Why the search does not run after ``survey`` (``None``: it runs)."""
+def skip_reason(survey: CouplingSurvey, *, additive: bool = True) -> str | None:
+    """Why the search does not run after ``survey`` (``None``: it runs).
+
+    ``additive=False`` waives the condition that some pair was additive in its recorded
+    noise: along the paths of class labels (:class:`~dpgp_audit.audit.neighbours.
+    LabelCountPath`) one step moves one row, so a release that is not additive (integer
+    noise, a threshold) still shows where its structure changes.
+    """
     if survey.reproducible is not True:
         return "sample() is not reproducible from its generator, so no two runs are coupled"
     if any(c.finding == "violation" for c in survey.couplings):
         return "the survey already has a definitive finding"
-    if not any(c.status in ADDITIVE_STATUSES for c in survey.couplings):
+    if additive and not any(c.status in ADDITIVE_STATUSES for c in survey.couplings):
         return "no pair was additive in its recorded noise"
     return None
 
@@ -105,7 +123,8 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
                       rng: np.random.Generator, *, y_bound: float | None = None,
                       labels: Sequence[float] | None = None,
                       max_calls: int = MAX_CALLS, max_pairs: int = MAX_PAIRS,
-                      paths: Sequence[BasePath] | None = None) -> BoundarySearch:
+                      paths: Sequence[BasePath | LabelCountPath] | None = None
+                      ) -> BoundarySearch:
     """Neighbour pairs across a change of the noise structure (module docstring).
 
     Parameters
@@ -121,8 +140,9 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
     y_bound
         Outputs only: the declared target bound.
     labels
-        The declared class labels, if any: no path then (its intermediate targets are
-        outside the domain).
+        The declared class labels, if any: the paths then move rows from one label to the
+        next one at a time (:func:`~dpgp_audit.audit.neighbours.label_count_paths`), since
+        the other paths' intermediate targets are outside the domain.
     max_calls, max_pairs
         The allowance (coupled calls) and the most pairs kept.
     paths
@@ -167,9 +187,9 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
         if len(out.pairs) >= max_pairs:
             break
         for _ in range(BISECT):
-            if out.calls >= max_calls:
+            if out.calls >= max_calls or path.resolved(lo, hi):
                 break
-            mid = 0.5 * (lo + hi)
+            mid = path.midpoint(lo, hi)
             verdict = same(path.at(lo), path.at(mid), path.label)
             if verdict is None:
                 break
@@ -194,10 +214,13 @@ def with_boundaries(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
     second seed as every other pair's) and returns the survey extended by them, with the
     search's record in ``boundary``, and the pairs added (for the later auditors).
     """
-    why = skip_reason(survey)
+    paths = structure_paths(data, relation, y_bound=y_bound, labels=labels)
+    why = skip_reason(survey, additive=not paths or not all(
+        isinstance(p, LabelCountPath) for p in paths))
     if why is not None:
         return dataclasses.replace(survey, boundary={"skipped": why}), []
-    search = search_boundaries(mechanism, data, relation, rng, y_bound=y_bound, labels=labels)
+    search = search_boundaries(mechanism, data, relation, rng, y_bound=y_bound, labels=labels,
+                               paths=paths)
     if search.pairs:
         more = couple_pairs(mechanism, search.pairs, rng, claim=survey.claim,
                             max_releases=BOUNDARY_RELEASES)

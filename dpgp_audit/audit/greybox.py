@@ -99,6 +99,7 @@ from dpgp_audit.privacy.unequal_scale import (
 )
 
 __all__ = [
+    "DISCRETE_SAMPLERS",
     "GRID_MAX_REL",
     "MAX_RELEASES",
     "AffineFit",
@@ -110,6 +111,7 @@ __all__ = [
     "audit_greybox",
     "couple",
     "couple_pairs",
+    "coupled_shift",
     "decode_kit_laplace",
     "fit_affine",
     "fit_grid",
@@ -136,6 +138,12 @@ FIT_RTOL = 1e-6
 #: each output's grid is at most this fraction of the noise sd it receives (the kit's
 #: float-safe grid is between sd/2048 and sd/1024, privacy/float_release.py).
 GRID_MAX_REL = 2.0**-8
+#: Samplers whose values are integer-valued noise in their own right (not uniform words of
+#: an exact continuous sampler, ``integers``): a release drawing only from these is not a
+#: rounded continuous release (:func:`same_structure`).
+DISCRETE_SAMPLERS: tuple[str, ...] = ("binomial", "geometric", "hypergeometric", "logseries",
+                                      "multinomial", "multivariate_hypergeometric",
+                                      "negative_binomial", "poisson", "zipf")
 #: Two recorded parameters or noise maps "differ" above this relative difference.
 PARAM_RTOL = 1e-12
 #: Spare rows beyond the unknowns of the affine fit (its residual degrees of freedom).
@@ -606,7 +614,10 @@ def same_structure(run: CoupledRun, rtol: float = STRUCTURE_RTOL) -> bool:
     the same on every release of the call, up to ``rtol`` of the larger within-call
     spread of each output (exactly, for an output that does not vary) or two steps of the
     grid the outputs show (:func:`output_grid`: a rounded release moves each difference
-    by at most one step per side, however small the spread of four releases is). Any two datasets
+    by at most one step per side, however small the spread of four releases is) — unless
+    every draw comes from a discrete sampler (:data:`DISCRETE_SAMPLERS`): integer noise is
+    not a rounding, and its few values would hide a count suppressed on one side only
+    within two steps. Any two datasets
     may be compared, not only neighbours: the structure-boundary search
     (:mod:`~dpgp_audit.audit.boundary`) compares bases that differ in every row. With
     a single release per side only the logs can be compared.
@@ -621,9 +632,12 @@ def same_structure(run: CoupledRun, rtol: float = STRUCTURE_RTOL) -> bool:
     scale = np.maximum(np.abs(run.out0).max(axis=0), np.abs(run.out1).max(axis=0))
     tol = np.where(spread > 0, rtol * spread, PARAM_RTOL * np.maximum(scale, 1e-300))
     # a release rounded to a grid moves each coupled difference by up to one grid step per
-    # side: allowed whatever the spread of a few releases happens to be
+    # side: allowed whatever the spread of a few releases happens to be; integer noise from a
+    # discrete sampler is not a rounding, and one structure moves nothing (a count suppressed
+    # on one side only differs by a step or two of its own grid)
     grid = output_grid(np.vstack([run.out0, run.out1]))
-    steps = np.where(np.isfinite(grid), 2.0 * grid, 0.0)
+    discrete = all(d.method in DISCRETE_SAMPLERS for d in run.log0.noise() + run.log1.noise())
+    steps = np.where(np.isfinite(grid) & (not discrete), 2.0 * grid, 0.0)
     return bool(np.all(moved <= np.maximum(tol, steps)))
 
 
@@ -673,6 +687,16 @@ def _heuristic(out0: np.ndarray, out1: np.ndarray
                 "not recorded: |delta/sd| is a point estimate", mean, (ss, 2 * (n - 1)))
     return (float(z.max(initial=0.0)), "not additive: standardised coupled difference", mean,
             None)
+
+
+def coupled_shift(out0: np.ndarray, out1: np.ndarray) -> float:
+    """The survey's point-estimate score of one coupled call (``_heuristic``), alone.
+
+    For a release additive in data-independent noise: ``‖Δ/sd‖`` over the outputs, the
+    coupled shift over the releases' pooled spread; ``inf`` for an output constant on
+    every release that moves; 0 for identical releases.
+    """
+    return _heuristic(out0, out1)[0]
 
 
 def _pool_spreads(results: list[PairCoupling]) -> list[PairCoupling]:
@@ -1827,6 +1851,8 @@ class CouplingSurvey:
     reproducible: bool | None = None
     #: what the structure-boundary search did (:mod:`~dpgp_audit.audit.boundary`), if run
     boundary: dict | None = None
+    #: what the substitution-position search did (:mod:`~dpgp_audit.audit.positions`), if run
+    positions: dict | None = None
 
     def extended(self, other: CouplingSurvey, boundary: dict | None = None) -> CouplingSurvey:
         """One survey: these pairs, then ``other``'s (their indices shifted)."""
@@ -1868,6 +1894,8 @@ class CouplingSurvey:
                      "auditors and never set a violation by themselves")}
         if self.boundary is not None:
             details["boundary"] = self.boundary
+        if self.positions is not None:
+            details["positions"] = self.positions
         if self.reproducible is False:  # said only when it is not: the runner reports it
             details["reproducible"] = False
         if _data_unread(self.couplings):  # said only when so: the runner reports it

@@ -87,6 +87,7 @@ from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 __all__ = [
     "COVERAGE_ROWS",
     "BasePath",
+    "LabelCountPath",
     "PILOT_LEAD_Z",
     "NeighbourPair",
     "adversarial_rows",
@@ -94,9 +95,12 @@ __all__ = [
     "dataset_from_dict",
     "dataset_to_dict",
     "domain_labels",
+    "clip_inputs",
+    "domain_x_bound",
     "domain_y_bound",
     "full_swing_pairs",
     "is_neighbour",
+    "label_count_paths",
     "label_pairs",
     "neighbour_pairs",
     "on_labels",
@@ -105,6 +109,7 @@ __all__ = [
     "rank_pairs",
     "structural_pairs",
     "structure_paths",
+    "within_inputs",
 ]
 
 
@@ -235,6 +240,37 @@ def domain_y_bound(*holders: object) -> float | None:
     """
     domain = _declared_domain(holders)
     return None if domain is None else float(domain.y_bound)  # type: ignore[attr-defined]
+
+
+def domain_x_bound(*holders: object) -> float | None:
+    """The declared input bound (``|x| <= x_bound``) of the same holder's domain, if any."""
+    bound = getattr(_declared_domain(holders), "x_bound", None)
+    return None if bound is None else float(bound)
+
+
+def clip_inputs(pair: NeighbourPair, x_bound: float | None) -> NeighbourPair | None:
+    """``pair`` with every input clipped into a declared ``|x| <= x_bound``.
+
+    A generated input beyond the bound (a far outlier, a random substitution) is moved to
+    it; a pair whose two sides then coincide is dropped (``None``). Clipping acts on both
+    sides alike, so the pair stays one substitution apart. ``x_bound=None``: unchanged.
+    """
+    if x_bound is None:
+        return pair
+    X0, X1 = np.asarray(pair.d0.X, dtype=float), np.asarray(pair.d1.X, dtype=float)
+    if max(float(np.max(np.abs(X0), initial=0.0)), float(np.max(np.abs(X1), initial=0.0))) \
+            <= x_bound:
+        return pair
+    d0 = Dataset(np.clip(X0, -x_bound, x_bound), pair.d0.y, pair.d0.name)
+    d1 = Dataset(np.clip(X1, -x_bound, x_bound), pair.d1.y, pair.d1.name)
+    if d0 == d1:
+        return None
+    return NeighbourPair(d0, d1, f"{pair.label} (x clipped to |x| <= {x_bound:g})")
+
+
+def within_inputs(pairs: Sequence[NeighbourPair], x_bound: float | None) -> list[NeighbourPair]:
+    """:func:`clip_inputs` of every pair, those that coincide once clipped dropped."""
+    return [q for q in (clip_inputs(p, x_bound) for p in pairs) if q is not None]
 
 
 def domain_labels(*holders: object) -> tuple[float, ...] | None:
@@ -1322,6 +1358,14 @@ class BasePath:
             y = np.clip(y, -self.bound, self.bound)
         return Dataset(self.data.X, y, self.data.name)
 
+    def midpoint(self, lo: float, hi: float) -> float:
+        """Where a bisection of ``[lo, hi]`` looks next: the middle."""
+        return 0.5 * (lo + hi)
+
+    def resolved(self, lo: float, hi: float) -> bool:
+        """Whether a bisection can stop: never before its halvings run out (a real ``t``)."""
+        return False
+
     def boundary_pairs(self, t_a: float, t_b: float, relation: NeighbourRelation,
                        rows: int = 3) -> list[NeighbourPair]:
         """Neighbours across a structure change between ``at(t_a)`` and ``at(t_b)``.
@@ -1355,9 +1399,74 @@ class BasePath:
         return out
 
 
+@dataclass(frozen=True, eq=False)
+class LabelCountPath:
+    """Bases of class labels: the first ``⌊t⌋`` rows at ``high``, every other row at ``low``.
+
+    For a domain of labels the paths of :class:`BasePath` pass through targets between the
+    labels, outside the domain; a statistic of labels changes with how many rows hold each
+    one — a count suppressed below a threshold, a majority, a rule "at least k positives".
+    Walking ``t`` from 0 to n moves one row at a time from ``low`` to ``high``, so
+    consecutive integers are neighbours whenever the two labels are.
+    """
+
+    label: str
+    data: Dataset
+    low: float
+    high: float
+    start: float = 0.0
+    stop: float = 0.0
+
+    def _rows(self, t: float) -> int:
+        return int(min(max(math.floor(float(t)), 0), self.data.n))
+
+    def at(self, t: float) -> Dataset:
+        """The base at ``t``: the data's inputs, ``⌊t⌋`` rows (clipped to [0, n]) at ``high``."""
+        y = np.full(self.data.n, self.low)
+        y[:self._rows(t)] = self.high
+        return Dataset(self.data.X, y, self.data.name)
+
+    def midpoint(self, lo: float, hi: float) -> float:
+        """The middle count between the counts at ``lo`` and ``hi`` (a bisection on integers)."""
+        a, b = sorted((self._rows(lo), self._rows(hi)))
+        return float(a + (b - a) // 2)
+
+    def resolved(self, lo: float, hi: float) -> bool:
+        """Whether the two bases are at most one row apart: a bisection is done."""
+        return abs(self._rows(hi) - self._rows(lo)) <= 1
+
+    def boundary_pairs(self, t_a: float, t_b: float, relation: NeighbourRelation,
+                       rows: int = 3) -> list[NeighbourPair]:
+        """The two bases themselves, when they are one row apart (a bisection's end)."""
+        a, b = self.at(t_a), self.at(t_b)
+        if a == b or not is_neighbour(a, b, relation):
+            return []
+        ka, kb = self._rows(t_a), self._rows(t_b)
+        return [NeighbourPair(a, b, f"structure boundary: {self.label}, {ka} -> {kb} rows "
+                                    f"at {self.high:g}")]
+
+
+def label_count_paths(data: Dataset, relation: NeighbourRelation,
+                      labels: Sequence[float], most: int = 3) -> list[LabelCountPath]:
+    """:class:`LabelCountPath` s between labels one move apart under ``relation``.
+
+    Consecutive declared labels (outputs only: their gap at most ``d``), the first, middle
+    and last such pair at most; whole rows: any two labels of the domain are one
+    substitution apart, so the consecutive pairs likewise.
+    """
+    ls = sorted(float(v) for v in labels)
+    steps = [(lo, hi) for lo, hi in zip(ls[:-1], ls[1:], strict=True)
+             if relation.kind is Neighbour.ROWS or hi - lo <= float(relation.d) + 1e-12]
+    if len(steps) > most:
+        steps = [steps[0], steps[len(steps) // 2], steps[-1]]
+    return [LabelCountPath(f"rows moved one by one from label {lo:g} to {hi:g}", data, lo, hi,
+                           0.0, float(data.n)) for lo, hi in steps]
+
+
 def structure_paths(data: Dataset, relation: NeighbourRelation, *,
                     y_bound: float | None = None,
-                    labels: Sequence[float] | None = None) -> list[BasePath]:
+                    labels: Sequence[float] | None = None
+                    ) -> list[BasePath] | list[LabelCountPath]:
     """Paths of bases along which a calibration read off the targets can flip.
 
     Amplitude ``A``: the declared bound (outputs only), ``b`` (whole rows), else the
@@ -1367,12 +1476,16 @@ def structure_paths(data: Dataset, relation: NeighbourRelation, *,
     every target at ``A`` (−1 to 1: a mean or a sign); and from the data's scaled targets
     to alternating ``±A`` and to every target at ``−A``, along which the rows cross zero one
     at a time (a count of sign changes or of positive targets, a rank). None under the
-    all-answers relation, and none for class labels (declared ``labels``, or every target
-    at ±bound), whose intermediate targets are outside the domain.
+    all-answers relation. For class labels (declared ``labels``, or every target at
+    ±bound), whose intermediate targets are outside the domain, the paths of
+    :func:`label_count_paths` instead: rows moved from one label to the next one by one.
     """
-    if relation.kind is Neighbour.ANSWERS or data.n < 2 or labels is not None or \
-            _labels(data, y_bound):
+    if relation.kind is Neighbour.ANSWERS or data.n < 2:
         return []
+    if labels is None and _labels(data, y_bound):
+        labels = (-float(y_bound), float(y_bound))  # type: ignore[arg-type]
+    if labels is not None:
+        return label_count_paths(data, relation, labels)
     y = np.asarray(data.y, dtype=float)
     top = float(np.max(np.abs(y)))
     if relation.kind is Neighbour.ROWS:

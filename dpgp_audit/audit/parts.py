@@ -153,6 +153,8 @@ class AuditSettings:
         Declared target bound for outputs-only pair generation.
     labels
         Declared class labels (``PublicDomain(labels=...)``), sorted; ``None``: none.
+    x_bound
+        Declared input bound (``PublicDomain(x_bound=...)``); ``None``: none.
     time_guard_s
         The wall-clock guard of the whole audit (``None``: none); a guard, never a
         budget (:mod:`~dpgp_audit.audit.guard`).
@@ -179,6 +181,7 @@ class AuditSettings:
     cost_per_draw_s: float | None = None
     precision_support: bool = True
     labels: tuple[float, ...] | None = None
+    x_bound: float | None = None
 
     @property
     def sequential(self) -> bool:
@@ -391,11 +394,14 @@ class GreyBoxPart(AuditorPart):
     def run(self, context: AuditContext) -> AuditResult:
         """The coupled survey of every pair (confirmed findings on a second seed).
 
-        Then the structure-boundary search (:mod:`~dpgp_audit.audit.boundary`): the pairs
-        it finds are surveyed too and appended to ``context.pairs``, for every later part.
+        Then the structure-boundary search (:mod:`~dpgp_audit.audit.boundary`) and, under
+        whole rows, the substitution-position search (:mod:`~dpgp_audit.audit.positions`):
+        the pairs they find are surveyed too and appended to ``context.pairs``, for every
+        later part.
         """
         from dpgp_audit.audit.boundary import with_boundaries
         from dpgp_audit.audit.greybox import couple_pairs
+        from dpgp_audit.audit.positions import with_positions
 
         rng = context.rngs[self.name]
         survey = couple_pairs(context.mechanism, context.pairs, rng, claim=context.claim,
@@ -403,6 +409,11 @@ class GreyBoxPart(AuditorPart):
         survey, added = with_boundaries(context.mechanism, survey, context.data,
                                         context.relation, rng, y_bound=context.settings.y_bound,
                                         labels=context.settings.labels)
+        context.pairs.extend(added)
+        survey, added = with_positions(context.mechanism, survey, context.data,
+                                       context.relation, rng, y_bound=context.settings.y_bound,
+                                       labels=context.settings.labels,
+                                       x_bound=context.settings.x_bound)
         context.pairs.extend(added)
         return survey.result()
 
@@ -455,7 +466,8 @@ class SensitivityPart(AuditorPart):
                                 relation=context.relation,
                                 budget=self.allowance(context.settings).queries,
                                 y_bound=context.settings.y_bound,
-                                labels=context.settings.labels)
+                                labels=context.settings.labels,
+                                x_bound=context.settings.x_bound)
         w = witness_pair(res)
         if w is not None and res.violation:
             context.pairs.insert(0, NeighbourPair(w.d0, w.d1, f"sensitivity witness: {w.label}"))

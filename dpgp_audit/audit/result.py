@@ -377,6 +377,15 @@ def _boundary_line(b: dict | None) -> str:
             f"{found} pair(s) added, {b.get('calls')} coupled calls")
 
 
+def _positions_line(p: dict | None) -> str:
+    """The substitution-position search's part of the grey-box line (``""``: it did not run)."""
+    if not p or "skipped" in p:
+        return ""
+    flat = ", the release moved alike at every position" if p.get("flat") else ""
+    return (f"; position search (row {p.get('row')} substituted): {len(p.get('pairs', []))} "
+            f"pair(s) added{flat}, {p.get('calls')} coupled calls")
+
+
 def _extra_line(r: AuditResult) -> str:
     d = r.details
     if r.auditor == "blackbox" and d.get("mode") == "sequential":
@@ -416,7 +425,8 @@ def _extra_line(r: AuditResult) -> str:
                 f"releases/side over {d.get('pairs')} pairs; "
                 + ", ".join(f"{k} {v}" for k, v in st.items())
                 + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory)"
-                + _boundary_line(d.get("boundary")) + "; no alpha spent")
+                + _boundary_line(d.get("boundary"))
+                + _positions_line(d.get("positions")) + "; no alpha spent")
     if r.auditor == "precision":
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "

@@ -82,12 +82,14 @@ from dpgp_audit.audit.neighbours import (
     NeighbourPair,
     adversarial_rows,
     domain_labels,
+    domain_x_bound,
     domain_y_bound,
     is_neighbour,
     label_pairs,
     neighbour_pairs,
     on_labels,
     query_edge_pairs,
+    within_inputs,
 )
 from dpgp_audit.audit.parts import (
     AUDITORS,
@@ -401,6 +403,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     if y_bound is None:  # pairs stay in the declared domain, moved to its bound (issue 20 §4)
         y_bound = domain_y_bound(claim, mechanism)
     labels = domain_labels(claim, mechanism)  # declared class labels: pairs stay on them
+    x_bound = domain_x_bound(claim, mechanism)  # substituted inputs stay inside it
     # the streams' spawning order is fixed: a seed gives the same report bit for bit
     rng_pairs, rng_sens, rng_wb, rng_explore, rng_bb, rng_gdp, rng_mc = rng.spawn(7)
     timings: dict = {}
@@ -418,6 +421,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
             rows = adversarial_rows(data, 2, rng_pairs)
             pairs = list(pairs) + query_edge_pairs(mechanism, data, relation, rows,
                                                    y_bound=y_bound)
+        if x_bound is not None:  # far and random inputs clipped into the declared bound
+            pairs = within_inputs(pairs, x_bound)
         if labels is not None:  # on the declared labels only, with every row's label moves
             pairs = on_labels(list(pairs) + label_pairs(data, relation, labels), relation,
                               labels)
@@ -435,7 +440,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     settings = AuditSettings(n=n, alpha=alpha, mode=mode, n_pairs=n_pairs, budget=budget,
                              n_mc=n_mc, score=score, fit_fraction=fit_fraction,
                              y_bound=y_bound, time_guard_s=guard.limit_s, cost_per_draw_s=cost,
-                             precision_support=bool(precision_support), labels=labels)
+                             precision_support=bool(precision_support), labels=labels,
+                             x_bound=x_bound)
     steps = [p for p in available if p.name in auditors]
     (rng_prec,) = rng.spawn(1)  # spawned after the others: their streams are unchanged
     (rng_grey,) = rng.spawn(1)  # A.9's seeds (issue 21 §3), likewise spawned after

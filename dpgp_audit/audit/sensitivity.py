@@ -47,6 +47,7 @@ from scipy import optimize
 from dpgp_audit._validation import check_rng
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
+    clip_inputs,
     full_swing_pairs,
     label_pairs,
     neighbour_pairs,
@@ -81,6 +82,7 @@ class _Search:
     per_strategy: dict = field(default_factory=dict)
     relation: NeighbourRelation | None = None
     labels: tuple[float, ...] | None = None  # declared class labels: pairs are moved onto them
+    x_bound: float | None = None  # a declared input bound: inputs are clipped into it
     _cache: dict = field(default_factory=dict)
 
     def q(self, data: Dataset) -> np.ndarray | None:
@@ -98,6 +100,10 @@ class _Search:
         return out
 
     def value(self, pair: NeighbourPair, strategy: str) -> float:
+        clipped = clip_inputs(pair, self.x_bound)  # a pair of the declared domain only
+        if clipped is None:
+            return -math.inf
+        pair = clipped
         if self.labels is not None and self.relation is not None:
             on = on_labels([pair], self.relation, self.labels)  # off-label targets: nearest
             if not on:
@@ -166,6 +172,7 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
                       relation: NeighbourRelation | None = None, budget: int = 400,
                       rtol: float = 1e-9, y_bound: float | None = None,
                       labels: tuple[float, ...] | None = None,
+                      x_bound: float | None = None,
                       de_rows: int = 2, lbfgs_starts: int = 4) -> AuditResult:
     """Search for a neighbour pair whose query change exceeds the claimed bound (catalogue A.4).
 
@@ -193,6 +200,10 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
         every other label (so the local sensitivity over the labels is exact) and
         :func:`~dpgp_audit.audit.neighbours.label_pairs` are tried, and the closed form
         (which reads the query between labels) is skipped.
+    x_bound
+        A declared input bound (``PublicDomain(x_bound=...)``): every input searched is
+        clipped into it (:func:`~dpgp_audit.audit.neighbours.clip_inputs`), so a
+        counterexample is a pair of the declared domain.
     de_rows, lbfgs_starts
         How many rows get a differential-evolution search, and how many L-BFGS-B starts.
 
@@ -222,7 +233,8 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
     # as an infinite change), so that a violation found is one of the exact norm
     measure = getattr(mechanism.norm, "lower_bound", mechanism.norm)
     search = _Search(mechanism.query, measure, data, relation=relation,
-                     labels=None if labels is None else tuple(sorted(labels)))
+                     labels=None if labels is None else tuple(sorted(labels)),
+                     x_bound=x_bound)
     closed_form = None
 
     # 1. closed form (outputs only, affine query), or every row's moves between labels

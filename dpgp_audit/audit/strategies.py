@@ -19,11 +19,14 @@ For mechanisms built on public inputs (outputs-only relation with a fixed X),
 pass ``base=the_public_dataset``: only the targets are then generated.
 ``structural=True`` mixes in the whole-dataset bases of issue 20 §4 (the other rows at
 one end, alternating, cancelling, on a bin edge; one row's full swing), where grouped and
-clipped statistics reach their worst case and random targets rarely go.
+clipped statistics reach their worst case and random targets rarely go. ``labels=`` keeps
+every target on declared class labels (and, with ``structural=True``, moves rows between
+two labels one by one, where a count crosses a threshold).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -38,7 +41,8 @@ __all__ = ["neighbouring_datasets"]
 def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (1, 12),
                           dim: int = 1, x_range: tuple[float, float] = (-5.0, 5.0),
                           y_bound: float | None = None, base: Dataset | None = None,
-                          structural: bool = False) -> Any:
+                          structural: bool = False,
+                          labels: Sequence[float] | None = None) -> Any:
     """A hypothesis strategy of :class:`~dpgp_audit.audit.neighbours.NeighbourPair`.
 
     Parameters
@@ -63,6 +67,12 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
         Half of the examples come from
         :func:`~dpgp_audit.audit.neighbours.structural_pairs` (``thorough=True``) and
         :func:`~dpgp_audit.audit.neighbours.full_swing_pairs` on the generated inputs.
+    labels
+        Declared class labels (``PublicDomain(labels=...)``): every target is one of them
+        and a move takes one row to another label the relation reaches; the structural
+        examples are then rows moved one by one between two labels
+        (:class:`~dpgp_audit.audit.neighbours.LabelCountPath`: ``k`` rows at the upper
+        label against ``k + 1``), where a count crosses a threshold.
 
     Returns
     -------
@@ -80,6 +90,14 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
     yb = float(y_bound) if y_bound is not None else (relation.d if rows_rel else 2 * relation.d)
     floats_y = st.floats(-yb, yb, allow_nan=False, allow_infinity=False)
     floats_x = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+    ls = [] if labels is None else sorted({float(v) for v in labels})
+    if labels is not None:
+        if len(ls) < 2:
+            raise ValueError(f"labels must hold at least two values, got {labels!r}")
+        floats_y = st.sampled_from(ls)  # targets are labels (the name kept for the draws)
+
+    def reach(v: float) -> list[float]:  # the labels one row at label v may move to
+        return [u for u in ls if u != v and (rows_rel or abs(u - v) <= relation.d + 1e-12)]
 
     @st.composite
     def _pairs(draw: Any) -> NeighbourPair:
@@ -92,6 +110,8 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
                          dtype=float).reshape(size, dim)
         y = np.array(draw(st.lists(floats_y, min_size=size, max_size=size)), dtype=float)
         d0 = Dataset(X, y)
+        if labels is not None:
+            return draw(_label_pair(d0))
         if structural and draw(st.booleans()):
             from dpgp_audit.audit.neighbours import full_swing_pairs, structural_pairs
 
@@ -119,5 +139,29 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
         t = draw(st.floats(-relation.d, relation.d, allow_nan=False, allow_infinity=False))
         new = float(np.clip(y[i] + t, -yb, yb))
         return NeighbourPair(d0, d0.with_target(i, new), f"y[{i}] moved by {new - y[i]:+.4g}")
+
+    @st.composite
+    def _label_pair(draw: Any, d0: Dataset) -> NeighbourPair:
+        size = d0.n
+        if structural and draw(st.booleans()):
+            from dpgp_audit.audit.neighbours import label_count_paths
+
+            paths = label_count_paths(d0, relation, ls)
+            if paths:
+                path = draw(st.sampled_from(paths))
+                k = draw(st.integers(0, size - 1))
+                return path.boundary_pairs(float(k), float(k + 1), relation)[0]
+        i = draw(st.integers(0, size - 1))
+        options = reach(float(d0.y[i]))
+        if not options:  # no label within reach of this row's: another example
+            from hypothesis import reject
+
+            reject()
+        new = draw(st.sampled_from(options))
+        if rows_rel:
+            x_new = np.array(draw(st.lists(floats_x, min_size=d0.dim, max_size=d0.dim)),
+                             dtype=float)
+            return NeighbourPair(d0, d0.with_row(i, x_new, new), f"row {i} substituted")
+        return NeighbourPair(d0, d0.with_target(i, new), f"y[{i}] {d0.y[i]:g} -> {new:g}")
 
     return _pairs()

@@ -468,6 +468,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_gp_structure_mutants(data))
     out.extend(_calibration_slip_mutants(data))
     out.extend(_hunt_mutants(data))
+    out.extend(_label_mutants())
     return out
 
 
@@ -1212,4 +1213,58 @@ def _hunt_mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one fla
                    "after each got its own Laplace(2/eps) (local DP, then post-processing)",
                    True, rows_pure, local_median, {"query": _median, "norm": L1(), "bound": 2.0},
                    data),
+    ]
+
+
+# --------------------------------------------------------------------------- class labels
+def label_data(n: int = 30, ones: int = 17) -> Dataset:
+    """Binary labels on public inputs: ``ones`` of ``n`` rows at 1, spread by a fixed stride."""
+    y = np.zeros(n)
+    y[(7 * np.arange(ones)) % n] = 1.0  # 7 and 30 coprime: distinct rows, interleaved
+    return Dataset(np.linspace(0.0, 1.0, n)[:, None], y, name="binary-labels")
+
+
+def _two_sided_geometric(epsilon: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """The geometric mechanism's noise: ``G1 − G2``, P(k) ∝ exp(−ε|k|) (numpy's p = 1 − e^−ε)."""
+    p = -math.expm1(-epsilon)
+    return (rng.geometric(p, size=(n, 1)) - rng.geometric(p, size=(n, 1))).astype(float)
+
+
+def _label_mutants() -> list[MutantSpec]:
+    """A third hunt (28 Nov 2026): integer releases of class labels, and a control.
+
+    The count of positive labels with two-sided geometric noise (ε-DP for a count), its
+    release suppressed to 0 when the *true* count is below 5 "because small cells are
+    disclosive": between 4 and 5 positives the release is 0 for sure on one side and not
+    on the other (true ε = ∞). The user's data hold 17 positives, and with declared labels
+    the whole-dataset bases collapse (a target between the labels is off the domain): the
+    pair 4 → 5 comes from the structure-boundary search along the labels
+    (:class:`~dpgp_audit.audit.neighbours.LabelCountPath`). Control: the suppression
+    decided on the noisy count (post-processing). Appended last, so the earlier rows keep
+    their seeds.
+    """
+    claim = PureDP(epsilon=_EPS, relation=outputs_only(1.0),
+                   domain=PublicDomain(1.0, labels=(0.0, 1.0)))
+
+    def count(d: Dataset) -> np.ndarray:
+        return np.array([float(np.sum(_checked(claim, d).y))])
+
+    def suppressed(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        c = count(d)[0]
+        noisy = c + _two_sided_geometric(_EPS, n, rng)
+        return np.zeros((n, 1)) if c < SUPPRESS_BELOW else noisy  # BUG: the true count decides
+
+    def suppressed_noisy(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        noisy = count(d)[0] + _two_sided_geometric(_EPS, n, rng)
+        return np.where(noisy < SUPPRESS_BELOW, 0.0, noisy)  # the noisy count decides
+
+    model = {"query": count, "norm": L1(), "bound": 1.0}
+    data = label_data()
+    return [
+        MutantSpec("label-count-suppression", "the count of positive labels with two-sided "
+                   "geometric noise, released as 0 when the true count is below 5", False,
+                   claim, suppressed, model, data),
+        MutantSpec("control-label-count-noisy-suppression", "looks wrong: the noisy count of "
+                   "positive labels released as 0 below 5 - decided on the noisy count "
+                   "(post-processing)", True, claim, suppressed_noisy, model, data),
     ]

@@ -25,7 +25,21 @@ user's data by moving one row, and each has a correct twin:
 
 Both whole-row releases are built for the public size n of the user's data and refuse
 another size (so the tiny-N pairs, which would expose the last two otherwise, are not
-theirs to see). Never use these mechanisms on data.
+theirs to see).
+
+A fourth mistake needs a pair no move of the user's rows makes, a row substituted at a
+place of the release's own:
+
+* :class:`KernelSumAtPoint` — whole rows, sample only, the kernel-weighted sum
+  ``Σ k(z, x_i) y_i`` at a public point ``z`` that lies between the data's inputs, its
+  sensitivity computed over the inputs of the data it was built for, ``2b max_i k(z, x_i)``.
+  A substituted row may sit *at* ``z`` (weight 1), where one record moves the sum by 2b;
+  the corners, the far inputs and the data's own inputs are all at least a lengthscale
+  from ``z``. The substitution-position search of the grey-box auditor
+  (:mod:`~dpgp_audit.audit.positions`) finds the place. Twin: the sensitivity ``2b``, the
+  kernel's supremum over every input.
+
+Never use these mechanisms on data.
 """
 
 from __future__ import annotations
@@ -50,8 +64,9 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["ClippedMeanRelease", "GroupMeans", "MaxScaledLaplaceSum", "build_clipped_mean",
-           "build_group_means", "build_max_scaled", "clipped_mean_data", "true_epsilon"]
+__all__ = ["ClippedMeanRelease", "GroupMeans", "KernelSumAtPoint", "MaxScaledLaplaceSum",
+           "build_clipped_mean", "build_group_means", "build_kernel_sum", "build_max_scaled",
+           "clipped_mean_data", "kernel_sum_true_epsilon", "true_epsilon"]
 
 
 # ----------------------------------------------------------------------------- the bound
@@ -258,3 +273,81 @@ def clipped_mean_data(n: int = 20) -> Dataset:
     """Mostly positive targets ``0.6 + 0.4 sin(x)`` (mean ≈ 0.66, above the clip ½)."""
     x = np.linspace(0.0, 10.0, n)
     return Dataset(x[:, None], 0.6 + 0.4 * np.sin(x), name="positive-sine")
+
+
+# ------------------------------------------------------------------ substitution positions
+#: The public point of :class:`KernelSumAtPoint` and its EQ lengthscale: on the default
+#: data (20 inputs spaced 10/19 on [0, 10]) the point lies 0.263 from its nearest input,
+#: where the kernel weighs 0.49, away from the box's centre and corners.
+KERNEL_POINT, KERNEL_LENGTHSCALE = 3.42, 0.22
+
+
+@dataclass(frozen=True, eq=False)
+class KernelSumAtPoint:
+    """``Σ_i k(z, x_i) y_i + N(0, σ²)``, EQ kernel, whole rows with ``|y| <= b``, sample only.
+
+    ``sensitivity`` is what σ is calibrated to: the bug's ``2b max_i k(z, x_i)`` over the
+    inputs of the data it was built for (:func:`build_kernel_sum`), or the twin's ``2b``.
+    """
+
+    epsilon: float
+    delta: float
+    sensitivity: float
+    z: float = KERNEL_POINT
+    lengthscale: float = KERNEL_LENGTHSCALE
+    b: float = 1.0
+    sigma: float = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", calibrate_gaussian(
+            self.epsilon, self.delta, self.sensitivity).sigma)
+
+    @property
+    def claim(self) -> ApproxDP:
+        """(ε, δ)-DP under whole-row substitution, ``|y| <= b``."""
+        return ApproxDP(epsilon=self.epsilon, delta=self.delta, relation=whole_rows(self.b),
+                        domain=PublicDomain(self.b),
+                        float_tv=iid_gaussian_release(np.full(1, self.sigma)).tv)
+
+    def weights(self, X: np.ndarray) -> np.ndarray:
+        """``k(z, x_i)`` for the first input column."""
+        x = np.asarray(X, dtype=float)[:, 0]
+        return np.exp(-0.5 * ((x - self.z) / self.lengthscale) ** 2)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, 1) (refuses ``|y| > b``)."""
+        data = check_dataset(data)
+        y = np.asarray(data.y, dtype=float)
+        if np.any(np.abs(y) > self.b):
+            raise ValueError(f"y: targets outside |y| <= {self.b:g}")
+        m = np.array([math.fsum(self.weights(data.X) * y)])
+        noise = self.sigma * check_rng(rng).standard_normal((check_positive_int("n", n), 1))
+        return round_to_grid(m, noise, release_grid(self.sigma))
+
+
+def build_kernel_sum(over_data: bool):  # noqa: ANN201 - a build function for the zoo
+    """``build(data, epsilon, delta)`` for :class:`KernelSumAtPoint`.
+
+    ``over_data=True`` (BUG, planted): the sensitivity ``2b max_i k(z, x_i)`` over the
+    inputs of ``data``; ``False`` (twin): ``2b``.
+    """
+
+    def build(data: Dataset, *, epsilon: float, delta: float) -> KernelSumAtPoint:
+        probe = KernelSumAtPoint(epsilon, delta, 2.0)
+        sens = 2.0 * probe.b * (float(np.max(probe.weights(check_dataset(data).X)))
+                                if over_data else 1.0)
+        return KernelSumAtPoint(epsilon, delta, sens)
+
+    return build
+
+
+def kernel_sum_true_epsilon(mech: KernelSumAtPoint) -> float:
+    """Exact ε(δ) of :class:`KernelSumAtPoint`: μ-GDP with μ = 2b/σ.
+
+    One substituted row changes one term ``k(z, x) y`` into ``k(z, x′) y′``; each lies in
+    ``[−b, b]`` (``0 < k <= 1``, equal to 1 at ``x = z``), so the largest change is 2b,
+    met by a row at ``z`` flipped from ``+b`` to ``−b``.
+    """
+    from dpgp_audit.privacy.gdp import gdp_epsilon
+
+    return gdp_epsilon(mech.delta, 2.0 * mech.b / mech.sigma)

@@ -160,6 +160,10 @@ def controls() -> tuple[Control, ...]:
                 pp.build_group_means(True), default_dataset, dict(_GAUSS)),
         Control("A.5/clipped-mean", "Control: clipped mean with the full-swing sensitivity 2b/n",
                 pp.build_clipped_mean(True), pp.clipped_mean_data, dict(_GAUSS)),
+        Control("A.5/kernel-sum-at-point",
+                "Control: kernel-weighted sum at a public point, sensitivity 2b (the kernel's "
+                "supremum; whole rows, sample only)",
+                pp.build_kernel_sum(False), default_dataset, dict(_GAUSS)),
         # The StatDP/DP-Sniper set's correct twins that no control above already is (the
         # Laplace noisy max and SVT Alg. 1 are A.5/noisy-max and A.5/svt at eps = 1).
         Control("A.5/statdp-noisy-max-exp",
@@ -384,11 +388,14 @@ def _blindspots() -> list[Bug]:
 
 
 def _pair_blindspots() -> list[Bug]:
-    """Bugs only whole-dataset pairs expose (issue 20 §4): the bound, bases, the full swing."""
+    """Bugs only whole-dataset pairs expose (issue 20 §4): the bound, bases, the full swing,
+    and a row substituted at the release's own point.
+    """
     from dpgp_audit.bugs import pair_blindspots as pp
     from dpgp_audit.datasets.default import default_dataset
 
     group = pp.build_group_means(False)(default_dataset(), **_GAUSS)
+    kernel = pp.build_kernel_sum(True)(default_dataset(), **_GAUSS)
     clipped = pp.build_clipped_mean(False)(pp.clipped_mean_data(), **_GAUSS)
     return [
         Bug("planted/laplace-max-scaled", "A.5",
@@ -406,6 +413,12 @@ def _pair_blindspots() -> list[Bug]:
             pp.build_clipped_mean(False), pp.clipped_mean_data, dict(_GAUSS),
             "A.5/clipped-mean", pp.true_epsilon(clipped), "sensitivity", 0,
             bug_class="other rows cancelling, one row's full swing (full-swing bases)"),
+        Bug("planted/kernel-sum-data-sensitivity", "A.5",
+            "Kernel-weighted sum at a public point between the inputs, sensitivity taken over "
+            "the data's own inputs (whole rows, sample only)",
+            pp.build_kernel_sum(True), default_dataset, dict(_GAUSS),
+            "A.5/kernel-sum-at-point", pp.kernel_sum_true_epsilon(kernel), "greybox", 0,
+            bug_class="a row substituted at the release's own point (position search)"),
     ]
 
 

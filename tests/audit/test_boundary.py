@@ -29,14 +29,21 @@ from dpgp_audit.audit.greybox import (
     couple_pairs,
     same_structure,
 )
-from dpgp_audit.audit.neighbours import BasePath, NeighbourPair, is_neighbour, structure_paths
+from dpgp_audit.audit.neighbours import (
+    BasePath,
+    LabelCountPath,
+    NeighbourPair,
+    is_neighbour,
+    label_count_paths,
+    structure_paths,
+)
 from dpgp_audit.audit.result import Guarantee, Verdict
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.bugs.calibration import LengthscaleSelectedGP, lengthscale_from_data_epsilon
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
-from dpgp_audit.privacy.claims import ApproxDP, all_answers, outputs_only, whole_rows
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, all_answers, outputs_only, whole_rows
 from dpgp_audit.privacy.domain import PublicDomain
 from dpgp_audit.privacy.float_release import float_safe_release
 
@@ -124,7 +131,7 @@ def test_same_structure_allows_the_grid_steps_of_a_rounded_release():
 
 
 # --------------------------------------------------------------------------- paths and pairs
-def test_structure_paths_span_the_domain_and_skip_labels_and_answers():
+def test_structure_paths_span_the_domain_and_move_labels_one_row_at_a_time():
     paths = structure_paths(DATA, outputs_only(D), y_bound=BOUND)
     assert [p.label for p in paths] == ["the data's targets scaled", "targets alternating +-A",
                                         "half at +A, half at -A", "every target at A",
@@ -139,13 +146,85 @@ def test_structure_paths_span_the_domain_and_skip_labels_and_answers():
             y = p.at(t).y
             assert np.max(np.abs(y)) <= BOUND and np.array_equal(p.at(t).X, DATA.X)
     assert np.max(np.abs(paths[0].at(1.0).y)) == pytest.approx(BOUND)
+    # every target at the bound (implied labels -1, +1, a move of 2 = D): one label path
     labels = Dataset(DATA.X, np.where(DATA.y > 0, 1.0, -1.0))
-    assert structure_paths(labels, outputs_only(D), y_bound=1.0) == []
-    # declared labels: none, whatever the data (a 3-class domain holds no target in between)
+    (path,) = structure_paths(labels, outputs_only(D), y_bound=1.0)
+    assert isinstance(path, LabelCountPath) and (path.low, path.high) == (-1.0, 1.0)
+    assert structure_paths(labels, outputs_only(1.0), y_bound=1.0) == []  # 2 is beyond d
+    # declared labels: rows moved between consecutive labels, whatever the data
     classes = Dataset(DATA.X, np.arange(DATA.n) % 3.0)
-    assert structure_paths(classes, outputs_only(D), y_bound=2.0, labels=(0.0, 1.0, 2.0)) == []
+    paths = structure_paths(classes, outputs_only(1.0), y_bound=2.0, labels=(0.0, 1.0, 2.0))
+    assert [(p.low, p.high) for p in paths] == [(0.0, 1.0), (1.0, 2.0)]
+    for k in range(DATA.n + 1):
+        y = paths[1].at(k + 0.5).y  # t is floored: k rows at the upper label
+        assert np.count_nonzero(y == 2.0) == k and np.count_nonzero(y == 1.0) == DATA.n - k
     assert len(structure_paths(classes, outputs_only(D), y_bound=2.0)) == 6
     assert structure_paths(DATA, all_answers(1.0)) == []
+
+
+def test_label_paths_bisect_on_counts_and_end_on_neighbours():
+    data = Dataset(DATA.X, np.zeros(DATA.n))
+    (path,) = label_count_paths(data, outputs_only(1.0), (0.0, 1.0))
+    assert path.midpoint(0.0, 5.0) == 2.0 and path.midpoint(4.0, 5.0) == 4.0
+    assert path.resolved(4.0, 5.0) and not path.resolved(3.0, 5.0)
+    (pair,) = path.boundary_pairs(4.0, 5.0, outputs_only(1.0))
+    assert is_neighbour(pair.d0, pair.d1, outputs_only(1.0))
+    assert (pair.d0.y.sum(), pair.d1.y.sum()) == (4.0, 5.0)
+    assert path.boundary_pairs(4.0, 6.0, outputs_only(1.0)) == []  # two rows apart
+    # whole rows: any two labels are one substitution apart; outputs only: within d
+    assert len(label_count_paths(data, whole_rows(1.0), (-1.0, 0.0, 1.0))) == 2
+    assert [(p.low, p.high) for p in label_count_paths(data, outputs_only(1.0),
+                                                       (0.0, 1.0, 3.0))] == [(0.0, 1.0)]
+
+
+@dataclass(frozen=True)
+class SuppressedCount:
+    """The count of positive labels + two-sided geometric noise, 0 when the true count is
+    below ``cut`` (``on_noisy``: when the noisy count is, the post-processed twin)."""
+
+    cut: int = 7
+    on_noisy: bool = False
+    claim: object = PureDP(epsilon=1.0, relation=outputs_only(1.0),
+                           domain=PublicDomain(1.0, labels=(0.0, 1.0)))
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        c = float(self.claim.domain.targets(data.y).sum())
+        p = -math.expm1(-1.0)
+        noisy = c + (rng.geometric(p, (n, 1)) - rng.geometric(p, (n, 1))).astype(float)
+        if self.on_noisy:
+            return np.where(noisy < self.cut, 0.0, noisy)
+        return np.zeros((n, 1)) if c < self.cut else noisy
+
+
+def test_search_along_labels_finds_a_count_threshold_of_integer_noise():
+    """The survey calls no pair additive (integer noise), yet along the label path the one
+    step where the release stops being 0 is found: the pair cut-1 -> cut positives."""
+    data = Dataset(DATA.X, (np.arange(DATA.n) % 3 == 0).astype(float))
+    mech = SuppressedCount()
+    relation, labels = mech.claim.relation, (0.0, 1.0)
+    survey = couple_pairs(mech, [(data, data.with_target(1, 1.0))], np.random.default_rng(0))
+    assert skip_reason(survey) is not None  # not additive: the continuous paths stay shut
+    assert skip_reason(survey, additive=False) is None
+    out = search_boundaries(mech, data, relation, np.random.default_rng(1), labels=labels)
+    (found,) = out.boundaries
+    assert found["path"] == "rows moved one by one from label 0 to 1"
+    assert [math.floor(t) for t in found["t"]] == [6, 7]  # t is floored to a count
+    (pair,) = out.pairs
+    assert (pair.d0.y.sum(), pair.d1.y.sum()) == (6.0, 7.0)
+    assert out.calls <= SEGMENTS + 4  # a grid pass and a bisection on integers
+    report = audit_mechanism(mech, data, np.random.default_rng(2))
+    assert report.verdict is Verdict.VIOLATION, report.table()
+    twin = audit_mechanism(SuppressedCount(on_noisy=True), data, np.random.default_rng(2))
+    assert twin.verdict is not Verdict.VIOLATION, twin.table()
+
+
+def test_same_structure_reads_integer_noise_without_a_grid_allowance():
+    data = Dataset(DATA.X, np.zeros(DATA.n))
+    mech = SuppressedCount(cut=1)  # integer noise, often within two steps of its grid
+    moved = data.with_target(0, 1.0)
+    assert not same_structure(couple(mech, data, moved, 4, np.random.SeedSequence(3)))
+    assert same_structure(couple(mech, moved, moved.with_target(1, 1.0), 4,
+                                 np.random.SeedSequence(3)))
 
 
 @pytest.mark.parametrize("relation", [outputs_only(D), whole_rows(BOUND)])

@@ -151,6 +151,15 @@ def test_A4_strategy_generates_neighbours(data):
 
 
 @given(st.data())
+def test_A4_strategy_keeps_declared_labels(data):
+    rel = data.draw(st.sampled_from([outputs_only(1.0), whole_rows(2.0)]))
+    labels = (-2.0, 0.0, 1.0)
+    pair = data.draw(neighbouring_datasets(rel, n=(1, 6), labels=labels, structural=True))
+    assert is_neighbour(pair.d0, pair.d1, rel)
+    assert set(np.r_[pair.d0.y, pair.d1.y]) <= set(labels)
+
+
+@given(st.data())
 def test_A4_strategy_with_fixed_public_inputs(data):
     base = default_dataset(5)
     pair = data.draw(neighbouring_datasets(outputs_only(1.0), base=base))

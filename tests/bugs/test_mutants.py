@@ -657,3 +657,38 @@ def test_exp_mech_on_the_absolute_error_moves_every_utility_by_two():
     draws = build_form(spec, "sample").sample(Dataset(x, y), 4000, np.random.default_rng(0))
     freq = np.array([np.mean(draws == s) for s in slopes])
     np.testing.assert_allclose(freq, np.exp(logp(y)), atol=4 * math.sqrt(0.25 / 4000))
+
+
+# ------------------------------------------------------------------ the third hunt
+LABELS = ("label-count-suppression", "control-label-count-noisy-suppression")
+
+
+@pytest.mark.parametrize("name", LABELS)
+def test_label_mutants_on_the_default_path(name):
+    assert not _default_path_misses(name)
+
+
+def test_label_count_suppression_is_a_point_mass_on_one_side_only():
+    """Four positives: 0 on every release; five: 0 only when the geometric noise is -5,
+    P = (1 - a) a^5 / (1 + a) with a = e^-1 (the two-sided geometric law), so the event
+    "not 0" separates them (true eps = inf); the user's data hold 17 positives. The
+    noisy-count twin is a post-processing of the geometric mechanism."""
+    spec, twin = _spec("label-count-suppression"), _spec("control-label-count-noisy-suppression")
+    data = spec.data
+    assert np.sum(data.y) == 17 and set(np.unique(data.y)) == {0.0, 1.0}
+    four = Dataset(data.X, (np.arange(data.n) < 4).astype(float))
+    five = four.with_target(4, 1.0)
+    mech = build_form(spec, "sample")
+    a = mech.sample(four, 4000, np.random.default_rng(1))
+    b = mech.sample(five, 4000, np.random.default_rng(1))
+    assert np.all(a == 0.0)
+    alpha = math.exp(-1.0)
+    p_zero = (1 - alpha) * alpha**5 / (1 + alpha)
+    assert np.mean(b == 0.0) < p_zero + 5 * math.sqrt(p_zero / 4000)
+    assert np.all(b[b != 0.0] == np.round(b[b != 0.0]))  # integer releases
+    # the geometric noise's law: P(k) = (1 - a)/(1 + a) a^|k| (two-sided, exactly)
+    noise = build_form(twin, "sample").sample(
+        Dataset(data.X, np.ones(data.n)), 20_000, np.random.default_rng(2)) - data.n
+    for k in (0, 1, -1, 2):
+        p = (1 - alpha) / (1 + alpha) * alpha ** abs(k)
+        assert abs(np.mean(noise == k) - p) < 5 * math.sqrt(p * (1 - p) / 20_000)

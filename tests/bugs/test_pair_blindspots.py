@@ -23,7 +23,8 @@ from dpgp_audit.privacy.gdp import gdp_epsilon
 
 CASES = [("planted/laplace-max-scaled", "A.5/laplace-sum-declared-bound", "blackbox"),
          ("planted/group-means-balanced", "A.5/group-means-nominal", "sensitivity"),
-         ("planted/clipped-mean-half-swing", "A.5/clipped-mean", "sensitivity")]
+         ("planted/clipped-mean-half-swing", "A.5/clipped-mean", "sensitivity"),
+         ("planted/kernel-sum-data-sensitivity", "A.5/kernel-sum-at-point", "greybox")]
 NEW_FAMILIES = ("base: ", "full swing: ")
 
 
@@ -96,3 +97,29 @@ def test_A5_true_epsilons():
     for twin in ("A.5/group-means-nominal", "A.5/clipped-mean"):
         mech, _ = get(twin).make()
         assert pp.true_epsilon(mech) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_A5_the_kernel_sum_true_epsilon_from_its_worst_row():
+    """μ = 2b/σ: a row at the point flipped ±b (the premise the zoo's ε rests on), and no
+    row the default data holds, nor any generated pair, moves the sum by more than the
+    bound σ was calibrated to."""
+    bug = {b.id: b for b in zoo.planted()}["planted/kernel-sum-data-sensitivity"]
+    mech, data = get(bug.id).make()
+    x = np.asarray(data.X[:, 0])
+    nearest = float(np.min(np.abs(x - pp.KERNEL_POINT)))
+    weight = np.exp(-0.5 * (nearest / pp.KERNEL_LENGTHSCALE) ** 2)
+    assert mech.sensitivity == pytest.approx(2.0 * weight)  # the data's own inputs
+    assert 0.4 < weight < 0.6  # the point lies between inputs, not on one
+    assert bug.true_epsilon == pytest.approx(gdp_epsilon(1e-5, 2.0 / mech.sigma))
+    assert 2.0 < bug.true_epsilon < 2.4
+
+    def change(p):
+        return abs(float(np.sum(mech.weights(p.d1.X) * p.d1.y)
+                         - np.sum(mech.weights(p.d0.X) * p.d0.y)))
+
+    for seed in range(10):  # the generated pairs: corners, far inputs, random substitutions
+        pairs = neighbour_pairs(data, mech.claim.relation, np.random.default_rng(seed),
+                                y_bound=1.0)
+        assert max(change(p) for p in pairs) <= mech.sensitivity * (1 + 1e-9)
+    twin, _ = get("A.5/kernel-sum-at-point").make()
+    assert pp.kernel_sum_true_epsilon(twin) == pytest.approx(1.0, abs=1e-9)

@@ -174,6 +174,9 @@ SENSITIVITY_NOT_APPLICABLE = {
                                     "and data-dependent-scale bugs (test_blindspots_cli)",
     "A.5/laplace-sum-declared-bound": "sample-only on purpose: the black-box twin of "
                                       "planted/laplace-max-scaled (test_pair_blindspots)",
+    "A.5/kernel-sum-at-point": "sample-only on purpose: the twin of "
+                               "planted/kernel-sum-data-sensitivity, found by the grey-box "
+                               "position search (test_pair_blindspots, test_positions)",
     "A.5/svt": "all-answers relation: probed by the multi-coordinate pattern pairs, not by "
                "the one-record sensitivity search (test_blindspots, test_blindspots_cli)",
     "A.5/noisy-max": "all-answers relation: probed by the multi-coordinate pattern pairs "

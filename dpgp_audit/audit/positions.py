@@ -1,0 +1,277 @@
+"""Substitution positions: where one whole row weighs most on the release (catalogue A.9).
+
+Under whole-row neighbours a record may be replaced by one at *any* input, not only at
+the inputs of the user's data. A release evaluated at public points of its own — a
+kernel sum or a GP mean at test inputs — is most sensitive to a row placed *at* one of
+those points, and a sensitivity bound computed over the data's own inputs (or a design
+grid) misses exactly that row. The generated pairs place substituted rows at the data's
+corners, far outside it and at random points of its box; none of these need fall within
+a short lengthscale of a test point that lies between the data's inputs.
+
+This module finds such a place without knowing the release's points. For a release the
+coupled survey found additive in its noise (:mod:`~dpgp_audit.audit.greybox`), one
+coupled call on the pair "row ``i`` at ``x`` with the largest target" against "the same
+row with the smallest target" shows the release's shift caused by that row alone, in
+units of the spread of the releases of the call (the survey's point estimate,
+:func:`~dpgp_audit.audit.greybox.coupled_shift`). Every position is
+run on one and the same seed (common random numbers), so that the scores of two
+positions differ only through the release, and the search
+
+1. scores :data:`START_POINTS` positions drawn uniformly from the data's input box
+   widened by :data:`MARGIN` of its width on each side — with a declared ``x_bound``, half
+   of them there and half in the whole declared box ``|x| <= x_bound``, where a release
+   may be evaluated far from the data —
+2. unless every position scored alike (a release that does not depend on where the row
+   sits, such as a plain sum, or one the row does not move: nothing to find), refines the
+   best :data:`REFINE_STARTS` of them by a compass search (each coordinate moved by
+   ``± step``; the step halved when no move helps), and
+3. keeps the best :data:`MAX_PAIRS` flip pairs of distinct peaks (two refinements that end
+   within the first step of each other found one peak).
+
+The pairs kept are ordinary neighbour pairs inside the declared domain. Nothing here is a
+verdict: the coupled survey analyses them (an exact or grid bound beyond the claim,
+reproduced on a fresh seed, is definitive, as for every other pair) and the white-box and
+black-box auditors certify them on fresh draws. The search is deterministic given its
+seed and spends at most :data:`MAX_CALLS` coupled calls of
+:data:`~dpgp_audit.audit.greybox.PROBE_ROWS` releases per side; like the
+structure-boundary search (:mod:`~dpgp_audit.audit.boundary`) it runs only for a release
+that is reproducible from its generator, additive in its noise on some pair, with no
+definitive finding yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpgp_audit._validation import one_line
+from dpgp_audit.audit.boundary import BOUNDARY_RELEASES, skip_reason
+from dpgp_audit.audit.greybox import (
+    PROBE_ROWS,
+    CouplingSurvey,
+    couple,
+    couple_pairs,
+    coupled_shift,
+)
+from dpgp_audit.audit.neighbours import NeighbourPair
+from dpgp_audit.contract import ContractError, Mechanism
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
+
+__all__ = ["MARGIN", "MAX_CALLS", "MAX_PAIRS", "REFINE_STARTS", "START_POINTS",
+           "PositionSearch", "flip_pair", "search_positions", "with_positions"]
+
+#: Positions drawn uniformly from the widened box in the first pass.
+START_POINTS = 24
+#: The best first-pass positions refined by compass search.
+REFINE_STARTS = 2
+#: Coupled calls the search may make in all (a deterministic allowance).
+MAX_CALLS = 64
+#: Flip pairs handed to the coupled survey, at most.
+MAX_PAIRS = 2
+#: The data's input box is widened by this fraction of its width on each side.
+MARGIN = 0.1
+#: Halvings of the compass step after which a refinement stops.
+_HALVINGS = 12
+
+
+@dataclass
+class PositionSearch:
+    """What the search did: calls made, positions kept, pairs kept (JSON-ready)."""
+
+    calls: int = 0
+    max_calls: int = MAX_CALLS
+    row: int = 0
+    best: list[dict] = field(default_factory=list)
+    pairs: list[NeighbourPair] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    #: the first pass saw the same score at every position (or no shift at all)
+    flat: bool = False
+
+    def as_dict(self) -> dict:
+        """The record the grey-box result keeps (``details["positions"]``)."""
+        return {"calls": self.calls, "max_calls": self.max_calls, "row": self.row,
+                "best": self.best, "pairs": [p.label for p in self.pairs],
+                "refused": self.refused, "flat": self.flat}
+
+
+def _targets(relation: NeighbourRelation, y_bound: float | None,
+             labels: Sequence[float] | None) -> tuple[float, float]:
+    """The largest and smallest legal targets of a substituted row."""
+    if labels:
+        return float(max(labels)), float(min(labels))
+    a = float(relation.d) if y_bound is None else min(float(relation.d), float(y_bound))
+    return a, -a
+
+
+def _box(data: Dataset, x_bound: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """The data's input box widened by :data:`MARGIN` (a unit width where it is flat).
+
+    Inside a declared bound; the search as a whole spans the declared box too
+    (:func:`_starts`).
+    """
+    X = np.asarray(data.X, dtype=float)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    width = np.where(hi > lo, hi - lo, 1.0)
+    lo, hi = lo - MARGIN * width, hi + MARGIN * width
+    if x_bound is not None:
+        lo, hi = np.maximum(lo, -x_bound), np.minimum(hi, x_bound)
+    return lo, hi
+
+
+def _starts(data: Dataset, x_bound: float | None, rng: np.random.Generator
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first pass's positions and the box the compass search may move in.
+
+    Without a declared bound: :data:`START_POINTS` uniform in the widened data box. With
+    one (``|x| <= x_bound``, every input legal): half of them there and half in the whole
+    declared box, which the compass search may then reach — a release may be evaluated
+    at points far from the data (a forecast beyond its range).
+    """
+    lo, hi = _box(data, x_bound)
+    if x_bound is None:
+        return rng.uniform(lo, hi, size=(START_POINTS, lo.size)), lo, hi
+    near = rng.uniform(lo, hi, size=(START_POINTS // 2, lo.size))
+    full = np.full(lo.size, float(x_bound))
+    wide = rng.uniform(-full, full, size=(START_POINTS - START_POINTS // 2, lo.size))
+    return np.vstack([near, wide]), -full, full
+
+
+def flip_pair(data: Dataset, row: int, x: np.ndarray, y_hi: float, y_lo: float,
+              tag: str = "") -> NeighbourPair:
+    """Row ``row`` substituted by ``(x, y_hi)`` against the same row with ``y_lo``."""
+    where = ", ".join(f"{v:.4g}" for v in np.ravel(x))
+    return NeighbourPair(data.with_row(row, x, y_hi), data.with_row(row, x, y_lo),
+                         f"row {row} substituted at x=({where}){tag}, "
+                         f"y {y_hi:+g} -> {y_lo:+g}")
+
+
+def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRelation,
+                     rng: np.random.Generator, *, y_bound: float | None = None,
+                     labels: Sequence[float] | None = None, x_bound: float | None = None,
+                     row: int | None = None, max_calls: int = MAX_CALLS,
+                     max_pairs: int = MAX_PAIRS) -> PositionSearch:
+    """Flip pairs at the substitution positions where the release moves most (module docstring).
+
+    Parameters
+    ----------
+    mechanism
+        Anything with ``sample(data, n, rng)`` that draws from the generator it is handed.
+    data
+        The user's D: its other rows stay, its inputs give the box searched.
+    relation
+        The claim's relation; only whole rows have positions to search (else no pairs).
+    rng
+        Source of the search's seeds.
+    y_bound, labels, x_bound
+        The declared domain: the targets of the substituted row (the largest and the
+        smallest legal ones) and the inputs' bound.
+    row
+        The row substituted (default: the central row).
+    max_calls, max_pairs
+        The allowance (coupled calls) and the most pairs kept.
+
+    Returns
+    -------
+    PositionSearch
+        Its ``pairs`` are neighbours under ``relation`` inside the domain.
+    """
+    out = PositionSearch(max_calls=max_calls)
+    if relation.kind is not Neighbour.ROWS or data.n == 0:
+        return out
+    out.row = i = data.n // 2 if row is None else int(row)
+    y_hi, y_lo = _targets(relation, y_bound, labels)
+    seed = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
+    starts, lo, hi = _starts(data, x_bound, rng)
+    dim = lo.size
+    seen: dict[bytes, float] = {}
+
+    def score(x: np.ndarray) -> float:
+        key = x.tobytes()
+        if key in seen:
+            return seen[key]
+        if out.calls >= max_calls:
+            return -math.inf
+        out.calls += 1
+        pair = flip_pair(data, i, x, y_hi, y_lo)
+        try:  # one seed for every position: their scores differ only through the release
+            run = couple(mechanism, pair.d0, pair.d1, PROBE_ROWS, seed)
+        except ContractError:
+            raise
+        except (ValueError, ArithmeticError) as err:  # a position the mechanism refuses
+            out.refused.append(one_line(f"{pair.label}: {type(err).__name__}: {err}"))
+            seen[key] = -math.inf
+            return -math.inf
+        seen[key] = s = coupled_shift(run.out0, run.out1)
+        return s
+
+    first = [(score(x), k) for k, x in enumerate(starts)]
+    first.sort(key=lambda t: (-t[0], t[1]))
+    finite = [s for s, _ in first if s > -math.inf]
+    if not finite or max(finite) <= 0 or min(finite) == max(finite):
+        out.flat = True  # nothing moves, or moves alike wherever the row sits: no place to find
+        return out
+    found: list[tuple[float, np.ndarray]] = []
+    near_lo, near_hi = _box(data, x_bound)  # the compass steps are sized to the data's box
+    first_step = 0.5 * (near_hi - near_lo) / START_POINTS ** (1.0 / dim)
+    for s, k in first[:REFINE_STARTS]:
+        if not s > 0:
+            continue
+        x, step = starts[k].copy(), first_step
+        for _ in range(_HALVINGS):
+            if math.isinf(s) or out.calls >= max_calls:
+                break
+            moved = False
+            for j in range(dim):  # compass search: each coordinate up and down
+                for sign in (1.0, -1.0):
+                    y = x.copy()
+                    y[j] = np.clip(y[j] + sign * step[j], lo[j], hi[j])
+                    sy = score(y)
+                    if sy > s:
+                        x, s, moved = y, sy, True
+                        break
+            if not moved:
+                step = step / 2
+        found.append((s, x))
+    found.sort(key=lambda t: -t[0])
+    kept: list[np.ndarray] = []
+    for s, x in found:
+        if len(kept) >= max_pairs or not s > 0:
+            break
+        if any(np.all(np.abs(x - k) <= first_step) for k in kept):
+            continue  # the same peak, reached from two starts
+        kept.append(x)
+        out.best.append({"x": [float(v) for v in x], "score": s})
+        out.pairs.append(flip_pair(data, i, x, y_hi, y_lo, " (position search)"))
+    return out
+
+
+def with_positions(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
+                   relation: NeighbourRelation, rng: np.random.Generator, *,
+                   y_bound: float | None = None, labels: Sequence[float] | None = None,
+                   x_bound: float | None = None
+                   ) -> tuple[CouplingSurvey, list[NeighbourPair]]:
+    """The default path's grey-box step after the structure-boundary search.
+
+    Under whole rows runs :func:`search_positions` unless
+    :func:`~dpgp_audit.audit.boundary.skip_reason` says why not, surveys the pairs it
+    keeps (at most :data:`~dpgp_audit.audit.boundary.BOUNDARY_RELEASES` releases per side,
+    findings confirmed on a second seed as every other pair's) and returns the survey
+    extended by them, with the search's record in ``positions``, and the pairs added.
+    """
+    if relation.kind is not Neighbour.ROWS:
+        return survey, []
+    why = skip_reason(survey)
+    if why is not None:
+        return dataclasses.replace(survey, positions={"skipped": why}), []
+    search = search_positions(mechanism, data, relation, rng, y_bound=y_bound,
+                              labels=labels, x_bound=x_bound)
+    if search.pairs:
+        more = couple_pairs(mechanism, search.pairs, rng, claim=survey.claim,
+                            max_releases=BOUNDARY_RELEASES)
+        survey = survey.extended(more)
+    return dataclasses.replace(survey, positions=search.as_dict()), list(search.pairs)

@@ -1,0 +1,140 @@
+"""The substitution-position search of the grey-box auditor (catalogue A.9, issue 20 §4).
+
+The expected positions are the release's own points, known in closed form (the kernel's
+peak); the scores are checked against their definition on hand-built releases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from dpgp_audit.audit.greybox import couple_pairs, coupled_shift
+from dpgp_audit.audit.neighbours import is_neighbour
+from dpgp_audit.audit.positions import (
+    MAX_CALLS,
+    search_positions,
+    with_positions,
+)
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.claims import ApproxDP, outputs_only, whole_rows
+from dpgp_audit.privacy.domain import PublicDomain
+
+
+@dataclass(frozen=True)
+class KernelSums:
+    """``Σ_i k(z_j, x_i) y_i + N(0, σ²)`` at public points ``z_j`` (EQ kernel), sample only."""
+
+    points: tuple[tuple[float, ...], ...]
+    lengthscale: float = 0.05
+    sigma: float = 8.0  # above the analytic Gaussian σ of sensitivity 2 at (1, 1e-5)
+    x_bound: float | None = None
+
+    @property
+    def claim(self) -> ApproxDP:
+        return ApproxDP(epsilon=1.0, delta=1e-5, relation=whole_rows(1.0),
+                        domain=PublicDomain(1.0, x_bound=self.x_bound))
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        Z = np.asarray(self.points, dtype=float)
+        d2 = ((np.asarray(data.X)[None, :, :] - Z[:, None, :]) ** 2).sum(axis=2)
+        m = np.exp(-0.5 * d2 / self.lengthscale**2) @ np.asarray(data.y, dtype=float)
+        return m + self.sigma * rng.standard_normal((n, m.size))
+
+
+def _grid_data(n: int = 20, dim: int = 1) -> Dataset:
+    rng = np.random.default_rng(5)
+    X = np.linspace(0.0, 1.0, n)[:, None] if dim == 1 else rng.uniform(0.0, 1.0, (n, dim))
+    return Dataset(X, np.sin(6 * X[:, 0]))
+
+
+def test_A9_the_position_score_is_the_shift_over_the_spread():
+    rng = np.random.default_rng(0)
+    e = rng.standard_normal((4, 2))
+    shift = np.array([0.6, -0.8])
+    out0, out1 = 1.0 + 2.0 * e, 1.0 + shift + 2.0 * e
+    sd = (2.0 * e).std(axis=0, ddof=1)
+    assert coupled_shift(out0, out1) == pytest.approx(float(np.linalg.norm(shift / sd)))
+    fixed = np.zeros((4, 1))
+    assert coupled_shift(fixed, fixed + 1.0) == np.inf  # a noise-free output that moves
+    assert coupled_shift(fixed, fixed) == 0.0  # nothing varies, nothing moves
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_A9_the_search_finds_the_release_point_between_the_inputs(seed):
+    z, ell = 7.5 / 19, 0.02  # the middle of a gap of the 20-point grid k/19
+    mech = KernelSums(((z,),), lengthscale=ell)
+    data = _grid_data()
+    assert np.min(np.abs(data.X[:, 0] - z)) > 1.2 * ell  # no input of the data is near z
+    out = search_positions(mech, data, mech.claim.relation, np.random.default_rng(seed))
+    assert out.calls <= MAX_CALLS and out.pairs
+    assert abs(out.best[0]["x"][0] - z) < ell / 4
+    for p in out.pairs:
+        assert is_neighbour(p.d0, p.d1, mech.claim.relation)
+        assert set(np.abs(np.concatenate([p.d0.y, p.d1.y]))) <= set(np.abs(data.y)) | {1.0}
+    again = search_positions(mech, data, mech.claim.relation, np.random.default_rng(seed))
+    assert again.best == out.best  # a function of the seed
+
+
+def test_A9_the_search_in_two_dimensions_and_inside_a_declared_input_bound():
+    z = (0.31, 0.77)
+    mech = KernelSums((z,), lengthscale=0.08)
+    data = _grid_data(dim=2)
+    out = search_positions(mech, data, mech.claim.relation, np.random.default_rng(3))
+    assert np.linalg.norm(np.subtract(out.best[0]["x"], z)) < 0.08 / 2
+    # a point beyond the declared bound: the search stops at the bound, never past it
+    far = KernelSums(((0.95,),), lengthscale=0.1, x_bound=0.9)
+    found = search_positions(far, _grid_data(), far.claim.relation,
+                             np.random.default_rng(0), x_bound=0.9)
+    xs = [b["x"][0] for b in found.best]
+    assert max(xs) <= 0.9 and max(xs) == pytest.approx(0.9, abs=0.01)
+
+
+def test_A9_the_search_uses_the_declared_labels_and_needs_whole_rows():
+    mech = KernelSums(((0.5,),))
+    data = _grid_data()
+    out = search_positions(mech, data, mech.claim.relation, np.random.default_rng(0),
+                           labels=(-1.0, 0.0, 1.0))
+    assert {float(p.d0.y[out.row]) for p in out.pairs} == {1.0}
+    assert {float(p.d1.y[out.row]) for p in out.pairs} == {-1.0}
+    none = search_positions(mech, data, outputs_only(1.0), np.random.default_rng(0))
+    assert none.pairs == [] and none.calls == 0
+
+
+def test_A9_with_positions_extends_the_survey_and_skips_with_a_reason():
+    mech = KernelSums(((0.5,),))
+    data = _grid_data()
+    base = couple_pairs(mech, [(data, data.with_row(10, data.X[10], -1.0))],
+                        np.random.default_rng(0))
+    assert base.couplings[0].status == "additive"
+    survey, added = with_positions(mech, base, data, mech.claim.relation,
+                                   np.random.default_rng(1))
+    assert len(added) >= 1 and len(survey.pairs) == len(base.pairs) + len(added)
+    assert survey.result().details["positions"]["pairs"] == [p.label for p in added]
+    same, none = with_positions(mech, base, data, outputs_only(1.0), np.random.default_rng(1))
+    assert none == [] and same is base
+
+    class Unseeded(KernelSums):
+        def sample(self, data, n, rng):
+            return super().sample(data, n, np.random.default_rng())  # not from its rng
+
+    loose = Unseeded(((0.5,),))
+    survey = couple_pairs(loose, [(data, data.with_row(10, data.X[10], -1.0))],
+                          np.random.default_rng(0))
+    skipped, none = with_positions(loose, survey, data, loose.claim.relation,
+                                   np.random.default_rng(1))
+    assert none == [] and "not reproducible" in skipped.positions["skipped"]
+
+
+def test_A9_a_release_that_ignores_the_inputs_stops_after_the_first_pass():
+    @dataclass(frozen=True)
+    class Sum:
+        claim = KernelSums(((0.5,),)).claim
+
+        def sample(self, data, n, rng):
+            return np.sum(data.y) + 8.0 * rng.standard_normal((n, 1))
+
+    out = search_positions(Sum(), _grid_data(), Sum.claim.relation, np.random.default_rng(0))
+    assert out.flat and out.pairs == [] and out.calls == 24  # START_POINTS, no refinement
