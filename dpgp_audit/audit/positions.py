@@ -18,12 +18,13 @@ run on one and the same seed (common random numbers), so that the scores of two
 positions differ only through the release, and the search
 
 1. scores :data:`START_POINTS` positions drawn uniformly from the data's input box
-   widened by :data:`MARGIN` of its width on each side — with a declared ``x_bound``, half
-   of them there and half in the whole declared box ``|x| <= x_bound``, where a release
-   may be evaluated far from the data —
+   widened by :data:`MARGIN` of its width on each side — with a declared ``x_bound``, as
+   many again in the whole declared box ``|x| <= x_bound``, where a release may be
+   evaluated far from the data —
 2. unless every position scored alike (a release that does not depend on where the row
    sits, such as a plain sum, or one the row does not move: nothing to find), refines the
-   best :data:`REFINE_STARTS` of them by a compass search (each coordinate moved by
+   best :data:`REFINE_STARTS` of them, each in a region of its own (not within four
+   compass steps of a better one), by a compass search (each coordinate moved by
    ``± step``; the step halved when no move helps), and
 3. keeps the best :data:`MAX_PAIRS` flip pairs of distinct peaks (two refinements that end
    within the first step of each other found one peak).
@@ -127,17 +128,17 @@ def _starts(data: Dataset, x_bound: float | None, rng: np.random.Generator
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The first pass's positions and the box the compass search may move in.
 
-    Without a declared bound: :data:`START_POINTS` uniform in the widened data box. With
-    one (``|x| <= x_bound``, every input legal): half of them there and half in the whole
-    declared box, which the compass search may then reach — a release may be evaluated
-    at points far from the data (a forecast beyond its range).
+    :data:`START_POINTS` uniform in the widened data box; with a declared bound
+    (``|x| <= x_bound``, every input legal) as many again in the whole declared box, which
+    the compass search may then reach — a release may be evaluated at points far from the
+    data (a forecast beyond its range).
     """
     lo, hi = _box(data, x_bound)
+    near = rng.uniform(lo, hi, size=(START_POINTS, lo.size))
     if x_bound is None:
-        return rng.uniform(lo, hi, size=(START_POINTS, lo.size)), lo, hi
-    near = rng.uniform(lo, hi, size=(START_POINTS // 2, lo.size))
+        return near, lo, hi
     full = np.full(lo.size, float(x_bound))
-    wide = rng.uniform(-full, full, size=(START_POINTS - START_POINTS // 2, lo.size))
+    wide = rng.uniform(-full, full, size=(START_POINTS, lo.size))
     return np.vstack([near, wide]), -full, full
 
 
@@ -173,14 +174,16 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
     row
         The row substituted (default: the central row).
     max_calls, max_pairs
-        The allowance (coupled calls) and the most pairs kept.
+        The allowance (coupled calls; with ``x_bound``, :data:`START_POINTS` more for the
+        pass over the declared box) and the most pairs kept.
 
     Returns
     -------
     PositionSearch
         Its ``pairs`` are neighbours under ``relation`` inside the domain.
     """
-    out = PositionSearch(max_calls=max_calls)
+    # a declared input box adds a second first pass over it: its calls are added too
+    out = PositionSearch(max_calls=max_calls + (0 if x_bound is None else START_POINTS))
     if relation.kind is not Neighbour.ROWS or data.n == 0:
         return out
     out.row = i = data.n // 2 if row is None else int(row)
@@ -194,7 +197,7 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
         key = x.tobytes()
         if key in seen:
             return seen[key]
-        if out.calls >= max_calls:
+        if out.calls >= out.max_calls:
             return -math.inf
         out.calls += 1
         pair = flip_pair(data, i, x, y_hi, y_lo)
@@ -218,12 +221,16 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
     found: list[tuple[float, np.ndarray]] = []
     near_lo, near_hi = _box(data, x_bound)  # the compass steps are sized to the data's box
     first_step = 0.5 * (near_hi - near_lo) / START_POINTS ** (1.0 / dim)
-    for s, k in first[:REFINE_STARTS]:
-        if not s > 0:
-            continue
+    chosen: list[int] = []  # the best starts, one per region (not within 4 steps of another)
+    for s, k in first:
+        if len(chosen) < REFINE_STARTS and s > 0 and not any(
+                np.all(np.abs(starts[k] - starts[j]) <= 4 * first_step) for j in chosen):
+            chosen.append(k)
+    for k in chosen:
+        s = seen[starts[k].tobytes()]
         x, step = starts[k].copy(), first_step
         for _ in range(_HALVINGS):
-            if math.isinf(s) or out.calls >= max_calls:
+            if math.isinf(s) or out.calls >= out.max_calls:
                 break
             moved = False
             for j in range(dim):  # compass search: each coordinate up and down

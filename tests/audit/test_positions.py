@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from dpgp_audit.audit.greybox import couple_pairs, coupled_shift
-from dpgp_audit.audit.neighbours import is_neighbour
+from dpgp_audit.audit.neighbours import clip_inputs, is_neighbour, neighbour_pairs, within_inputs
 from dpgp_audit.audit.positions import (
     MAX_CALLS,
+    START_POINTS,
     search_positions,
     with_positions,
 )
@@ -138,3 +139,37 @@ def test_A9_a_release_that_ignores_the_inputs_stops_after_the_first_pass():
 
     out = search_positions(Sum(), _grid_data(), Sum.claim.relation, np.random.default_rng(0))
     assert out.flat and out.pairs == [] and out.calls == 24  # START_POINTS, no refinement
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_A9_a_declared_input_box_is_searched_beyond_the_data(seed):
+    """A point evaluated far beyond the data (a forecast at 1.7, data on [0, 1]) is reached
+    when |x| <= 2 is declared: every input there is legal."""
+    mech = KernelSums(((1.7,),), lengthscale=0.1, x_bound=2.0)
+    out = search_positions(mech, _grid_data(), mech.claim.relation,
+                           np.random.default_rng(seed), x_bound=2.0)
+    assert abs(out.best[0]["x"][0] - 1.7) < 0.1 / 4
+    assert out.calls <= MAX_CALLS + START_POINTS
+
+
+def test_A1_generated_pairs_stay_inside_a_declared_input_bound():
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    @dataclass(frozen=True)
+    class Enforced(KernelSums):  # refuses an input beyond the bound, as its domain says
+        def sample(self, data, n, rng):
+            self.claim.domain.inputs(data.X)
+            return super().sample(data, n, rng)
+
+    mech = Enforced(((0.5,),), x_bound=1.5)
+    report = audit_mechanism(mech, _grid_data(), np.random.default_rng(0),
+                             auditors=("greybox",))
+    statuses = report.result("greybox").details["statuses"]
+    assert sum(statuses.values()) > 40 and "rejected" not in statuses
+    before = neighbour_pairs(_grid_data(), mech.claim.relation, np.random.default_rng(0))
+    assert any(np.max(np.abs(p.d1.X)) > 1.5 for p in before)  # the far outliers
+    inside = within_inputs(before, 1.5)
+    assert inside and all(max(np.max(np.abs(p.d0.X)), np.max(np.abs(p.d1.X))) <= 1.5
+                          for p in inside)
+    assert all(is_neighbour(p.d0, p.d1, mech.claim.relation) for p in inside)
+    assert clip_inputs(before[0], None) is before[0]
