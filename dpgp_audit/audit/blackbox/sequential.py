@@ -284,12 +284,15 @@ def _wealth_steps(counts: np.ndarray, logs: tuple[np.ndarray, ...]) -> np.ndarra
     return out
 
 
-def sequential_ceiling(n_bet: int, alpha: float, delta: float, components: int) -> float:
-    """Largest ε′ a perfect distinguisher could reject after ``n_bet`` betting draws per side.
+def sequential_ceiling(n_bet: int, alpha: float, delta: float, components: int = 1) -> float:
+    """Largest ε′ any distinguisher could reject after ``n_bet`` betting draws per side.
 
-    Only the best of ``components`` averaged wealth processes grows, by at most
-    ``log(1 + u_max(1 − δ)/(e^ε′ + δ))`` per draw; solving
-    ``n_bet · that = log(components/α)`` for ε′ gives the ceiling.
+    Each wealth process grows by at most ``log(1 + u_max(1 − δ)/(e^ε′ + δ))`` per draw,
+    and their average never exceeds the largest of them, so solving
+    ``n_bet · that = log(components/α)`` with ``components=1`` gives a true ceiling:
+    no ε′ above it can be rejected, however many of the audit's processes grow together.
+    (``components=k``: the lower ceiling of a perfect distinguisher on one process of
+    ``k`` while the others stay flat.)
     """
     if n_bet <= 0:
         return 0.0
@@ -991,7 +994,9 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     closed = np.cumprod(rejected).astype(bool)
     bound = float(grid[np.flatnonzero(closed)[-1]]) if closed[0] else 0.0
     n_bet = n_drawn - sizes[0]
-    ceiling = sequential_ceiling(n_bet, alpha, del_c, comps)
+    # an upper bound on what any distinguisher could reject: every process may grow at once
+    # (several pairs and events can expose one leak), and then the average is the largest
+    ceiling = sequential_ceiling(n_bet, alpha, del_c)
     guard_note = None
     if closed[i_claim]:
         verdict = Verdict.VIOLATION

@@ -20,7 +20,8 @@ from dpgp_audit.audit.blackbox.sequential import (
     sequential_ceiling,
 )
 from dpgp_audit.audit.result import Verdict
-from dpgp_audit.privacy.claims import ApproxDP, PureDP
+from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only
 from dpgp_audit.privacy.gdp import gdp_epsilon
 from tests.audit.blackbox.test_fixed import (
     CLAIM,
@@ -135,6 +136,29 @@ def test_ceiling_solves_the_perfect_distinguisher_equation():
     lam_u = 0.999 * (1 - delta) / (math.exp(ceiling) + delta)
     assert n * math.log1p(lam_u) == pytest.approx(math.log(comps / alpha), rel=1e-9)
     assert sequential_ceiling(0, alpha, delta, comps) == 0.0
+    # the default is the true ceiling: every process growing at once, log(1/alpha)
+    top = sequential_ceiling(n, alpha, delta)
+    lam_top = 0.999 * (1 - delta) / (math.exp(top) + delta)
+    assert n * math.log1p(lam_top) == pytest.approx(math.log(1 / alpha), rel=1e-9)
+    assert top > ceiling
+
+
+def test_no_certified_bound_exceeds_the_reported_ceiling():
+    """A separating release (D always 0, D' never): every process grows together, and the
+    audit stops as soon as the wealth allows; what it certifies stays below its ceiling."""
+
+    class Separates:
+        claim = PureDP(epsilon=1.0, relation=outputs_only(1.0))
+
+        def sample(self, data, n, rng):
+            u = rng.random((n, 1))
+            return u + (0.0 if data.y.sum() == 0 else 10.0)
+
+    data = Dataset(np.zeros((5, 1)), np.zeros(5))
+    pairs = [(data, data.with_target(0, 1.0)), (data, data.with_target(1, 1.0))]
+    res = audit_sequential(Separates(), pairs, max_n=4096, rng=np.random.default_rng(0))
+    assert res.verdict is Verdict.VIOLATION
+    assert res.estimate <= res.details["epsilon_ceiling"]
 
 
 def test_plan_doubles_and_truncates_at_max_n():
