@@ -55,13 +55,12 @@ from dpgp_audit.audit.greybox import (
     PROBE_ROWS,
     CouplingSurvey,
     couple,
-    couple_pairs,
     same_structure,
 )
 from dpgp_audit.audit.neighbours import (
-    BasePath,
     LabelCountPath,
     NeighbourPair,
+    StructurePath,
     structure_paths,
 )
 from dpgp_audit.contract import ContractError, Mechanism
@@ -123,7 +122,7 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
                       rng: np.random.Generator, *, y_bound: float | None = None,
                       labels: Sequence[float] | None = None,
                       max_calls: int = MAX_CALLS, max_pairs: int = MAX_PAIRS,
-                      paths: Sequence[BasePath | LabelCountPath] | None = None
+                      paths: Sequence[StructurePath] | None = None
                       ) -> BoundarySearch:
     """Neighbour pairs across a change of the noise structure (module docstring).
 
@@ -215,14 +214,11 @@ def with_boundaries(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
     search's record in ``boundary``, and the pairs added (for the later auditors).
     """
     paths = structure_paths(data, relation, y_bound=y_bound, labels=labels)
-    why = skip_reason(survey, additive=not paths or not all(
-        isinstance(p, LabelCountPath) for p in paths))
+    on_labels = bool(paths) and isinstance(paths[0], LabelCountPath)  # all or none of them
+    why = skip_reason(survey, additive=not on_labels)
     if why is not None:
         return dataclasses.replace(survey, boundary={"skipped": why}), []
     search = search_boundaries(mechanism, data, relation, rng, y_bound=y_bound, labels=labels,
                                paths=paths)
-    if search.pairs:
-        more = couple_pairs(mechanism, search.pairs, rng, claim=survey.claim,
-                            max_releases=BOUNDARY_RELEASES)
-        survey = survey.extended(more)
+    survey = survey.with_pairs(mechanism, search.pairs, rng, max_releases=BOUNDARY_RELEASES)
     return dataclasses.replace(survey, boundary=search.as_dict()), list(search.pairs)

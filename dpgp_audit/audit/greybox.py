@@ -1864,6 +1864,17 @@ class CouplingSurvey:
                                    seconds=self.seconds + other.seconds,
                                    boundary=self.boundary if boundary is None else boundary)
 
+    def with_pairs(self, mechanism: Mechanism, pairs: Sequence[NeighbourPair],
+                   rng: np.random.Generator, *, max_releases: int | None = None
+                   ) -> CouplingSurvey:
+        """The survey extended by the coupled survey of ``pairs`` (:func:`couple_pairs`,
+        under its claim); itself, drawing nothing, when there are none.
+        """
+        if not pairs:
+            return self
+        return self.extended(couple_pairs(mechanism, pairs, rng, claim=self.claim,
+                                          max_releases=max_releases))
+
     def ranked(self) -> list[tuple[NeighbourPair, PairCoupling]]:
         """Pairs by :meth:`PairCoupling.rank_key`, most distinguishable first (stable)."""
         order = sorted(range(len(self.pairs)),

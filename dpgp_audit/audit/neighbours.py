@@ -67,6 +67,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -90,12 +91,13 @@ __all__ = [
     "LabelCountPath",
     "PILOT_LEAD_Z",
     "NeighbourPair",
+    "StructurePath",
     "adversarial_rows",
+    "clip_inputs",
     "coverage_pairs",
     "dataset_from_dict",
     "dataset_to_dict",
     "domain_labels",
-    "clip_inputs",
     "domain_x_bound",
     "domain_y_bound",
     "full_swing_pairs",
@@ -1328,6 +1330,30 @@ def full_swing_pairs(data: Dataset, relation: NeighbourRelation, *,
 
 
 # --------------------------------------------------------------------------- structure paths
+@runtime_checkable
+class StructurePath(Protocol):
+    """A one-parameter family of bases ``at(t)``, ``t`` from ``start`` to ``stop``, that the
+    structure-boundary search (:mod:`~dpgp_audit.audit.boundary`) walks and bisects.
+    """
+
+    label: str
+    start: float
+    stop: float
+
+    def at(self, t: float) -> Dataset:
+        """The base at ``t``."""
+
+    def midpoint(self, lo: float, hi: float) -> float:
+        """Where a bisection of ``[lo, hi]`` looks next."""
+
+    def resolved(self, lo: float, hi: float) -> bool:
+        """Whether a bisection of ``[lo, hi]`` can stop."""
+
+    def boundary_pairs(self, t_a: float, t_b: float, relation: NeighbourRelation,
+                       rows: int = 3) -> list[NeighbourPair]:
+        """Neighbour pairs across a structure change between ``at(t_a)`` and ``at(t_b)``."""
+
+
 @dataclass(frozen=True, eq=False)
 class BasePath:
     """A one-parameter family of bases ``D(t) = (X, offset + t · pattern)`` (clipped to the bound).
@@ -1465,8 +1491,7 @@ def label_count_paths(data: Dataset, relation: NeighbourRelation,
 
 def structure_paths(data: Dataset, relation: NeighbourRelation, *,
                     y_bound: float | None = None,
-                    labels: Sequence[float] | None = None
-                    ) -> list[BasePath] | list[LabelCountPath]:
+                    labels: Sequence[float] | None = None) -> list[StructurePath]:
     """Paths of bases along which a calibration read off the targets can flip.
 
     Amplitude ``A``: the declared bound (outputs only), ``b`` (whole rows), else the

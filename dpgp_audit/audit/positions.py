@@ -51,13 +51,7 @@ import numpy as np
 
 from dpgp_audit._validation import one_line
 from dpgp_audit.audit.boundary import BOUNDARY_RELEASES, skip_reason
-from dpgp_audit.audit.greybox import (
-    PROBE_ROWS,
-    CouplingSurvey,
-    couple,
-    couple_pairs,
-    coupled_shift,
-)
+from dpgp_audit.audit.greybox import PROBE_ROWS, CouplingSurvey, couple, coupled_shift
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.contract import ContractError, Mechanism
 from dpgp_audit.dataset import Dataset
@@ -277,8 +271,5 @@ def with_positions(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
         return dataclasses.replace(survey, positions={"skipped": why}), []
     search = search_positions(mechanism, data, relation, rng, y_bound=y_bound,
                               labels=labels, x_bound=x_bound)
-    if search.pairs:
-        more = couple_pairs(mechanism, search.pairs, rng, claim=survey.claim,
-                            max_releases=BOUNDARY_RELEASES)
-        survey = survey.extended(more)
+    survey = survey.with_pairs(mechanism, search.pairs, rng, max_releases=BOUNDARY_RELEASES)
     return dataclasses.replace(survey, positions=search.as_dict()), list(search.pairs)
