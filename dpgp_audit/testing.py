@@ -122,7 +122,9 @@ def _raise(report: AuditReport, seed: int, max_n: int, alpha: float,
         if r.auditor == "blackbox":
             extra = (f" after {r.details.get('n_per_side')} draws/side "
                      f"({r.details.get('mode', 'fixed')} mode)")
-        lines.append(f"  {r.auditor}: {r.quantity} {r.estimate:.4g} > claimed {r.claimed:.4g} "
+        shown = r.estimate_text  # "> 1" where the bound is the claim itself (strict)
+        above = "> claimed" if shown.startswith(">") else f"{shown} > claimed"
+        lines.append(f"  {r.auditor}: {r.quantity} {above} {r.claimed:.4g} "
                      f"[{r.guarantee.value}]{extra}")
     w = report.witness
     if w is not None:

@@ -111,6 +111,21 @@ class AuditResult:
         """True when the verdict is VIOLATION."""
         return self.verdict is Verdict.VIOLATION
 
+    @property
+    def estimate_text(self) -> str:
+        """``estimate`` as the tables show it (four significant digits).
+
+        A violation certifies that the claimed value is *exceeded*: the sequential
+        black-box bound, for one, is the largest value of its ε grid rejected, and the
+        claim's own value is on the grid, so a bare violation reports exactly the claim.
+        Where the estimate would print as the claim, it prints as ``> claim``, so that no
+        table reads "VIOLATION, 1 against a claim of 1".
+        """
+        shown = _fmt(self.estimate)
+        if self.violation and shown == _fmt(self.claimed):
+            return f"> {shown}"
+        return shown
+
     def as_dict(self) -> dict:
         """JSON-ready dictionary (infinite values become the strings 'inf'/'-inf')."""
         out = asdict(self)
@@ -125,7 +140,7 @@ class AuditResult:
         """One line for tables."""
         a = "" if self.alpha is None else f", alpha={self.alpha:g}"
         return (f"{self.auditor:<14} {self.verdict.value:<12} {self.quantity} "
-                f"{self.estimate:.4g} vs claimed {self.claimed:.4g}{a}  [{self.guarantee.value}]")
+                f"{self.estimate_text} vs claimed {self.claimed:.4g}{a}  [{self.guarantee.value}]")
 
     def plot(self, ax: object | None = None, claim: Claim | None = None,
              **kwargs: object) -> object:
@@ -139,7 +154,8 @@ class AuditResult:
                   "INCONCLUSIVE": "#7f8c8d"}[self.verdict.value]
         note = "" if self.violation else f"<br><small>{NO_PROOF}</small>"
         return (f"<div><b>{self.auditor}</b>: <span style='color:{colour}'><b>"
-                f"{self.verdict.value}</b></span> — {self.quantity} {self.estimate:.4g} "
+                f"{self.verdict.value}</b></span> — {self.quantity} "
+                f"{html.escape(self.estimate_text)} "
                 f"vs claimed {self.claimed:.4g}<br><small>{self.guarantee.value}</small>"
                 f"{note}</div>")
 
@@ -267,7 +283,7 @@ class AuditReport:
         lines += [header, "  " + "-" * (len(header) + 20)]
         for r in self.results:
             lines.append(f"  {r.auditor:<12} {r.verdict.value:<13} {r.quantity:<11} "
-                         f"{_fmt(r.estimate):>10} {_fmt(r.claimed):>10}  {r.guarantee.value}")
+                         f"{r.estimate_text:>10} {_fmt(r.claimed):>10}  {r.guarantee.value}")
             extra = _extra_line(r)
             if extra:
                 lines.append(f"  {'':<12} {extra}")
@@ -289,7 +305,8 @@ class AuditReport:
         colour = {"VIOLATION": "#c0392b", "NO_EVIDENCE": "#27ae60", "INCONCLUSIVE": "#7f8c8d"}
         rows = "".join(
             f"<tr><td>{html.escape(r.auditor)}</td><td style='color:{colour[r.verdict.value]}'>"
-            f"<b>{r.verdict.value}</b></td><td>{r.quantity}</td><td>{_fmt(r.estimate)}</td>"
+            f"<b>{r.verdict.value}</b></td><td>{r.quantity}</td>"
+            f"<td>{html.escape(r.estimate_text)}</td>"
             f"<td>{_fmt(r.claimed)}</td><td><small>{html.escape(r.guarantee.value)}</small></td>"
             "</tr>" for r in self.results)
         rows += "".join(f"<tr><td>{html.escape(k)}</td><td colspan=5><i>skipped: "
@@ -360,6 +377,11 @@ def _support_reading_line(d: dict) -> str:
         return ""
     tvs = (f"total variation of exponents {_fmt(float(r['tv_exponent']))}, of low bits "
            f"{_fmt(float(r['tv_low_bits']))}")
+    if r.get("reading") == "atoms":
+        return (f"; witness by float support: an exact output value recurs on one side "
+                f"and never on the other ({_fmt(float(r.get('atom_share', math.nan)))} of "
+                "its outputs), a point mass whose place depends on the data (a clip, "
+                "threshold or fallback at a data-valued point), not a rounding effect")
     if r.get("reading") == "magnitudes":
         return (f"; witness by float support, whose categories differ mostly in their "
                 f"exponents ({tvs}): the values' law depends on the data, not only their "

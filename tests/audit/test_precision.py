@@ -552,3 +552,9 @@ def test_a_float_support_witness_says_whether_low_bits_or_magnitudes_separate():
            "support_reading": {"tv_exponent": 0.8, "tv_low_bits": 0.0, "reading": "magnitudes"}}
     assert "a calibration error shows here too" in _support_reading_line(mag)
     assert _support_reading_line({**mag, "witness_test": "black-box"}) == ""
+    atoms = {"witness_test": "float support",
+             "support_reading": {"tv_exponent": 0.33, "tv_low_bits": 0.43,
+                                 "atom_share": 0.19, "reading": "atoms"}}
+    line = _support_reading_line(atoms)
+    assert "a point mass whose place depends on the data" in line and "0.19 of" in line
+    assert "low bits depend" not in line

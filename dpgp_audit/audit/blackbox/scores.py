@@ -69,6 +69,7 @@ __all__ = [
     "LinearScore",
     "QuadraticScore",
     "SCORES",
+    "SUPPORT_ATOM_SHARE",
     "fit_atoms",
     "CLASSIFIER_MIN_ROWS",
     "LIGHT_CLASSIFIER",
@@ -1124,13 +1125,21 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     and between their trailing-bit counts, and says which is larger. Descriptive only: no
     confidence, and it never changes a verdict.
 
+    A third reading comes first: an exact value that recurs on one side (at least
+    :data:`SUPPORT_ATOM_SHARE` of its outputs, every coordinate pooled) and never occurs on
+    the other is a point mass whose *place* depends on the data — a clip, threshold or
+    fallback at a data-valued point — and its fixed bits would otherwise read as low bits.
+
     Returns
     -------
     dict
-        ``tv_exponent``, ``tv_low_bits`` and ``reading``: ``"low bits"`` (a support that
-        depends on the data: the float release itself) or ``"magnitudes"`` (the values'
-        law depends on the data more than their low bits: look at the calibration too).
+        ``tv_exponent``, ``tv_low_bits``, ``atom_share`` (the larger side's share of outputs
+        on such moved atoms) and ``reading``: ``"atoms"`` (a point mass at a data-dependent
+        value), ``"low bits"`` (a support that depends on the data: the float release
+        itself) or ``"magnitudes"`` (the values' law depends on the data more than their
+        low bits: look at the calibration too).
     """
+    atoms = max(_moved_atom_share(X0, X1), _moved_atom_share(X1, X0))
     _, c0, c1 = _structures(X0, X1)
     c0, c1 = _pooled(c0).ravel(), _pooled(c1).ravel()
     special = c0.dtype.type(_FLOAT_NONFINITE)
@@ -1145,8 +1154,32 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     e0, t0 = parts(c0)
     e1, t1 = parts(c1)
     tv_e, tv_t = _total_variation(e0, e1), _total_variation(t0, t1)
-    return {"tv_exponent": tv_e, "tv_low_bits": tv_t,
-            "reading": "low bits" if tv_t >= tv_e else "magnitudes"}
+    if atoms >= SUPPORT_ATOM_SHARE:
+        reading = "atoms"
+    else:
+        reading = "low bits" if tv_t >= tv_e else "magnitudes"
+    return {"tv_exponent": tv_e, "tv_low_bits": tv_t, "atom_share": atoms, "reading": reading}
+
+
+#: Share of one side's outputs (coordinates pooled) that an exact value must hold to count
+#: as a point mass in :func:`float_support_reading` (a continuous law repeats no value).
+SUPPORT_ATOM_SHARE = 0.01
+
+
+def _moved_atom_share(A: np.ndarray, B: np.ndarray) -> float:
+    """Share of ``A``'s outputs on exact values that recur in ``A`` and never occur in ``B``.
+
+    A value recurs when it holds at least :data:`SUPPORT_ATOM_SHARE` of ``A``'s outputs
+    (and at least twice); every coordinate is pooled, and ``-0.0`` counts as ``0.0``.
+    """
+    a = np.asarray(A, dtype=float).ravel() + 0.0
+    b = np.asarray(B, dtype=float).ravel() + 0.0
+    if a.size == 0:
+        return 0.0
+    values, counts = np.unique(a, return_counts=True)
+    atom = counts >= max(2, SUPPORT_ATOM_SHARE * a.size)
+    moved = atom & ~np.isin(values, b)
+    return float(counts[moved].sum() / a.size)
 
 
 def _support_bits(c0: np.ndarray, c1: np.ndarray, n0: int, n1: int) -> float:

@@ -228,8 +228,37 @@ def test_float_support_reading_separates_low_bits_from_magnitudes():
     assert r["tv_low_bits"] == pytest.approx(15 / 16, abs=4 * math.sqrt(1 / 16 / 8000))
     # magnitudes only: doubling keeps every significand, moves every exponent by one
     r = float_support_reading(inside, 2.0 * inside)
-    assert r == {"tv_exponent": 1.0, "tv_low_bits": 0.0, "reading": "magnitudes"}
+    assert r == {"tv_exponent": 1.0, "tv_low_bits": 0.0, "atom_share": 0.0,
+                 "reading": "magnitudes"}
     # zeros are a value of their own in both parts
     zeros = np.zeros_like(inside)
     r = float_support_reading(zeros, inside)
     assert r["tv_exponent"] == 1.0 and r["tv_low_bits"] == 1.0
+    assert r["reading"] == "atoms" and r["atom_share"] == 1.0  # 0 always, and never beside
+
+
+def test_float_support_reading_names_a_point_mass_at_a_data_valued_place():
+    """A clip at the data's own maximum: atoms at 0.86 under D and at 1.0 under D′.
+
+    Their fixed bits differ (1.0 ends in 52 zero bits), so the low-bits part alone would
+    blame the rounding; the share on moved atoms is the clipped mass, P(Z > 0.86 - m).
+    """
+    from dpgp_audit.audit.blackbox.scores import SUPPORT_ATOM_SHARE, float_support_reading
+
+    rng = np.random.default_rng(1)
+    m, sd, n = 0.5, 0.4, 20_000
+    X0 = np.minimum(m + sd * rng.standard_normal((n, 3)), 0.86)
+    X1 = np.minimum(m + sd * rng.standard_normal((n, 3)), 1.0)
+    r = float_support_reading(X0, X1)
+    clipped = stats.norm.sf((0.86 - m) / sd)  # the larger moved atom: D's
+    assert r["reading"] == "atoms"
+    assert r["atom_share"] == pytest.approx(clipped, abs=4 * math.sqrt(clipped / (3 * n)))
+    # the same samples unclipped, and a shared clip at the public bound 1: no moved atom
+    Y0, Y1 = m + sd * rng.standard_normal((n, 3)), m + sd * rng.standard_normal((n, 3))
+    assert float_support_reading(Y0, Y1)["atom_share"] == 0.0
+    r = float_support_reading(np.minimum(Y0, 1.0), np.minimum(Y1 + 0.01, 1.0))
+    assert r["atom_share"] == 0.0 and r["reading"] != "atoms"
+    # a value repeated below the share is no atom
+    few = np.concatenate([np.full((int(SUPPORT_ATOM_SHARE * n) - 1, 1), 0.3),
+                          rng.standard_normal((n - int(SUPPORT_ATOM_SHARE * n) + 1, 1))])
+    assert float_support_reading(few, rng.standard_normal((n, 1)))["atom_share"] == 0.0

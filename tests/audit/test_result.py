@@ -1,0 +1,43 @@
+"""How a report shows an auditor's estimate (catalogue A.6: reports that say what they found)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpgp_audit.audit.result import AuditReport, AuditResult, Guarantee, Verdict
+from dpgp_audit.testing import _raise
+
+
+def _result(verdict: Verdict, estimate: float, claimed: float = 1.0) -> AuditResult:
+    return AuditResult(auditor="blackbox", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,
+                       estimate=estimate, claimed=claimed, alpha=0.05)
+
+
+@pytest.mark.parametrize(("verdict", "estimate", "claimed", "shown"), [
+    # the sequential bound is the largest rejected grid value; the claim is on the grid
+    (Verdict.VIOLATION, 1.0, 1.0, "> 1"),
+    (Verdict.VIOLATION, 1.00004, 1.0, "> 1"),  # prints as the claim: still strictly above it
+    (Verdict.VIOLATION, 0.5, 0.5, "> 0.5"),
+    (Verdict.VIOLATION, 1.685, 1.0, "1.685"),
+    (Verdict.VIOLATION, float("inf"), 1.0, "inf"),
+    (Verdict.NO_EVIDENCE, 1.0, 1.0, "1"),  # a bound at the claim without a violation
+    (Verdict.NO_EVIDENCE, 0.4578, 1.0, "0.4578"),
+])
+def test_A6_estimate_text_never_reads_as_equal_to_the_claim_on_a_violation(
+        verdict, estimate, claimed, shown):
+    assert _result(verdict, estimate, claimed).estimate_text == shown
+
+
+def test_A6_tables_show_a_bare_violation_as_above_the_claim():
+    r = _result(Verdict.VIOLATION, 1.0)
+    rep = AuditReport(mechanism="M", claim={"describe": "(1, 1e-05)-DP"}, inputs={},
+                      results=(r,))
+    row = next(line for line in rep.table().splitlines() if line.strip().startswith("blackbox"))
+    assert row.split()[:5] == ["blackbox", "VIOLATION", "epsilon", ">", "1"]
+    assert "&gt; 1</td>" in rep._repr_html_()
+    assert "> 1 vs claimed 1" in r.summary()
+    assert "&gt; 1 vs claimed 1" in r._repr_html_()
+    with pytest.raises(AssertionError) as info:
+        _raise(rep, seed=1, max_n=200, alpha=0.05, mechanism_id=None)
+    assert "blackbox: epsilon > claimed 1 [" in str(info.value)
+    assert "epsilon 1 > claimed 1" not in str(info.value)
