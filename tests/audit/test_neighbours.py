@@ -721,3 +721,31 @@ def test_label_pairs_move_every_row_by_the_largest_label_swing():
     assert all(is_neighbour(p.d0, p.d1, whole_rows(2.0)) for p in rows)
     far = [p for p in rows if "far x" in p.label]
     assert len(far) == 2 * data.n and all(np.max(p.d1.X) > np.max(data.X) for p in far)
+
+
+def test_A1_at_most_one_tiny_dataset_pair_is_confirmed(rng):
+    """A pilot ranks the tiny-dataset variants first where the noise shrinks with the size.
+
+    Both of them used to take the two confirmed places, leaving none at the data's own
+    size (a subsampled mean noised for the full size: the hunt of 28 Nov 2026); the best
+    one keeps its place and the others wait behind every pair of the data's size.
+    """
+
+    class QuietWhenTiny:
+        claim = None
+
+        def sample(self, data, n, rng):
+            scale = 0.01 if data.n <= 2 else 1.0
+            return np.sum(data.y) + scale * rng.standard_normal((n, 1))
+
+    data = default_dataset(12)
+    pairs = neighbour_pairs(data, whole_rows(1.0), rng)
+    tiny = [p for p in pairs if p.d0.n < data.n]
+    assert len(tiny) >= 2  # the premise: two or more tiny variants are generated
+    ranked = rank_pairs(QuietWhenTiny(), pairs, rng, top=len(pairs), pilot_n=200)
+    sizes = [p.d0.n for p, _ in ranked]
+    assert sizes[0] < data.n  # the best pair is a tiny one (its pilot shift is 100x)
+    assert all(s == data.n for s in sizes[1:len(pairs) - len(tiny) + 1])
+    assert all(s < data.n for s in sizes[len(pairs) - len(tiny) + 1:])
+    top2 = rank_pairs(QuietWhenTiny(), pairs, rng, top=2, pilot_n=200)
+    assert [p.d0.n < data.n for p, _ in top2] == [True, False]
