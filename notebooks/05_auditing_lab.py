@@ -346,7 +346,7 @@ fixed
 # %% [markdown]
 # ## 5 · Common mistakes (and the planted bug that shows each)
 #
-# Every planted bug is a mistake people make when they implement DP by hand. Five of them are
+# Every planted bug is a mistake people make when they implement DP by hand. Six of them are
 # worth remembering before you write your own mechanism. The table is built from the bug
 # zoo (`dpgp_audit.bugs.zoo`) and, for the last row, from an audit run in the cell.
 
@@ -376,6 +376,13 @@ what = {
         "where the release is evaluated (here a kernel sum between two inputs)",
         "no generated pair comes near that point; the grey-box auditor searches for the "
         "position where one row moves the release most"),
+    "planted/clip-to-data-range": (
+        "**post-processing that reads the data**",
+        "a function of a DP release is free only if it reads nothing private; clipping noisy "
+        "bin means to the true targets' range puts point masses at min y and max y, which "
+        "move with the data",
+        "the precision line names the point mass; clipping to the declared bound instead is "
+        "post-processing (the twin)"),
     "planted/fixed-seed": (
         "**reading NO_EVIDENCE as a proof**",
         "an audit that found nothing is taken as \"private\"; but the black-box ceiling, the "

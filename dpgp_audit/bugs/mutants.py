@@ -62,7 +62,7 @@ from dpgp_audit.privacy.float_release import (
 )
 
 __all__ = ["CELL_BINS", "FEATURE_BINS", "FORMS", "HIST_BINS", "SLOPES", "SUPPRESS_BELOW",
-           "TRIM", "MutantSpec", "SampleOnly", "bin_means", "build_form", "cell_counts",
+           "TRIM", "MutantSpec", "SampleOnly", "build_form", "cell_counts",
            "classical_sigma_without_the_2", "data_range_counts", "feature_histograms",
            "feature_inputs", "fitted_lengthscale", "gp_fit_weights",
            "gp_log_marginal_likelihood", "gp_posterior_sd_sigmas", "half_sums",
@@ -1272,48 +1272,22 @@ def _label_mutants() -> list[MutantSpec]:
 
 
 # ------------------------------------------------------------------- private post-processing
-def bin_means(data: Dataset, k: int = 5) -> np.ndarray:
-    """Means of the targets in ``k`` public bins of x (:func:`_bins`; every bin non-empty)."""
-    B = _bins(data, k)
-    counts = B.sum(axis=1)
-    if np.any(counts == 0):
-        raise ValueError(f"every one of the {k} public bins of x needs a row")
-    return B @ np.asarray(data.y, dtype=float) / counts
-
-
 def _postprocessing_mutants(data: Dataset) -> list[MutantSpec]:
-    """A fourth hunt (28 Nov 2026): "post-processing" that reads the data, and randomised
+    """A fourth hunt (28 Nov 2026): an exact statistic beside a noisy one, and randomised
     response answered twice.
 
     Written by helper sessions told only the contract, and caught by the default path when
-    written. Bin means of the targets in 5 public bins of x, each a Gaussian release
-    calibrated for one target moving by 2 in the smallest bin, then clipped to the *true*
-    targets' range ("a mean never leaves [min y, max y]"): the clip puts point masses at
-    min y and max y, which move with the data (ε = ∞); its control clips to the declared
-    bound ±1 instead (public, post-processing). The mean of the targets released with the
-    exact number of targets above 0.5 "for convenience" (ε = ∞). Randomised response on
-    0/1 labels answered twice per row with independent flips, each answer ε-RR, the count
-    of ones released at ε under whole rows (true ε 2ε: both answers of the replaced row at
-    their likelier value; visible where the data are small, as on the tiny-dataset pairs).
-    Appended last, so the earlier rows keep their seeds.
+    written. The mean of the targets released with the exact number of targets above 0.5
+    "for convenience" (ε = ∞). Randomised response on 0/1 labels answered twice per row
+    with independent flips, each answer ε-RR, the count of ones released at ε under whole
+    rows (true ε 2ε: both answers of the replaced row at their likelier value; visible
+    where the data are small, as on the tiny-dataset pairs). The hunt's clip of noisy bin
+    means to the true targets' range is a planted bug of the zoo
+    (``planted/clip-to-data-range``, :mod:`dpgp_audit.bugs.postprocessing`). Appended
+    last, so the earlier rows keep their seeds.
     """
-    bound = PublicDomain(1.0)
-    bins_claim = ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(2.0), domain=bound)
-    counts = _bins(data, 5).sum(axis=1)
-    s_bins = _sigma(2.0 / float(np.min(counts)))
-    noisy_bins = _safe(bin_means, lambda d: s_bins)
-
-    def clipped_to_data(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        y = np.asarray(_checked(bins_claim, d).y, dtype=float)
-        return np.clip(noisy_bins(d, n, rng), y.min(), y.max())  # BUG: the data's own range
-
-    def clipped_to_bound(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
-        return np.clip(noisy_bins(_checked(bins_claim, d), n, rng), -1.0, 1.0)
-
-    # what the author describes is the query before the clip (a Gaussian mean/cov would be
-    # contradicted by the clipped draws, and the model check would flag the control)
-    bins_model = {"query": bin_means, "norm": L2(), "bound": 2.0 / float(np.min(counts))}
-    mean_claim = ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(2.0), domain=bound)
+    mean_claim = ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(2.0),
+                          domain=PublicDomain(1.0))
     s_mean = _sigma(2.0 / data.n)
 
     def mean_of(d: Dataset) -> np.ndarray:
@@ -1336,19 +1310,12 @@ def _postprocessing_mutants(data: Dataset) -> list[MutantSpec]:
     def rr_count(d: Dataset) -> np.ndarray:
         return np.array([float(np.sum(_checked(rr_claim, d).y))])
 
-    labels = label_data()
     return [
-        MutantSpec("clip-to-data-range", "bin means of the targets (5 public bins) with "
-                   "Gaussian noise for one target moving by 2, clipped to the true targets' "
-                   "[min y, max y]", False, bins_claim, clipped_to_data, bins_model, data),
         MutantSpec("mean-with-exact-count", "the mean of the targets with Gaussian noise, and "
                    "beside it the exact number of targets above 0.5", False, mean_claim,
                    with_count, {"query": mean_of, "norm": L2(), "bound": 2.0 / data.n}, data),
         MutantSpec("randomised-response-twice", "randomised response on 0/1 labels, each row "
                    "answering twice with independent eps-RR flips, the count of ones released "
                    "at eps", False, rr_claim, rr_twice,
-                   {"query": rr_count, "norm": L1(), "bound": 1.0}, labels),
-        MutantSpec("control-clip-to-public-bound", "looks wrong: the noisy bin means clipped - "
-                   "to the declared bound [-1, 1], public (post-processing)", True, bins_claim,
-                   clipped_to_bound, bins_model, data),
+                   {"query": rr_count, "norm": L1(), "bound": 1.0}, label_data()),
     ]

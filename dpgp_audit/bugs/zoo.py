@@ -123,11 +123,16 @@ def controls() -> tuple[Control, ...]:
     from dpgp_audit.bugs import blindspots as pb
     from dpgp_audit.bugs import calibration as pl
     from dpgp_audit.bugs import pair_blindspots as pp
+    from dpgp_audit.bugs import postprocessing as pq
     from dpgp_audit.bugs import statdp as sd
     from dpgp_audit.datasets.default import default_dataset
 
     statdp = {"epsilon": sd.EPSILON_0}
     rows = [
+        Control("A.5/clip-to-public-bound",
+                "Control: noisy bin means clipped to the declared bound [-1, 1] (public: "
+                "post-processing; outputs only)",
+                pq.build_clipped_bin_means("bound"), default_dataset, dict(_GAUSS)),
         Control("A.5/gaussian-sum-rows", "Control: Gaussian sum under whole-row replacement",
                 pl.build_sum_rows, default_dataset, dict(_GAUSS)),
         Control("A.5/gp-smoother-iso", "Control: GP posterior mean + iid Gaussian noise",
@@ -182,7 +187,7 @@ def controls() -> tuple[Control, ...]:
 def planted() -> tuple[Bug, ...]:
     """Every planted bug, in the order of the auditing lab's table (controls last)."""
     return tuple(_calibration() + _papers() + _rounding() + _float_support() + _blindspots()
-                 + _pair_blindspots() + _statdp() + _negative_controls())
+                 + _pair_blindspots() + _postprocessing() + _statdp() + _negative_controls())
 
 
 def get(bug_id: str) -> Bug:
@@ -419,6 +424,20 @@ def _pair_blindspots() -> list[Bug]:
             pp.build_kernel_sum(True), default_dataset, dict(_GAUSS),
             "A.5/kernel-sum-at-point", pp.kernel_sum_true_epsilon(kernel), "greybox", 0,
             bug_class="a row substituted at the release's own point (position search)"),
+    ]
+
+
+def _postprocessing() -> list[Bug]:
+    """Post-processing that reads the data (the fourth hunt): a clip to the true range."""
+    from dpgp_audit.bugs import postprocessing as pq
+    from dpgp_audit.datasets.default import default_dataset
+
+    return [
+        Bug("planted/clip-to-data-range", "A.5",
+            "Noisy bin means clipped to the true targets' [min y, max y] (outputs only)",
+            pq.build_clipped_bin_means("data"), default_dataset, dict(_GAUSS),
+            "A.5/clip-to-public-bound", math.inf, "blackbox", 2_000,
+            bug_class="post-processing that reads the data (a point mass at a data value)"),
     ]
 
 

@@ -9,6 +9,8 @@ mechanisms) a sensitivity bound that holds on generated neighbours.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -210,6 +212,12 @@ def test_sensitivity_bound_holds_on_simple_neighbours(entry):
         if relation.kind is Neighbour.OUTPUTS:
             edits = [(None, float(np.clip(data.y[i] + step, -1e12, 1e12)))
                      for step in (-relation.d, relation.d)]
+            # ... and to a declared bound within reach (|y| <= 1 with d = 2: y +- d leaves
+            # the domain for every row, the ends of the domain do not)
+            b = getattr(getattr(mech.claim, "domain", None), "y_bound", None)
+            if b is not None and math.isfinite(b):
+                edits += [(None, end) for end in (-b, b)
+                          if 0 < abs(end - data.y[i]) <= relation.d]
         else:
             edits = [(data.X[rng.integers(data.n)] + rng.normal(size=data.dim), y_new)
                      for y_new in (-relation.d, relation.d)]
