@@ -808,7 +808,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
         ranked = sorted(pilot, key=lambda i: -pilot[i])
         if lead is not None:
             ranked = [lead] + [i for i in ranked if i != lead]
-        ranked = _one_smaller(ranked, [p for p, _ in scored], top)
+        ranked = _one_smaller(ranked, [p for p, _ in scored])
         return [(scored[i][0], pilot[i]) for i in ranked[:top]]
     keep = [i for i in range(len(scored)) if i not in rejected
             and (not math.isnan(scored[i][1]) or i in pilot)]
@@ -831,8 +831,8 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
             for i in chosen[:top]]
 
 
-def _one_smaller(order: list[int], pairs: Sequence[NeighbourPair], top: int) -> list[int]:
-    """``order`` with at most one pair of smaller datasets among its first ``top``.
+def _one_smaller(order: list[int], pairs: Sequence[NeighbourPair]) -> list[int]:
+    """``order`` with its pairs of smaller datasets after the first one moved to the end.
 
     The tiny-dataset variants (one and two rows, :func:`neighbour_pairs`) probe one
     regime, where a noise scaled to the data's size is at its largest and a pure shift
@@ -856,7 +856,7 @@ def _one_smaller(order: list[int], pairs: Sequence[NeighbourPair], top: int) -> 
                 continue
             small = True
         first.append(i)
-    return first[:top] + later + first[top:]
+    return first + later
 
 
 # --------------------------------------------------------------------------- issue 15 §1 pairs
