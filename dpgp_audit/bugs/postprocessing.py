@@ -27,6 +27,11 @@ from dpgp_audit.privacy.float_release import iid_gaussian_release, release_grid,
 __all__ = ["ClippedBinMeans", "build_clipped_bin_means"]
 
 
+def _cells(x: np.ndarray, lo: float, hi: float, k: int) -> np.ndarray:
+    """The bin of each input among ``k`` equal cells of ``[lo, hi]`` (``hi`` in the last)."""
+    return np.minimum(np.floor((x - lo) / (hi - lo) * k), k - 1).astype(int)
+
+
 @dataclass(frozen=True)
 class ClippedBinMeans:
     """Means of the targets in public bins of x, Gaussian noise, then clipped (outputs only).
@@ -76,7 +81,7 @@ class ClippedBinMeans:
         lo, hi = self.edges
         x = np.asarray(data.X, dtype=float)[:, 0]
         k = len(self.counts)
-        cell = np.minimum(np.floor((x - lo) / (hi - lo) * k), k - 1).astype(int)
+        cell = _cells(x, lo, hi, k)
         if np.any(x < lo) or np.any(x > hi) or \
                 tuple(np.bincount(cell, minlength=k)) != self.counts:
             raise ValueError(f"X: the public inputs must fill the bins of [{lo:g}, {hi:g}] "
@@ -107,7 +112,7 @@ def build_clipped_bin_means(clip: str, bins: int = 5):  # noqa: ANN201 - a zoo b
     def build(data: Dataset, *, epsilon: float, delta: float) -> ClippedBinMeans:
         x = np.asarray(check_dataset(data).X, dtype=float)[:, 0]
         lo, hi = float(x.min()), float(x.max())
-        cell = np.minimum(np.floor((x - lo) / (hi - lo) * bins), bins - 1).astype(int)
+        cell = _cells(x, lo, hi, bins)
         counts = tuple(int(c) for c in np.bincount(cell, minlength=bins))
         if min(counts) == 0:
             raise ValueError(f"X: every one of the {bins} bins of the inputs' range needs a row")
