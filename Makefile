@@ -45,7 +45,7 @@ AUDIT_ARGS = $(if $(MECH),--mechanism '$(MECH)',--all) $(if $(DATA),--data '$(DA
              $(if $(Y),--y '$(Y)') $(if $(X),--x '$(X)') $(if $(EPS),--epsilon '$(EPS)') \
              $(if $(DELTA),--delta '$(DELTA)') $(if $(N),--samples '$(N)') \
              $(if $(SEED),--seed '$(SEED)') $(if $(SCHEDULER),--scheduler '$(SCHEDULER)') \
-             $(if $(PAIRS),--pairs '$(PAIRS)')
+             $(if $(PAIRS),--pairs '$(PAIRS)') $(if $(EVIDENCE),--evidence)
 
 # Headless test and audit runs draw with Agg. `lab` and `notebooks` do not set a backend:
 # notebooks display their figures explicitly (dpgp_audit.viz.show), whatever the backend.
@@ -57,7 +57,8 @@ audit test test-slow test-notebooks test-browser refs bench binder-check: export
 help:
 	@echo "make audit     audit every registered mechanism on the embedded default data"
 	@echo "               (or one: make audit MECH=P.1/analytic-gaussian EPS=1 DELTA=1e-5)"
-	@echo "               thorough: PAIRS=100 bets on every generated pair (mixtures)"
+	@echo "               thorough: EVIDENCE=1 lets every generated pair bet, its draws"
+	@echo "               following its wealth (mixtures); PAIRS=100 gives each the full cap"
 	@echo "               installs the core package only; your own code and data:"
 	@echo "               make audit MECH=mymech.py:NoisyMean DATA=mydata.csv Y=target [X=a,b]"
 	@echo "make audit-thirdparty  build .venv-thirdparty/ (OpenDP, diffprivlib) and .venv-dp4gp/"

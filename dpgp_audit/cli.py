@@ -286,6 +286,14 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                           "at once, for releases whose leak the pilot cannot rank "
                           "(subsampling and other mixtures); each confirmed pair may draw "
                           "up to --samples per side")
+    sub.add_argument("--evidence", action="store_true",
+                     help="black-box, sequential mode: every generated pair beyond the "
+                          "confirmed ones bets too, with a quarter of the wealth; each draws "
+                          "4096 per side (a 32nd of --samples if less), then at most two at "
+                          "a time draw on while their wealth grows. A thorough setting for "
+                          "subsampled, randomised-response and other mixture releases, "
+                          "whose exposing pair the pilot cannot rank; about 2-4x the "
+                          "default's time for a vectorised release, more for a slow one")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     sub.add_argument("--auditor", choices=("greybox", "whitebox", "blackbox", "sensitivity",
@@ -542,21 +550,29 @@ def _declared_seconds_per_draw(mech: object, entry: object) -> float | None:
     return nominal_cost(cost)
 
 
-def estimate_draws(samples: int, mode: str, pairs: int | None = None) -> int:
+def estimate_draws(samples: int, mode: str, pairs: int | None = None,
+                   evidence: bool = False) -> int:
     """Releases one audit may draw at a cap of ``samples`` (docs/cli.md, "Resource guards").
 
     The black-box certification (2 sides of ``pairs`` pairs, by default 2), A.7's
     certification (a tenth of the cap on each of its pairs in sequential mode, the cap in
     fixed mode, 5 pairs) and the pilots (about 40 generated pairs and 34 precision
-    candidates, both sides).
+    candidates, both sides). With ``evidence`` (``--evidence``), the evidence pairs' most:
+    the fitting round and warm-up of each of about 74 pairs, then at most ``EVIDENCE_KEEP``
+    of them drawing in any round, so at most that many caps in all.
     """
+    from dpgp_audit.audit.blackbox.sequential import EVIDENCE_KEEP, EVIDENCE_WARMUP
     from dpgp_audit.audit.defaults import DEFAULT_PAIRS, SEQUENTIAL_HEADROOM, pilot_draws
     from dpgp_audit.audit.precision import CERTIFY_PAIRS
 
     sequential = mode == "sequential"
     precision = CERTIFY_PAIRS * 2 * (samples // SEQUENTIAL_HEADROOM if sequential else samples)
     confirmed = DEFAULT_PAIRS if pairs is None else pairs
-    return 2 * confirmed * samples + precision + 2 * 74 * pilot_draws(samples, sequential)
+    from dpgp_audit.audit.blackbox.sequential import default_first_round
+
+    warm = default_first_round(samples) + min(EVIDENCE_WARMUP, samples // 32)
+    more = 2 * (74 * warm + EVIDENCE_KEEP * samples) if evidence and sequential else 0
+    return 2 * confirmed * samples + precision + 2 * 74 * pilot_draws(samples, sequential) + more
 
 
 #: An adapted library's measured sampling time is noted only above this many minutes.
@@ -565,7 +581,7 @@ NOTE_MINUTES = 1.0
 
 def _note_measured_cost(entry_id: str, mech: object, entry: object, samples: int,
                         mode: str, timed: tuple[float, int] | None = None,
-                        pairs: int | None = None) -> None:
+                        pairs: int | None = None, evidence: bool = False) -> None:
     """Advice from a *measured* cost of a draw (A.10), on stderr.
 
     An adapter times the library's calls (``cost_per_draw_s``); for a user's mechanism
@@ -585,7 +601,7 @@ def _note_measured_cost(entry_id: str, mech: object, entry: object, samples: int
     if isinstance(measured, bool) or not isinstance(measured, int | float) or \
             not (measured > 0 and math.isfinite(measured)):
         return
-    minutes = estimate_draws(samples, mode, pairs) * measured / 60.0
+    minutes = estimate_draws(samples, mode, pairs, evidence) * measured / 60.0
     if minutes <= NOTE_MINUTES:
         return
     sys.stderr.write(
@@ -606,7 +622,7 @@ def _check_time(args: argparse.Namespace, entry_id: str, per_draw: float | None,
     """
     if per_draw is None:
         return
-    minutes = estimate_draws(samples, args.mode, args.pairs) * per_draw / 60.0
+    minutes = estimate_draws(samples, args.mode, args.pairs, args.evidence) * per_draw / 60.0
     if minutes > args.max_minutes:
         raise UsageError(
             f"auditing {entry_id} with {samples} samples per side needs an estimated "
@@ -657,6 +673,9 @@ def _run_audit(args: argparse.Namespace) -> int:
         raise UsageError(f"--samples must be >= 2, got {args.samples}")
     if args.pairs is not None and args.pairs < 1:
         raise UsageError(f"--pairs must be >= 1, got {args.pairs}")
+    if args.evidence and args.mode != "sequential":
+        raise UsageError("--evidence needs the sequential mode (it bets every pair's wealth; "
+                         "--mode fixed splits alpha over the confirmed pairs instead)")
     if not (0 < args.alpha < 1):
         raise UsageError(f"--alpha must lie in (0, 1), got {args.alpha}")
     if args.seed is not None and not (0 <= args.seed < 2**128):
@@ -754,7 +773,8 @@ def _run_audit(args: argparse.Namespace) -> int:
             timed = None
             if declared is None and getattr(mech, "cost_per_draw_s", None) is None:
                 timed = _time_draws(mech, data, shape_rng)  # a user's code: advice only
-            _note_measured_cost(entry.id, mech, entry, samples, args.mode, timed, args.pairs)
+            _note_measured_cost(entry.id, mech, entry, samples, args.mode, timed, args.pairs,
+                                args.evidence)
         built.append((entry, mech, data, child))
     if not built:  # --all --data and no entry takes the data
         raise UsageError(f"no catalogue mechanism can be built on {args.data}: "
@@ -778,7 +798,8 @@ def _run_audit(args: argparse.Namespace) -> int:
                 mech, data, np.random.default_rng(child), auditors=auditors,
                 n=_samples_for(args, entry, mech), alpha=args.alpha, name=entry.id, seed=seed,
                 progress=not args.all and not args.no_progress, mode=args.mode,
-                time_guard_s=args.time_guard_s, executor=executor, n_pairs=args.pairs)
+                time_guard_s=args.time_guard_s, executor=executor, n_pairs=args.pairs,
+                evidence=args.evidence)
         except ValueError as err:
             _raise_if_user_code(err, mech, origins.get(entry.id))
             raise  # main() words the kit's own input checks already

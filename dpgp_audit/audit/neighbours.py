@@ -714,8 +714,8 @@ def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, 
 def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.random.Generator,
                *, top: int = 3, pilot_n: int = 200, stop: Callable[[], bool] | None = None,
                info: dict | None = None, pilot_budget_s: float | None = None,
-               implementation: Mapping[int, float | None] | None = None
-               ) -> list[tuple[NeighbourPair, float]]:
+               implementation: Mapping[int, float | None] | None = None,
+               rest: bool = False) -> list[tuple[NeighbourPair, float]]:
     """Exploratory phase: score every pair cheaply and return the ``top`` most distinguishable.
 
     Two rankings are kept side by side (issue 15 §1):
@@ -757,6 +757,11 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
     larger = more distinguishable, ``inf`` for its leads; ``None`` for a pair the
     mechanism refused). Those scores stand in for the pilot, so only the pairs it does
     not cover are pilot-sampled.
+
+    ``rest=True`` returns, after those ``top`` pairs, every other pair the mechanism
+    accepted, in the same order (model, then pilot): the first ``top`` are exactly those
+    of ``rest=False``. The sequential black-box auditor bets on the rest as evidence
+    pairs (``evidence=``).
     """
     del pilot_budget_s  # the pilot is budgeted in draws (pilot_n), not seconds
     rng = check_rng(rng)
@@ -809,7 +814,7 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
         if lead is not None:
             ranked = [lead] + [i for i in ranked if i != lead]
         ranked = _one_smaller(ranked, [p for p, _ in scored])
-        return [(scored[i][0], pilot[i]) for i in ranked[:top]]
+        return [(scored[i][0], pilot[i]) for i in (ranked if rest else ranked[:top])]
     keep = [i for i in range(len(scored)) if i not in rejected
             and (not math.isnan(scored[i][1]) or i in pilot)]
     by_model = sorted(keep, key=lambda i: (
@@ -827,8 +832,11 @@ def rank_pairs(mechanism: Mechanism, pairs: Sequence[NeighbourPair], rng: np.ran
                 break
             if i not in chosen:
                 chosen.append(i)
+    chosen = chosen[:top]
+    if rest:
+        chosen += [i for i in by_model if i not in chosen]
     return [(scored[i][0], scored[i][1] if not math.isnan(scored[i][1]) else pilot[i])
-            for i in chosen[:top]]
+            for i in chosen]
 
 
 def _one_smaller(order: list[int], pairs: Sequence[NeighbourPair]) -> list[int]:

@@ -162,6 +162,10 @@ class AuditSettings:
         The mechanism's *declared* seconds per draw (``None``: not declared); it may
         shape how draws are chunked and, when ``n`` was not given, the draw cap, never
         what a draw is.
+    evidence
+        Sequential black-box only: every generated pair beyond the confirmed ones bets too,
+        drawing as its wealth earns (:class:`~dpgp_audit.audit.blackbox.sequential._Evidence`);
+        ``False`` (default): the confirmed pairs alone.
     precision_support
         Whether A.7 also runs its float-support test (issue 20 §4; on by default): where
         A.7's draws reach :data:`~dpgp_audit.audit.precision.SUPPORT_MIN_N`, its
@@ -182,6 +186,7 @@ class AuditSettings:
     precision_support: bool = True
     labels: tuple[float, ...] | None = None
     x_bound: float | None = None
+    evidence: bool = False
 
     @property
     def sequential(self) -> bool:
@@ -642,6 +647,7 @@ def _ranking(context: AuditContext, allowance: Allowance, part: str
     coupled = _coupled_scores(context)  # A.9's survey stands in for the pilot where it can
     ranked = rank_pairs(context.mechanism, context.pairs, context.rngs["explore"],
                         top=allowance.pairs, pilot_n=allowance.pilot_draws,
+                        rest=context.settings.evidence and context.settings.sequential,
                         stop=context.guard, info=info, implementation=coupled)
     if info.get("stopped"):
         note = context.guard.record(part, "pair ranking (the pilot)",
@@ -701,11 +707,12 @@ def _explore_and_confirm(context: AuditContext, allowance: Allowance, *, gdp: bo
     if s.sequential and not gdp:
         from dpgp_audit.audit.blackbox.sequential import audit_sequential
 
+        more = [p for p, _ in ranked[len(top):]] if s.evidence else []
         r = audit_sequential(mech, [p for p, _ in top], max_n=max(2, allowance.draws), rng=rng,
                              alpha=alpha, claim=claim, score=s.score,
                              executor=context.executor, guard=context.guard,
-                             cost_per_draw_s=s.cost_per_draw_s)
-        wit = next(p for p, _ in top if p.label == r.details["witness_label"])
+                             cost_per_draw_s=s.cost_per_draw_s, evidence=more)
+        wit = next(p for p, _ in ranked if p.label == r.details["witness_label"])
         details = dict(r.details)
         details.update(pairs_confirmed=len(top), witness={**wit.as_dict()},
                        confirmed=[{"label": p.label, "exploration_score": sc} for p, sc in top],

@@ -408,6 +408,15 @@ def _positions_line(p: dict | None) -> str:
             f"pair(s) added{flat}, {p.get('calls')} coupled calls")
 
 
+def _evidence_text(ev: dict | None) -> str:
+    """The evidence pairs of a sequential audit, in words (``""`` when there were none)."""
+    if not ev:
+        return ""
+    return (f"; {ev['pairs']} more pair(s) bet as evidence ({ev['draws_per_side']} draws/side "
+            f"in all, {ev['warmup_per_side']} each, then at most {ev['keep']} at a time "
+            "while their wealth grew)")
+
+
 def _extra_line(r: AuditResult) -> str:
     d = r.details
     if r.auditor == "blackbox" and d.get("mode") == "sequential":
@@ -419,6 +428,7 @@ def _extra_line(r: AuditResult) -> str:
                 f"{d.get('max_n')}, stopped by {d.get('stopped')}; eps ceiling "
                 f"{_fmt(d.get('epsilon_ceiling', math.nan))}; "
                 f"{d.get('pairs_confirmed', 1)} pair(s) bet on together" + pilot
+                + _evidence_text(d.get("evidence"))
                 + (f"; witness score: {d['score']}" if d.get("score") else ""))
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))

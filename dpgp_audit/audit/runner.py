@@ -228,6 +228,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                     cost_per_draw_s: float | None = None,
                     clock: Callable[[], float] = time.perf_counter,
                     precision_support: bool = True,
+                    evidence: bool = False,
                     budget_s: object = _UNSET) -> AuditReport:
     """Audit ``mechanism`` on ``data`` with every requested auditor it supports.
 
@@ -287,6 +288,13 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         costs no α split.
     budget
         Query budget of the sensitivity search.
+    evidence
+        Sequential mode only (a thorough setting, ``--evidence``): every generated pair
+        beyond the ``n_pairs`` confirmed ones bets too, with a quarter of the wealth
+        average; each draws a warm-up, then at most two at a time draw on while their
+        wealth grows (:func:`~dpgp_audit.audit.blackbox.sequential.audit_sequential`'s
+        ``evidence``). For releases whose exposing pair the pilot cannot rank
+        (subsampling, randomised response, other mixtures); a few times the default's cost.
     score, executor, fit_fraction
         Passed to :func:`~dpgp_audit.audit.blackbox.audit_blackbox` (``fit_fraction=None``:
         the auditor's default, smaller when the exact likelihood-ratio score is known).
@@ -358,7 +366,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
                 executor=executor, fit_fraction=fit_fraction, y_bound=y_bound, name=name,
                 seed=seed, n_mc=n_mc, mode=mode, time_guard_s=time_guard_s,
                 blas_threads=None, parts=parts, cost_per_draw_s=cost_per_draw_s,
-                clock=clock, precision_support=precision_support, budget_s=budget_s)
+                clock=clock, precision_support=precision_support, evidence=evidence,
+                budget_s=budget_s)
     if budget_s is not _UNSET:  # the former name of the guard
         time_guard_s = check_guard_s("budget_s", budget_s)
     guard = TimeGuard(check_guard_s("time_guard_s", time_guard_s), clock=clock)
@@ -437,11 +446,14 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         n_pairs = min(len(pairs), ANSWERS_PAIRS) if relation.kind is Neighbour.ANSWERS \
             and mode == "sequential" else DEFAULT_PAIRS
     n_pairs = check_positive_int("n_pairs", n_pairs)
+    if evidence and mode != "sequential":
+        raise ValueError("evidence=True needs mode='sequential' (it bets every pair's wealth; "
+                         "the fixed mode splits alpha over the confirmed pairs instead)")
     settings = AuditSettings(n=n, alpha=alpha, mode=mode, n_pairs=n_pairs, budget=budget,
                              n_mc=n_mc, score=score, fit_fraction=fit_fraction,
                              y_bound=y_bound, time_guard_s=guard.limit_s, cost_per_draw_s=cost,
                              precision_support=bool(precision_support), labels=labels,
-                             x_bound=x_bound)
+                             x_bound=x_bound, evidence=bool(evidence))
     steps = [p for p in available if p.name in auditors]
     (rng_prec,) = rng.spawn(1)  # spawned after the others: their streams are unchanged
     (rng_grey,) = rng.spawn(1)  # A.9's seeds (issue 21 §3), likewise spawned after
@@ -532,6 +544,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
               "witness_source": state.witness_source, "mode": mode,
               "time_guard_s": guard.limit_s, "cost_per_draw_s": cost,
               "allowances": {p.name: p.allowance(settings).as_dict() for p in steps}}
+    if settings.evidence:  # the thorough setting, recorded where it was used (A.8)
+        inputs["evidence"] = True
     if getattr(mechanism, "reproducible", True) is False:  # an unseedable sampler (A.10)
         inputs.update(reproducible=False,
                       reproducibility=str(getattr(mechanism, "reproducibility", "")))

@@ -749,3 +749,25 @@ def test_A1_at_most_one_tiny_dataset_pair_is_confirmed(rng):
     assert all(s < data.n for s in sizes[len(pairs) - len(tiny) + 1:])
     top2 = rank_pairs(QuietWhenTiny(), pairs, rng, top=2, pilot_n=200)
     assert [p.d0.n < data.n for p, _ in top2] == [True, False]
+
+
+@pytest.mark.parametrize("model", [True, False])
+def test_A1_the_rest_of_a_ranking_follows_its_unchanged_head(model):
+    """``rest=True`` (the evidence pairs): the top pairs are those of the plain ranking,
+    followed by every other pair the mechanism accepts, each once."""
+
+    class PilotOnly:  # the same release without its model (mean/cov): the pilot decides
+        def __init__(self, mech):
+            self.claim, self._m = mech.claim, mech
+
+        def sample(self, data, n, rng):
+            return self._m.sample(data, n, rng)
+
+    data = default_dataset(12)
+    base = GaussianSumMechanism(d=2.0, epsilon=1.0, delta=1e-5)
+    mech = base if model else PilotOnly(base)
+    pairs = neighbour_pairs(data, base.claim.relation, np.random.default_rng(3))
+    head = rank_pairs(mech, pairs, np.random.default_rng(4), top=2, pilot_n=100)
+    every = rank_pairs(mech, pairs, np.random.default_rng(4), top=2, pilot_n=100, rest=True)
+    assert [p.label for p, _ in every[:2]] == [p.label for p, _ in head]
+    assert sorted(p.label for p, _ in every) == sorted(p.label for p in pairs)

@@ -96,6 +96,8 @@ def test_A6_bad_arguments():
         audit_mechanism(mech, default_dataset(), rng, auditors=("oracle",))
     with pytest.raises(ValueError, match="alpha"):
         audit_mechanism(mech, default_dataset(), rng, alpha=1.0)
+    with pytest.raises(ValueError, match="evidence=True needs mode='sequential'"):
+        audit_mechanism(mech, default_dataset(), rng, mode="fixed", evidence=True)
     with pytest.raises(TypeError, match="Generator"):
         audit_mechanism(mech, default_dataset(), 0)
     with pytest.raises(TypeError, match="sample"):

@@ -662,6 +662,45 @@ def test_A8_pairs_bets_on_every_generated_pair_where_the_pilot_cannot_rank(tmp_p
     assert "--pairs must be >= 1, got 0" in capsys.readouterr().err
 
 
+def test_A8_evidence_lets_every_pair_bet_with_draws_that_follow_its_wealth(tmp_path, capsys):
+    """The same mixture release and seed: ``--evidence`` bets on every generated pair with a
+    quarter of the wealth, each drawing 4 096 per side and then only while its wealth grows,
+    and certifies it at a fraction of ``--pairs 100``'s draws."""
+    (tmp_path / "systematic.py").write_text(SYSTEMATIC)
+    y = np.random.default_rng(20261).integers(-8, 9, size=40) / 8.0
+    x = np.round(np.linspace(0.0, 1.0, 40), 6)
+    np.savetxt(tmp_path / "data.csv", np.c_[x, y], delimiter=",", header="x,y", comments="",
+               fmt="%.6g")
+    js = tmp_path / "e.json"
+    argv = ["audit", "--mechanism", f"{tmp_path / 'systematic.py'}:SystematicSum",
+            "--data", str(tmp_path / "data.csv"), "--y", "y", "--seed", "2",
+            "--auditor", "blackbox", "--no-progress"]
+    assert main([*argv, "--evidence", "--json", str(js)]) == EXIT_VIOLATION
+    out = capsys.readouterr().out
+    assert "2 pair(s) bet on together" in out and "72 more pair(s) bet as evidence" in out
+    rep = json.loads(js.read_text())["reports"][0]
+    assert rep["inputs"]["evidence"] is True  # recorded, so the run can be repeated
+    bb = rep["results"][0]
+    ev = bb["details"]["evidence"]
+    assert bb["details"]["witness_label"] not in bb["details"]["pair_labels"]  # an evidence pair
+    assert ev["draws_per_side"] < 74 * 200_000 / 20
+    assert main([*argv, "--evidence", "--mode", "fixed"]) == EXIT_USAGE
+    assert "--evidence needs the sequential mode" in capsys.readouterr().err
+
+
+def test_A8_the_draw_estimate_counts_the_evidence_pairs():
+    from dpgp_audit.audit.blackbox.sequential import EVIDENCE_KEEP, EVIDENCE_WARMUP
+    from dpgp_audit.cli import estimate_draws
+
+    base = estimate_draws(200_000, "sequential")
+    # each of about 74 pairs: its fitting round (16) and warm-up, then at most KEEP caps
+    assert estimate_draws(200_000, "sequential", evidence=True) - base == \
+        2 * (74 * (16 + EVIDENCE_WARMUP) + EVIDENCE_KEEP * 200_000)
+    assert estimate_draws(640, "sequential", evidence=True) - estimate_draws(640, "sequential") \
+        == 2 * (74 * (16 + 20) + EVIDENCE_KEEP * 640)
+    assert estimate_draws(20_000, "fixed", evidence=True) == estimate_draws(20_000, "fixed")
+
+
 def test_A8_the_draw_estimate_scales_with_the_confirmed_pairs():
     from dpgp_audit.cli import estimate_draws
 

@@ -161,6 +161,13 @@ _MERGE_MAX = 4_096  # pooled scores up to which thresholds are read from a sorte
 _PREFILTER = 24  # thresholds per tail and order whose exact pessimistic growth is computed
 _Z_FIT = 0.8416212335729143  # standard normal quantile at 1 - _FIT_LEVEL (the proxy's z)
 _DIRECTIONS = ("D'>D", "D>D'")
+#: Evidence pairs (``evidence=``): the share of the wealth average they hold together, the
+#: draws per side every one of them gets before its wealth decides (or a 32nd of the cap,
+#: if less), and how many of them may keep drawing after that (those whose wealth or
+#: predicted growth is positive).
+EVIDENCE_WEIGHT = 0.25
+EVIDENCE_WARMUP = 4_096
+EVIDENCE_KEEP = 2
 
 
 @dataclass(frozen=True)
@@ -794,6 +801,154 @@ def _pairs(pairs: Sequence[object]) -> list[tuple[Dataset, Dataset, str]]:
     return out
 
 
+
+@dataclass
+class _Evidence:
+    """Pairs ranked by the wealth they win, not by a pilot (A.8, ``evidence=``).
+
+    Every evidence pair bets from the first round, as the confirmed pairs do, with a
+    share of :data:`EVIDENCE_WEIGHT` of the wealth average in all (the confirmed pairs
+    keep the rest). Each draws :data:`EVIDENCE_WARMUP` per side in the doubling rounds (a
+    32nd of the cap ``max_n`` if that is less, so that a small cap, a slow mechanism's,
+    is not spent on every pair). After that, before every round, at most
+    :data:`EVIDENCE_KEEP` of them draw on: those whose log-wealth at the claim is above 0
+    or whose earlier draws predict growth, the largest wealth first. A pair left out then
+    stops for good, and the wealth its processes hold passes to the processes of the pairs
+    that draw on, in proportion to theirs, at every ε′ of the grid: the evidence share
+    is one fund whose capital follows the pairs that win. If none draws on, every pair
+    keeps what it holds.
+
+    Validity does not depend on the allocation: who draws, and where the fund's capital
+    goes, is decided from earlier rounds only, so the fund is one betting strategy, a
+    nonnegative supermartingale under the claim, and so is its fixed-weight average with
+    the confirmed pairs' processes (Ville's inequality at any stopping time).
+    """
+
+    streams: list[_Stream]
+    tests: int
+    round_rngs: list[np.random.Generator]
+    warmup: int = EVIDENCE_WARMUP
+    log_w: np.ndarray | None = None  # log-wealth of every process (rows) at every ε′
+    log_cap: np.ndarray | None = None  # log of the capital each process bets with
+    drawn: list[int] = field(default_factory=list)
+    active: list[int] = field(default_factory=list)
+    stopped: set = field(default_factory=set)  # pairs left out after the warm-up
+    last_bets: list[list[dict]] = field(default_factory=list)
+    piece_rngs: dict = field(default_factory=dict)
+    steps: dict = field(default_factory=dict)
+    bets: dict = field(default_factory=dict)
+    rounds_active: list[int] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, pairs: Sequence[object], rng: np.random.Generator, rounds: int, tests: int,
+             max_n: int, opener: Callable) -> _Evidence | None:
+        """Round 0 of every evidence pair (``None`` when there are none)."""
+        if not pairs:
+            return None
+        triples = _pairs(pairs)
+        fit_parent, round_parent = child_rngs(child_rngs(rng, 1)[0], 2)
+        streams = [opener(d0, d1, label, r) for (d0, d1, label), r
+                   in zip(triples, child_rngs(fit_parent, len(triples)), strict=True)]
+        out = cls(streams, tests, child_rngs(round_parent, rounds),
+                  warmup=min(EVIDENCE_WARMUP, max_n // 32))
+        out.drawn = [st.X0.shape[0] if st.X0 is not None else int(st.s0.size)
+                     for st in streams]
+        out.last_bets = [[] for _ in streams]
+        return out
+
+    def _rows(self, j: int) -> slice:
+        return slice(j * 2 * self.tests, (j + 1) * 2 * self.tests)
+
+    def start_round(self, k_round: int, pieces: int, eps_c: float, grid: np.ndarray,
+                    delta: float, i_claim: int) -> None:
+        """Choose who draws this round (from earlier rounds only), their bets and generators."""
+        n = len(self.streams)
+        if self.log_w is None:
+            self.log_w = np.zeros((n * self.tests * 2, grid.size))
+            self.log_cap = np.full(self.log_w.shape,
+                                   math.log(EVIDENCE_WEIGHT) - math.log(self.log_w.shape[0]))
+        self.active = self._who_draws(i_claim)
+        self.rounds_active.append(len(self.active))
+        kids = child_rngs(self.round_rngs[k_round], n)  # one per pair, drawing or not
+        self.piece_rngs = {j: child_rngs(kids[j], pieces) for j in self.active}
+        self.bets = {j: _choose_bets(self.streams[j], eps_c, grid, delta, self.tests)
+                     for j in self.active}
+        self.steps = {j: _bet_logs(b, grid, delta) for j, b in self.bets.items()}
+        for j, b in self.bets.items():
+            self.last_bets[j] = b
+
+    def _growth(self, j: int) -> float:
+        st = self.streams[j]
+        return float(st.events()[0]["growth"]) if st.s0.size and st.s1.size else -math.inf
+
+    def _wealth(self, i_claim: int) -> np.ndarray:
+        assert self.log_w is not None
+        return self.log_w.reshape(len(self.streams), -1, self.log_w.shape[1])[:, :, i_claim] \
+            .max(axis=1)
+
+    def _who_draws(self, i_claim: int) -> list[int]:
+        warm = [j for j, n in enumerate(self.drawn) if n < self.warmup]
+        if warm:
+            return warm
+        wealth = self._wealth(i_claim)
+        open_ = [j for j in range(len(self.streams)) if j not in self.stopped]
+        keen = [j for j in open_ if wealth[j] > 0 or self._growth(j) > 0]
+        keen.sort(key=lambda j: (-wealth[j], -self._growth(j), j))
+        keep = sorted(keen[:EVIDENCE_KEEP])
+        if keep:
+            self._pass_on([j for j in open_ if j not in keep], keep)
+        return keep
+
+    def _pass_on(self, leaving: list[int], staying: list[int]) -> None:
+        """The wealth of ``leaving``'s processes to ``staying``'s, in proportion, at every ε′."""
+        assert self.log_w is not None and self.log_cap is not None
+        if not leaving:
+            return
+        value = self.log_cap + self.log_w  # log of what each process holds
+        out = np.concatenate([np.arange(self.log_w.shape[0])[self._rows(j)] for j in leaving])
+        into = np.concatenate([np.arange(self.log_w.shape[0])[self._rows(j)] for j in staying])
+        moved = np.logaddexp.reduce(value[out], axis=0)
+        held = np.logaddexp.reduce(value[into], axis=0)
+        self.log_cap[into] += np.logaddexp(0.0, moved - held)  # × (1 + moved / held)
+        self.log_cap[out] = -math.inf
+        self.stopped.update(leaving)
+
+    def piece(self, j_piece: int, m: int) -> np.ndarray:
+        """Draw piece ``j_piece`` (``m`` per side) for the drawing pairs; the fund's log value."""
+        assert self.log_w is not None and self.log_cap is not None
+        for j in self.active:
+            st = self.streams[j]
+            s0, s1 = st.draw(self.piece_rngs[j][j_piece], m)
+            self.drawn[j] += m
+            if self.bets[j]:
+                counts = np.array([_joint_counts(s0, s1, bet) for bet in self.bets[j]])
+                inc = _wealth_steps(np.repeat(counts, 2, axis=0), self.steps[j])
+                start = self._rows(j).start
+                self.log_w[start:start + inc.shape[0]] += inc
+        return np.logaddexp.reduce(self.log_cap + self.log_w, axis=0)
+
+    def update(self) -> None:
+        """Refit the scores of the pairs that drew this round."""
+        for j in self.active:
+            self.streams[j].update()
+
+    def best(self, i_claim: int) -> tuple[int, float]:
+        """The evidence pair whose wealth at the claim grew most, and its log-wealth."""
+        wealth = self._wealth(i_claim) if self.log_w is not None else np.zeros(len(self.streams))
+        j = int(np.argmax(wealth))
+        return j, float(wealth[j])
+
+    def summary(self) -> dict:
+        """What the evidence pairs drew (reported in ``details["evidence"]``)."""
+        far = sorted(range(len(self.streams)), key=lambda j: -self.drawn[j])[:EVIDENCE_KEEP]
+        return {"pairs": len(self.streams), "weight": EVIDENCE_WEIGHT,
+                "warmup_per_side": self.warmup, "keep": EVIDENCE_KEEP,
+                "draws_per_side": int(sum(self.drawn)),
+                "drawing_per_round": list(self.rounds_active),
+                "most_drawn": [{"label": self.streams[j].label, "n_per_side": self.drawn[j]}
+                               for j in far]}
+
+
 def _declared_expensive(cost_per_draw_s: float | None) -> bool:
     """A declared draw cost at which chunks are spread and every round has eight pieces."""
     return cost_per_draw_s is not None and cost_per_draw_s >= MIN_DRAW_S
@@ -809,7 +964,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
                      max_fit_values: int = 2**22, extra_scores: bool = True,
                      cost_per_draw_s: float | None = None,
                      clock: Callable[[], float] = time.perf_counter,
-                     budget_s: float | None = None) -> AuditResult:
+                     budget_s: float | None = None,
+                     evidence: Sequence[object] = ()) -> AuditResult:
     """A.8: sequential black-box audit with an anytime-valid certified ε lower bound.
 
     Parameters
@@ -868,6 +1024,14 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         tests).
     budget_s
         Former name of ``time_guard_s`` (a guard now, not a budget); kept for callers.
+    evidence
+        More pairs, ranked by the wealth they win rather than by a pilot
+        (:class:`_Evidence`): each bets from the first round with a share of
+        :data:`EVIDENCE_WEIGHT` of the average in all, draws :data:`EVIDENCE_WARMUP` per
+        side (a 32nd of ``max_n`` if less), and then draws on only while its wealth or
+        predicted growth is among the :data:`EVIDENCE_KEEP` best. ``()`` (default):
+        ``pairs`` alone, whose draws, bets and verdict are then exactly those of a run
+        without this argument.
 
     Returns
     -------
@@ -920,9 +1084,10 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     min_chunk, per_call = (1, 4) if expensive else (2**62, 1)
 
     # Round 0: fit the score of every pair (these draws are never bet on).
-    streams: list[_Stream] = []
     chunk0 = 50_000 if chunk_size is None else check_positive_int("chunk_size", chunk_size)
-    for (d0, d1, label), r, rc, kind in zip(triples, fit_rngs, cand_rngs, kinds, strict=True):
+
+    def open_stream(d0: Dataset, d1: Dataset, label: str, r: np.random.Generator,
+                    rc: np.random.Generator | None, kind: str) -> _Stream:
         fixed = fixed_score(mechanism, d0, d1, kind)
         st = _Stream(label, d0, d1, ChunkedSampler(mechanism, d0, d1, chunk0, executor,
                                                    fixed_chunk=chunk_size is not None,
@@ -939,11 +1104,22 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
             dim = int(np.size(mechanism.mean(d0))) if fixed is not None else \
                 int(np.prod(np.shape(st.X0)[1:], dtype=int)) if st.X0 is not None else 1
             st.sampler.chunk = int(min(200_000, max(10_000, 2**21 // max(dim, 1))))
-        streams.append(st)
+        return st
+
+    streams = [open_stream(d0, d1, label, r, rc, kind) for (d0, d1, label), r, rc, kind
+               in zip(triples, fit_rngs, cand_rngs, kinds, strict=True)]
+    # evidence pairs: a later spawn of rng, so the streams above draw what they drew without
+    ev = _Evidence.open(evidence, rng, len(sizes), tests, max_n,
+                        lambda d0, d1, label, r: open_stream(d0, d1, label, r, None,
+                                                             kinds[0] if len(set(kinds)) == 1
+                                                             else "auto"))
     n_drawn = sizes[0]
 
     comps = len(streams) * tests * 2  # pairs × events × {Kelly, half Kelly}
     log_w = np.zeros((comps, grid.size))
+    # the weight of each process in the average: equal, or beside evidence pairs their share
+    log_weight = -math.log(comps) if ev is None else \
+        math.log1p(-EVIDENCE_WEIGHT) - math.log(comps)
     mix = np.full(grid.size, -math.inf)
     rejected = np.zeros(grid.size, dtype=bool)
     rounds: list[dict] = []
@@ -963,6 +1139,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         pieces = plan.piece_sizes(scheduled, size)
         # the first len(pieces) children of a spawn are the same however many are spawned
         piece_rngs = [child_rngs(r, len(pieces)) for r in child_rngs(r_round, len(streams))]
+        if ev is not None:
+            ev.start_round(k_round, len(pieces), eps_c, grid, del_c, i_claim)
         drawn = 0
         for j, m in enumerate(pieces):
             c = 0
@@ -974,7 +1152,9 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
                     log_w[c:c + inc.shape[0]] += inc
                     c += inc.shape[0]
             drawn += m
-            mix = np.logaddexp.reduce(log_w, axis=0) - math.log(comps)
+            mix = np.logaddexp.reduce(log_w, axis=0) + log_weight
+            if ev is not None:
+                mix = np.logaddexp(mix, ev.piece(j, m))
             rejected |= mix >= log_thr  # Ville: checking after every piece costs nothing
             if rejected[: i_claim + 1].all():
                 stopped = "violation"
@@ -990,6 +1170,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         if k_round < len(sizes) - 1:  # nothing is refitted after the last round
             for st in streams:
                 st.update()
+            if ev is not None:
+                ev.update()
 
     closed = np.cumprod(rejected).astype(bool)
     bound = float(grid[np.flatnonzero(closed)[-1]]) if closed[0] else 0.0
@@ -1014,6 +1196,11 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     w = int(np.argmax(per_stream))
     wit = streams[w]
     bets_out = [{k: v for k, v in b.items() if k != "u"} for b in last_bets[w]]
+    if ev is not None and ev.streams:
+        j, best = ev.best(i_claim)
+        if best > per_stream[w]:  # an evidence pair grew most: it is the witness
+            wit, bets_out = ev.streams[j], [{k: v for k, v in b.items() if k != "u"}
+                                            for b in ev.last_bets[j]]
     extra = kinds[0] == "auto" and extra_scores if len(set(kinds)) == 1 else False
     details = {
         "mode": "sequential", "score": wit.score_name,
@@ -1037,6 +1224,8 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         "seconds": {"total": own_guard.elapsed()},
         "note": NO_PROOF_NOTE,
     }
+    if ev is not None:
+        details["evidence"] = ev.summary()
     if guard_note is not None:
         details["time_guard"] = guard_note
     return AuditResult(auditor="blackbox", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,

@@ -175,19 +175,23 @@ def test_plan_doubles_and_truncates_at_max_n():
 # ----------------------------------------------------------------------------- coverage
 
 
-def test_coverage_randomized_response_at_true_epsilon():
+@pytest.mark.parametrize("runs, alpha, copies, seed", [(200, 0.1, 0, 11), (100, 0.2, 6, 21)])
+def test_coverage_randomized_response_at_true_epsilon(runs, alpha, copies, seed):
     # Randomized response is tight at EVERY event (P1(S) = e^eps P0(S) exactly for the
-    # informative bit), so any invalid step would show as false alarms. 200 runs; if the real
-    # false-alarm rate were 2α = 0.2 the check below would fail with the power asserted here.
+    # informative bit), so any invalid step would show as false alarms; if the real
+    # false-alarm rate were 2α the check below would fail with the power asserted here.
+    # With ``copies`` evidence pairs (A.8), every one of them tight too: at α = 0.2 a
+    # weighting that gave each evidence process a confirmed one's weight would start the
+    # average at log 6.75 > log 5 and alarm on every run.
     eps = 1.0
     p = math.exp(eps) / (1 + math.exp(eps))
     mech = RandomizedResponse(p, PureDP(epsilon=eps, relation=REL))
-    runs, alpha = 200, 0.1
     assert _power_of_false_alarm_check(runs, alpha, 2 * alpha) >= 0.75
+    evidence = [(D0, D1, f"copy {i}") for i in range(copies)]
     alarms, bounds = 0, []
-    for s in np.random.SeedSequence(11).spawn(runs):
-        r = audit_sequential(mech, [(D0, D1)], max_n=4000, rng=np.random.default_rng(s),
-                             alpha=alpha)
+    for s in np.random.SeedSequence(seed).spawn(runs):
+        r = audit_sequential(mech, [(D0, D1)], max_n=4000 if not copies else 2000,
+                             rng=np.random.default_rng(s), alpha=alpha, evidence=evidence)
         alarms += r.violation
         bounds.append(r.estimate)
     assert _false_alarm_ok(alarms, runs, alpha)
@@ -440,3 +444,91 @@ def test_pieces_of_small_rounds_are_one_call_unless_the_draw_is_declared_expensi
     assert cheap.piece_sizes(2 * MIN_PIECE, 2 * MIN_PIECE) == [MIN_PIECE] * 2
     assert cheap.piece_sizes(64 * MIN_PIECE, 64 * MIN_PIECE) == [8 * MIN_PIECE] * 8
     assert SequentialPlan(max_n=10**6, first=16).piece_sizes(512, 512) == [64] * 8
+
+
+# ----------------------------------------------------------------------------- evidence pairs
+
+
+def test_A8_the_weights_of_every_wealth_process_sum_to_one():
+    # Nothing separates the sides (a deterministic release on identical datasets): no bet is
+    # ever placed, every process keeps wealth 1, and the average must be exactly 1 — the
+    # evidence processes hold EVIDENCE_WEIGHT between them, the confirmed ones the rest.
+    same = [(D0, D0, f"identical {i}") for i in range(7)]
+    r = audit_sequential(Deterministic(CLAIM), same[:2], max_n=3000,
+                         rng=np.random.default_rng(4), evidence=same[2:])
+    assert r.details["evidence"]["pairs"] == 5
+    assert all(abs(rd["log_wealth_at_claim"]) < 1e-12 for rd in r.details["rounds"])
+
+
+def test_A8_a_leaking_evidence_pair_is_certified_and_becomes_the_witness(rng):
+    from dpgp_audit.audit.blackbox.sequential import EVIDENCE_KEEP
+
+    mech = ScalarGaussianWB(SIGMA, CLAIM, gain=2.0)  # true ε 2.155 on the moving pair
+    same = [(D0, D0, f"identical {i}") for i in range(5)]
+    r = audit_sequential(mech, same[:1], max_n=400_000, rng=rng,
+                         evidence=[*same[1:], (D0, D1, "y0: 0 -> 1")])
+    assert r.violation and r.details["witness_label"] == "y0: 0 -> 1"
+    ev = r.details["evidence"]
+    assert ev["pairs"] == 5 and ev["most_drawn"][0]["label"] == "y0: 0 -> 1"
+    # every evidence pair draws in the warm-up rounds, then at most EVIDENCE_KEEP of them
+    assert ev["warmup_per_side"] == 4096  # the default; a 32nd of the cap where that is less
+    warm = [n for n in np.cumsum(SequentialPlan(400_000, 16).sizes())[:-1] if n < 4096]
+    per_round = ev["drawing_per_round"]
+    assert per_round[:len(warm)] == [5] * len(warm)
+    assert all(k <= EVIDENCE_KEEP for k in per_round[len(warm):])
+
+
+def test_A8_evidence_pairs_that_cannot_grow_stop_drawing_after_the_warm_up(rng):
+    from dpgp_audit.audit.blackbox.sequential import EVIDENCE_KEEP, EVIDENCE_WARMUP
+
+    same = [(D0, D0, f"identical {i}") for i in range(4)]  # no pair differs: no wealth
+    r = audit_sequential(ScalarGaussianWB(SIGMA, CLAIM), [(D0, D1)], max_n=100_000, rng=rng,
+                         evidence=same)
+    assert r.verdict is Verdict.NO_EVIDENCE
+    ev = r.details["evidence"]
+    assert ev["warmup_per_side"] == min(EVIDENCE_WARMUP, 100_000 // 32)
+    assert 4 * EVIDENCE_WARMUP <= ev["draws_per_side"] <= 4 * EVIDENCE_WARMUP + \
+        EVIDENCE_KEEP * 100_000
+    assert ev["draws_per_side"] < 4 * 100_000 / 2  # most of the cap was never drawn there
+
+
+def test_A8_no_evidence_pairs_is_exactly_the_run_without_them():
+    mech = ScalarGaussianWB(SIGMA, CLAIM, gain=1.3)
+    a = audit_sequential(mech, [(D0, D1)], max_n=50_000, rng=np.random.default_rng(3))
+    b = audit_sequential(mech, [(D0, D1)], max_n=50_000, rng=np.random.default_rng(3),
+                         evidence=())
+    drop = ("seconds",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in a.details["rounds"]] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in b.details["rounds"]]
+    assert (a.verdict, a.estimate) == (b.verdict, b.estimate) and "evidence" not in b.details
+
+
+def test_A8_a_small_cap_is_not_spent_on_every_evidence_pair(rng):
+    # a slow mechanism's cap of a few hundred draws: each evidence pair fits on its first
+    # round and warms up on a 32nd of the cap, not on the cap itself
+    same = [(D0, D0, f"identical {i}") for i in range(10)]
+    r = audit_sequential(ScalarGaussianWB(SIGMA, CLAIM), [(D0, D1)], max_n=640, rng=rng,
+                         evidence=same)
+    ev = r.details["evidence"]
+    assert ev["warmup_per_side"] == 20
+    assert ev["draws_per_side"] <= 10 * 32 + 2 * 640  # fit + warm-up rounds, then two at most
+    assert ev["draws_per_side"] < 10 * 640 / 4
+
+
+def test_A8_a_pair_that_stops_passes_its_wealth_on_and_the_fund_keeps_its_value():
+    from dpgp_audit.audit.blackbox.sequential import _Evidence
+
+    rng = np.random.default_rng(7)
+    ev = _Evidence(streams=[None] * 4, tests=1, round_rngs=[])  # two processes per pair
+    ev.log_w = rng.normal(0.0, 2.0, size=(8, 5))
+    ev.log_cap = np.log(rng.random((8, 5)))
+    before = np.exp(ev.log_cap + ev.log_w)
+    ev._pass_on([0, 3], [1, 2])
+    after = np.exp(ev.log_cap + ev.log_w)
+    # at every ε′ of the grid the fund holds what it held, all of it now with pairs 1 and 2,
+    # each of whose processes grew by the same factor (proportional shares)
+    np.testing.assert_allclose(after.sum(axis=0), before.sum(axis=0), rtol=1e-12)
+    assert np.all(after[[0, 1, 6, 7]] == 0.0) and ev.stopped == {0, 3}
+    np.testing.assert_allclose(after[2:6] / before[2:6],
+                               np.broadcast_to(before.sum(axis=0) / before[2:6].sum(axis=0),
+                                               (4, 5)), rtol=1e-12)
