@@ -12,7 +12,8 @@ Three measurements, each on this machine with BLAS left at the defaults a user h
     seed (``planted/exp-no-half-monotone`` is a private control and must stay clean), every
     correct mechanism clean on every seed, and the same verdicts in both conditions (a
     verdict is a function of the seed, not of the load). ``--only`` restricts the IDs,
-    ``--planted-only`` to the planted bugs.
+    ``--planted-only`` to the planted bugs; ``--evidence`` audits with that thorough setting
+    (``make audit EVIDENCE=1``).
 ``--all-timing``
     Wall time of ``python -m dpgp_audit audit --all --seed S`` (a fresh process each, what
     ``make audit`` runs), quiet or beside the hog (``--no-hog``). Target: under 60 s. Also
@@ -85,11 +86,13 @@ def _hog(on: bool):
             proc.wait()
 
 
-def _audit_one(mech_id: str, seed: int, tmp: pathlib.Path, in_process: bool) -> tuple[str, dict]:
-    """One ``make audit MECH=ID SEED=S``: the overall verdict and the black-box details."""
+def _audit_one(mech_id: str, seed: int, tmp: pathlib.Path, in_process: bool,
+               extra: tuple[str, ...] = ()) -> tuple[str, dict]:
+    """One ``make audit MECH=ID SEED=S`` (``extra``: more flags, e.g. ``--evidence``): the
+    overall verdict and the black-box details."""
     js = tmp / f"{abs(hash((mech_id, seed))) % 10**9}.json"
     argv = ["audit", "--mechanism", mech_id, "--seed", str(seed), "--no-progress",
-            "--json", str(js)]
+            "--json", str(js), *extra]
     if in_process:
         from dpgp_audit.cli import main
 
@@ -127,7 +130,8 @@ def verdicts(args: argparse.Namespace) -> int:
                 for seed in seeds:
                     t0 = time.perf_counter()
                     for e in todo:
-                        v, info = _audit_one(e.id, seed, pathlib.Path(tmp), not args.subprocess)
+                        v, info = _audit_one(e.id, seed, pathlib.Path(tmp), not args.subprocess,
+                                             ("--evidence",) if args.evidence else ())
                         got.setdefault((e.id, cond), []).append(v)
                         secs.setdefault(e.id, []).append(float(info.get("seconds", 0.0)))
                         expect_flag = e.planted and e.id not in PRIVATE_PLANTED
@@ -235,6 +239,8 @@ def main() -> int:
     ap.add_argument("--subprocess", action="store_true",
                     help="run each audit as `python -m dpgp_audit audit` (slower)")
     ap.add_argument("--no-hog", action="store_true", help="--all-timing: no CPU hog")
+    ap.add_argument("--evidence", action="store_true",
+                    help="--verdicts: audit with the thorough setting --evidence")
     args = ap.parse_args()
     if args.all_timing:
         return all_timing(args)
