@@ -410,15 +410,30 @@ def _user_entry(args: argparse.Namespace, data: Dataset, overrides: dict
 #: the black-box fit phase keeps raw samples of both sides, 16 n k bytes for k outputs.
 _DENSE_MATRICES = 4
 
+#: Generated pairs counted for ``--evidence`` in the resource guards (as for the pilots).
+_EVIDENCE_PAIRS = 74
 
-def estimate_memory_bytes(n_rows: int | None, samples: int, outputs: int = 1) -> float:
+
+def _evidence_rows(samples: int) -> int:
+    """Draws per side of one evidence pair before its wealth decides: fitting round, warm-up."""
+    from dpgp_audit.audit.blackbox.sequential import default_first_round, evidence_warmup
+
+    return default_first_round(samples) + evidence_warmup(samples)
+
+
+def estimate_memory_bytes(n_rows: int | None, samples: int, outputs: int = 1,
+                          evidence: bool = False) -> float:
     """Upper estimate of the memory one audit needs (bytes), before anything is built.
 
     ``n_rows`` is the dataset size (``None``: the small embedded default, counted as 0);
-    ``samples`` the black-box samples per side; ``outputs`` the release dimension.
+    ``samples`` the black-box samples per side; ``outputs`` the release dimension;
+    ``evidence`` (``--evidence``): every evidence pair keeps its raw draws of both sides
+    until its wealth decides.
     """
     rows = 0.0 if n_rows is None else float(n_rows)
-    return 8.0 * _DENSE_MATRICES * rows * rows + 16.0 * rows + 16.0 * float(samples) * outputs
+    more = 16.0 * _EVIDENCE_PAIRS * _evidence_rows(samples) * outputs if evidence else 0.0
+    return 8.0 * _DENSE_MATRICES * rows * rows + 16.0 * rows + 16.0 * float(samples) * outputs \
+        + more
 
 
 def _check_paths(args: argparse.Namespace) -> None:
@@ -443,7 +458,7 @@ def _gb(nbytes: float) -> str:
 
 def _check_memory(args: argparse.Namespace, n_rows: int | None, samples: int,
                   outputs: int = 1) -> None:
-    need = estimate_memory_bytes(n_rows, samples, outputs)
+    need = estimate_memory_bytes(n_rows, samples, outputs, getattr(args, "evidence", False))
     if need > args.max_memory_gb * 1e9:
         raise UsageError(
             f"this audit needs an estimated {_gb(need)} of memory (dataset rows: "
@@ -561,18 +576,17 @@ def estimate_draws(samples: int, mode: str, pairs: int | None = None,
     the fitting round and warm-up of each of about 74 pairs, then at most ``EVIDENCE_KEEP``
     of them drawing in any round, so at most that many caps in all.
     """
-    from dpgp_audit.audit.blackbox.sequential import EVIDENCE_KEEP, EVIDENCE_WARMUP
+    from dpgp_audit.audit.blackbox.sequential import EVIDENCE_KEEP
     from dpgp_audit.audit.defaults import DEFAULT_PAIRS, SEQUENTIAL_HEADROOM, pilot_draws
     from dpgp_audit.audit.precision import CERTIFY_PAIRS
 
     sequential = mode == "sequential"
     precision = CERTIFY_PAIRS * 2 * (samples // SEQUENTIAL_HEADROOM if sequential else samples)
     confirmed = DEFAULT_PAIRS if pairs is None else pairs
-    from dpgp_audit.audit.blackbox.sequential import default_first_round
-
-    warm = default_first_round(samples) + min(EVIDENCE_WARMUP, samples // 32)
-    more = 2 * (74 * warm + EVIDENCE_KEEP * samples) if evidence and sequential else 0
+    more = 2 * (_EVIDENCE_PAIRS * _evidence_rows(samples) + EVIDENCE_KEEP * samples) \
+        if evidence and sequential else 0
     return 2 * confirmed * samples + precision + 2 * 74 * pilot_draws(samples, sequential) + more
+
 
 
 #: An adapted library's measured sampling time is noted only above this many minutes.

@@ -699,6 +699,11 @@ def test_A8_the_draw_estimate_counts_the_evidence_pairs():
     assert estimate_draws(640, "sequential", evidence=True) - estimate_draws(640, "sequential") \
         == 2 * (74 * (16 + 20) + EVIDENCE_KEEP * 640)
     assert estimate_draws(20_000, "fixed", evidence=True) == estimate_draws(20_000, "fixed")
+    # memory: every evidence pair keeps both sides' raw draws until its wealth decides
+    from dpgp_audit.cli import estimate_memory_bytes
+
+    assert estimate_memory_bytes(None, 200_000, 3, evidence=True) - \
+        estimate_memory_bytes(None, 200_000, 3) == 16 * 74 * (16 + EVIDENCE_WARMUP) * 3
 
 
 def test_A8_the_draw_estimate_scales_with_the_confirmed_pairs():

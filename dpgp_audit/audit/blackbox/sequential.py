@@ -122,11 +122,15 @@ __all__ = [
     "BET_FRACTIONS",
     "CANDIDATE_ROWS",
     "CLASSIFIER_ROWS",
+    "EVIDENCE_KEEP",
+    "EVIDENCE_WARMUP",
+    "EVIDENCE_WEIGHT",
     "MAIN_FIT_ROWS",
     "MIN_PIECE",
     "SequentialPlan",
     "audit_sequential",
     "epsilon_grid",
+    "evidence_warmup",
     "expected_log_growth",
     "log_wealth_increment",
     "sequential_ceiling",
@@ -210,6 +214,15 @@ class SequentialPlan:
         boundary draws exactly what the longer run drew up to there.
         """
         return split_sizes(drawn, max(-(-scheduled // self.pieces), self.min_piece))
+
+
+def evidence_warmup(max_n: int) -> int:
+    """Draws per side every evidence pair gets before its wealth decides (``evidence=``).
+
+    :data:`EVIDENCE_WARMUP`, or a 32nd of the cap ``max_n`` if that is less: a slow
+    mechanism's small cap is not spent on every pair.
+    """
+    return min(EVIDENCE_WARMUP, max_n // 32)
 
 
 def default_first_round(max_n: int) -> int:
@@ -801,7 +814,6 @@ def _pairs(pairs: Sequence[object]) -> list[tuple[Dataset, Dataset, str]]:
     return out
 
 
-
 @dataclass
 class _Evidence:
     """Pairs ranked by the wealth they win, not by a pilot (A.8, ``evidence=``).
@@ -850,7 +862,7 @@ class _Evidence:
         streams = [opener(d0, d1, label, r) for (d0, d1, label), r
                    in zip(triples, child_rngs(fit_parent, len(triples)), strict=True)]
         out = cls(streams, tests, child_rngs(round_parent, rounds),
-                  warmup=min(EVIDENCE_WARMUP, max_n // 32))
+                  warmup=evidence_warmup(max_n))
         out.drawn = [st.X0.shape[0] if st.X0 is not None else int(st.s0.size)
                      for st in streams]
         out.last_bets = [[] for _ in streams]
@@ -912,6 +924,9 @@ class _Evidence:
         self.log_cap[into] += np.logaddexp(0.0, moved - held)  # × (1 + moved / held)
         self.log_cap[out] = -math.inf
         self.stopped.update(leaving)
+        for j in leaving:  # they never draw again: their raw draws and scores can go
+            self.streams[j]._freeze()
+            self.streams[j].s0 = self.streams[j].s1 = np.empty(0)
 
     def piece(self, j_piece: int, m: int) -> np.ndarray:
         """Draw piece ``j_piece`` (``m`` per side) for the drawing pairs; the fund's log value."""
@@ -1173,6 +1188,9 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
             if ev is not None:
                 ev.update()
 
+    # a rerun capped at the draws made repeats them; with evidence pairs only the same cap
+    # does, since their warm-up is a share of the cap
+    again = n_drawn if ev is None else max_n
     closed = np.cumprod(rejected).astype(bool)
     bound = float(grid[np.flatnonzero(closed)[-1]]) if closed[0] else 0.0
     n_bet = n_drawn - sizes[0]
@@ -1187,7 +1205,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         shared = isinstance(guard, TimeGuard) and guard.expired()
         guard_note = (guard if shared else own_guard).record(  # type: ignore[union-attr]
             "blackbox", f"the sequential rounds (round {len(rounds)})", draws=n_drawn,
-            rerun=f"max_n={n_drawn} (--samples {n_drawn}) to repeat exactly these draws")
+            rerun=f"max_n={again} (--samples {again}) to repeat exactly these draws")
     elif ceiling <= eps_c:
         verdict = Verdict.INCONCLUSIVE
     else:
@@ -1220,7 +1238,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
         "n_cert": n_bet, "cost_per_draw_s": cost_per_draw_s,
         "guarantee_note": ("anytime-valid: the bound and the verdict hold with confidence "
                            "1 - alpha at whatever round the audit stopped (Ville's inequality)"),
-        "reproduce": {"max_n": n_drawn, "first_round": plan.first},
+        "reproduce": {"max_n": again, "first_round": plan.first},
         "seconds": {"total": own_guard.elapsed()},
         "note": NO_PROOF_NOTE,
     }

@@ -518,8 +518,16 @@ def test_A8_a_small_cap_is_not_spent_on_every_evidence_pair(rng):
 def test_A8_a_pair_that_stops_passes_its_wealth_on_and_the_fund_keeps_its_value():
     from dpgp_audit.audit.blackbox.sequential import _Evidence
 
+    class Idle:  # a pair's stream, reduced to what stopping it touches
+        frozen = False
+        s0 = s1 = np.ones(3)
+
+        def _freeze(self):
+            self.frozen = True
+
     rng = np.random.default_rng(7)
-    ev = _Evidence(streams=[None] * 4, tests=1, round_rngs=[])  # two processes per pair
+    pairs = [Idle() for _ in range(4)]
+    ev = _Evidence(streams=pairs, tests=1, round_rngs=[])  # two processes per pair
     ev.log_w = rng.normal(0.0, 2.0, size=(8, 5))
     ev.log_cap = np.log(rng.random((8, 5)))
     before = np.exp(ev.log_cap + ev.log_w)
@@ -529,6 +537,25 @@ def test_A8_a_pair_that_stops_passes_its_wealth_on_and_the_fund_keeps_its_value(
     # each of whose processes grew by the same factor (proportional shares)
     np.testing.assert_allclose(after.sum(axis=0), before.sum(axis=0), rtol=1e-12)
     assert np.all(after[[0, 1, 6, 7]] == 0.0) and ev.stopped == {0, 3}
+    # the pairs that stop never draw again: their raw draws and scores are let go
+    assert [p.frozen for p in pairs] == [True, False, False, True]
+    assert pairs[0].s0.size == 0 and pairs[1].s0.size == 3
     np.testing.assert_allclose(after[2:6] / before[2:6],
                                np.broadcast_to(before.sum(axis=0) / before[2:6].sum(axis=0),
                                                (4, 5)), rtol=1e-12)
+
+
+def test_A8_with_evidence_pairs_the_recorded_rerun_repeats_the_audit():
+    # their warm-up is a share of the cap, so the rerun recorded is the same cap (a rerun
+    # capped at the draws made would warm them up differently)
+    mech = ScalarGaussianWB(SIGMA, CLAIM, gain=1.6)
+    more = [(D0, D0, "identical"), (D1, D0, "y0: 1 -> 0")]
+    a = audit_sequential(mech, [(D0, D1)], max_n=60_000, rng=np.random.default_rng(8),
+                         evidence=more)
+    assert a.violation and a.details["n_per_side"] < 60_000
+    rep = a.details["reproduce"]
+    assert rep["max_n"] == 60_000
+    b = audit_sequential(mech, [(D0, D1)], max_n=rep["max_n"], first_round=rep["first_round"],
+                         rng=np.random.default_rng(8), evidence=more)
+    assert (a.estimate, a.details["n_per_side"], a.details["evidence"]) == \
+        (b.estimate, b.details["n_per_side"], b.details["evidence"])
