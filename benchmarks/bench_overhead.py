@@ -19,6 +19,9 @@ spent (``n_per_side``), on the witness pair's datasets. Two ratios are printed:
   mechanism's own per-call work, such as validating the dataset, is paid on every call of
   the pilots and of the pieces of each round); ``black-box`` minus it is the auditor's own
   work.
+* ``pilot`` — the pilot ranking alone (``parts._ranking``, timed inside the same audit
+  runs) over the bare sampling: the share of the black-box part that ranks the generated
+  pairs before any certification draw (issue 20 §2, the worst case).
 
 Every ratio is the median over ``--repeat`` runs (audit, then bare sampling, interleaved),
 BLAS on one thread. The machine's load average is printed beside the numbers: on a shared
@@ -65,6 +68,30 @@ def _audit(mech: object, data: object, cap: int, seed: int) -> object:
     params = inspect.signature(audit_mechanism).parameters
     kw["time_guard_s" if "time_guard_s" in params else "budget_s"] = None
     return audit_mechanism(mech, data, np.random.default_rng(seed), **kw)
+
+
+def _pilot_timed(mech: object, data: object, cap: int, seed: int) -> tuple[object, float]:
+    """:func:`_audit`, and the seconds its pilot ranking took (``nan`` on a checkout without it)."""
+    from dpgp_audit.audit import parts
+
+    own = getattr(parts, "_ranking", None)
+    if own is None:
+        return _audit(mech, data, cap, seed), float("nan")
+    spent: list[float] = []
+
+    def timed(*a: object, **k: object) -> object:
+        t = time.perf_counter()
+        try:
+            return own(*a, **k)
+        finally:
+            spent.append(time.perf_counter() - t)
+
+    parts._ranking = timed
+    try:
+        rep = _audit(mech, data, cap, seed)
+    finally:
+        parts._ranking = own
+    return rep, float(sum(spent))
 
 
 def _bare(mech: object, report: object, rng: np.random.Generator) -> float:
@@ -134,17 +161,18 @@ def main() -> int:
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     print(f"{'mechanism':<34} {'cap':>7} {'drawn':>7} {'verdict':<12} {'bare s':>8} "
           f"{'black-box s':>11} {'ratio':>6} {'whole s':>8} {'ratio':>6} {'calls':>6} "
-          f"{'load':>5}")
-    ratios, wholes, floors = [], [], []
+          f"{'pilot':>6} {'load':>5}")
+    ratios, wholes, floors, pilots = [], [], [], []
     for e in todo:
         mech, data = e.make()
         cap = _cap(e, mech)
-        rb, rw, tb, tw, tbare, rf = [], [], [], [], [], []
+        rb, rw, tb, tw, tbare, rf, rp = [], [], [], [], [], [], []
         rng = np.random.default_rng(12345)
         calls = _calls(mech, data, cap, args.seed)
         for _ in range(args.repeat):
-            rep = _audit(mech, data, cap, args.seed)
+            rep, pilot_s = _pilot_timed(mech, data, cap, args.seed)
             bare = _bare(mech, rep, rng)
+            rp.append(pilot_s / bare)
             if calls is not None:
                 rf.append(_replay(mech, calls, rng) / bare)
             tb.append(rep.timings["blackbox"])
@@ -156,10 +184,11 @@ def main() -> int:
         ratios.append(float(np.median(rb)))
         wholes.append(float(np.median(rw)))
         floors.append(float(np.median(rf)) if rf else float("nan"))
+        pilots.append(float(np.median(rp)))
         print(f"{e.id:<34} {cap:>7} {bb.details['n_per_side']:>7} {bb.verdict.value:<12} "
               f"{np.median(tbare):>8.3f} {np.median(tb):>11.3f} {ratios[-1]:>6.1f} "
               f"{np.median(tw):>8.3f} {wholes[-1]:>6.1f} {floors[-1]:>6.1f} "
-              f"{os.getloadavg()[0]:>5.1f}",
+              f"{pilots[-1]:>6.1f} {os.getloadavg()[0]:>5.1f}",
               flush=True)
     med, worst = float(np.median(ratios)), float(np.max(ratios))
     print(f"\nblack-box / bare sampling over {len(ratios)} mechanisms: median {med:.2f}, "
@@ -168,6 +197,8 @@ def main() -> int:
           f"worst {np.max(wholes):.2f}")
     print(f"call floor / bare sampling: median {np.nanmedian(floors):.2f}, "
           f"worst {np.nanmax(floors):.2f}")
+    print(f"pilot ranking / bare sampling: median {np.nanmedian(pilots):.2f}, "
+          f"worst {np.nanmax(pilots):.2f}")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     return 0 if med <= TARGET_MEDIAN and worst <= TARGET_WORST else 1
 
