@@ -790,6 +790,13 @@ def _bets_from_scores(s0: np.ndarray, s1: np.ndarray, eps_c: float, grid: np.nda
     return out
 
 
+def _piece_steps(s0: np.ndarray, s1: np.ndarray, bets: list[dict],
+                 logs: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Log-wealth increments of a piece's paired draws for a round's bets (Kelly, half Kelly)."""
+    counts = np.array([_joint_counts(s0, s1, bet) for bet in bets])
+    return _wealth_steps(np.repeat(counts, 2, axis=0), logs)
+
+
 def _joint_counts(s0: np.ndarray, s1: np.ndarray, bet: dict) -> tuple[int, int, int, int]:
     """Counts of (a, b) ∈ {(1,0), (0,1), (1,1), (0,0)}, draws paired by position."""
     t = bet["threshold"]
@@ -853,7 +860,7 @@ class _Evidence:
 
     @classmethod
     def open(cls, pairs: Sequence[object], rng: np.random.Generator, rounds: int, tests: int,
-             max_n: int, opener: Callable) -> _Evidence | None:
+             max_n: int, first: int, opener: Callable) -> _Evidence | None:
         """Round 0 of every evidence pair (``None`` when there are none)."""
         if not pairs:
             return None
@@ -863,8 +870,7 @@ class _Evidence:
                    in zip(triples, child_rngs(fit_parent, len(triples)), strict=True)]
         out = cls(streams, tests, child_rngs(round_parent, rounds),
                   warmup=evidence_warmup(max_n))
-        out.drawn = [st.X0.shape[0] if st.X0 is not None else int(st.s0.size)
-                     for st in streams]
+        out.drawn = [first] * len(streams)  # the fitting round
         out.last_bets = [[] for _ in streams]
         return out
 
@@ -904,8 +910,9 @@ class _Evidence:
             return warm
         wealth = self._wealth(i_claim)
         open_ = [j for j in range(len(self.streams)) if j not in self.stopped]
-        keen = [j for j in open_ if wealth[j] > 0 or self._growth(j) > 0]
-        keen.sort(key=lambda j: (-wealth[j], -self._growth(j), j))
+        growth = {j: self._growth(j) for j in open_}
+        keen = [j for j in open_ if wealth[j] > 0 or growth[j] > 0]
+        keen.sort(key=lambda j: (-wealth[j], -growth[j], j))
         keep = sorted(keen[:EVIDENCE_KEEP])
         if keep:
             self._pass_on([j for j in open_ if j not in keep], keep)
@@ -936,8 +943,7 @@ class _Evidence:
             s0, s1 = st.draw(self.piece_rngs[j][j_piece], m)
             self.drawn[j] += m
             if self.bets[j]:
-                counts = np.array([_joint_counts(s0, s1, bet) for bet in self.bets[j]])
-                inc = _wealth_steps(np.repeat(counts, 2, axis=0), self.steps[j])
+                inc = _piece_steps(s0, s1, self.bets[j], self.steps[j])
                 start = self._rows(j).start
                 self.log_w[start:start + inc.shape[0]] += inc
         return np.logaddexp.reduce(self.log_cap + self.log_w, axis=0)
@@ -1124,7 +1130,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     streams = [open_stream(d0, d1, label, r, rc, kind) for (d0, d1, label), r, rc, kind
                in zip(triples, fit_rngs, cand_rngs, kinds, strict=True)]
     # evidence pairs: a later spawn of rng, so the streams above draw what they drew without
-    ev = _Evidence.open(evidence, rng, len(sizes), tests, max_n,
+    ev = _Evidence.open(evidence, rng, len(sizes), tests, max_n, sizes[0],
                         lambda d0, d1, label, r: open_stream(d0, d1, label, r, None,
                                                              kinds[0] if len(set(kinds)) == 1
                                                              else "auto"))
@@ -1162,8 +1168,7 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
             for k, st in enumerate(streams):
                 s0, s1 = st.draw(piece_rngs[k][j], m)
                 if bets[k]:
-                    counts = np.array([_joint_counts(s0, s1, bet) for bet in bets[k]])
-                    inc = _wealth_steps(np.repeat(counts, 2, axis=0), steps[k])
+                    inc = _piece_steps(s0, s1, bets[k], steps[k])
                     log_w[c:c + inc.shape[0]] += inc
                     c += inc.shape[0]
             drawn += m
@@ -1213,12 +1218,14 @@ def audit_sequential(mechanism: object, pairs: Sequence[object], *, max_n: int,
     per_stream = log_w.reshape(len(streams), -1, grid.size)[:, :, i_claim].max(axis=1)
     w = int(np.argmax(per_stream))
     wit = streams[w]
-    bets_out = [{k: v for k, v in b.items() if k != "u"} for b in last_bets[w]]
+    def reported(bets: list[dict]) -> list[dict]:  # without the bet fractions
+        return [{k: v for k, v in b.items() if k != "u"} for b in bets]
+
+    bets_out = reported(last_bets[w])
     if ev is not None and ev.streams:
         j, best = ev.best(i_claim)
         if best > per_stream[w]:  # an evidence pair grew most: it is the witness
-            wit, bets_out = ev.streams[j], [{k: v for k, v in b.items() if k != "u"}
-                                            for b in ev.last_bets[j]]
+            wit, bets_out = ev.streams[j], reported(ev.last_bets[j])
     extra = kinds[0] == "auto" and extra_scores if len(set(kinds)) == 1 else False
     details = {
         "mode": "sequential", "score": wit.score_name,
