@@ -53,6 +53,7 @@ import numpy as np
 from dpgp_audit._validation import one_line
 from dpgp_audit.audit.greybox import (
     PROBE_ROWS,
+    CoupledRun,
     CouplingSurvey,
     couple,
     same_structure,
@@ -68,7 +69,8 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import NeighbourRelation
 
 __all__ = ["ADDITIVE_STATUSES", "BISECT", "BOUNDARY_RELEASES", "MAX_CALLS", "MAX_PAIRS",
-           "SEGMENTS", "BoundarySearch", "search_boundaries", "skip_reason", "with_boundaries"]
+           "SEGMENTS", "BoundarySearch", "moves_without_noise", "search_boundaries",
+           "skip_reason", "with_boundaries"]
 
 #: Grid steps per path in the first pass.
 SEGMENTS = 6
@@ -116,6 +118,22 @@ def skip_reason(survey: CouplingSurvey, *, additive: bool = True) -> str | None:
     if additive and not any(c.status in ADDITIVE_STATUSES for c in survey.couplings):
         return "no pair was additive in its recorded noise"
     return None
+
+
+def moves_without_noise(run: CoupledRun) -> bool:
+    """Whether an output that does not vary on either side of a coupled run differs between them.
+
+    :func:`~dpgp_audit.audit.greybox.same_structure` reads a coupled difference that is the
+    same on every release as a shift of the query under the same noise, and so it is for a
+    noisy output. An output constant on both sides that changes is a step of a release
+    without noise there — a mode published once an un-noised margin clears its threshold,
+    ``⊥`` below it — and the place of such a step is a boundary as much as a change of
+    noise law (ε = ∞ on the neighbours across it). Needs two releases a side.
+    """
+    if run.n < 2:
+        return False
+    still = (np.ptp(run.out0, axis=0) == 0) & (np.ptp(run.out1, axis=0) == 0)
+    return bool(np.any(still & (run.out0[0] != run.out1[0])))
 
 
 def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRelation,
@@ -166,7 +184,7 @@ def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRe
         except (ValueError, ArithmeticError) as err:  # a base the mechanism refuses
             out.refused.append(one_line(f"{what}: {type(err).__name__}: {err}"))
             return None
-        return same_structure(run)
+        return same_structure(run) and not moves_without_noise(run)
 
     found = []
     if paths is None:

@@ -347,6 +347,12 @@ def _noise_sd(mechanism: object, d0: Dataset, pilot: np.ndarray) -> np.ndarray:
     return np.std(pilot, axis=0)
 
 
+def _bits_vary(s: np.ndarray) -> np.ndarray:
+    """Per coordinate of float64 draws ``s`` (shape ``(n, k)``): do their bit patterns vary?"""
+    bits = np.ascontiguousarray(s).view(np.int64)
+    return np.any(bits != bits[:1], axis=0)
+
+
 def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
                pilot: int = 200, support: bool = False) -> PrecisionProbe:
     """Pilot ``pilot`` releases per side and measure the rounding (see module docstring).
@@ -374,6 +380,9 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(sd > 0, spacing / sd, np.where(spacing > 0, math.inf, 0.0))
     noisy = sd > 0  # coordinates without noise are another auditor's business
+    # ... except for their float support: a zero whose sign follows the data (0·m is -0.0
+    # for m < 0) has no spread, yet its bits vary from draw to draw
+    varied = noisy | _bits_vary(s0) | _bits_vary(s1)
     distinct = [len(np.unique(np.concatenate([s0[:, k], s1[:, k]]))) / (2 * pilot)
                 for k in range(s0.shape[1]) if noisy[k]]
     ratio = float(np.max(ratios[noisy])) if np.any(noisy) else 0.0
@@ -392,7 +401,7 @@ def probe_pair(mechanism: object, pair: NeighbourPair, rng: np.random.Generator,
         separation = _ks_projection(s0, s1)
     return PrecisionProbe(pair.label, ratio=ratio, distinct=dmin, separation=separation,
                           regime=regime, dim=int(s0.shape[1]),
-                          support=(float_support_evidence(s0[:, noisy], s1[:, noisy])
+                          support=(float_support_evidence(s0[:, varied], s1[:, varied])
                                    if support else 0.0))
 
 

@@ -371,12 +371,19 @@ def _fmt(v: float) -> str:
 
 
 def _support_reading_line(d: dict) -> str:
-    """The precision line's word on a float-support witness: low bits or magnitudes."""
+    """The precision line's word on a float-support witness: signed zeros, atoms, low bits
+    or magnitudes.
+    """
     r = d.get("support_reading") if d.get("witness_test") == "float support" else None
     if not isinstance(r, dict):
         return ""
     tvs = (f"total variation of exponents {_fmt(float(r['tv_exponent']))}, of low bits "
            f"{_fmt(float(r['tv_low_bits']))}")
+    if r.get("reading") == "signed zeros":
+        return (f"; witness by float support: -0.0 on one side only "
+                f"({_fmt(float(r.get('negative_zero_share', math.nan)))} of its outputs), "
+                "the sign of a zero that follows the data (0.0 * m is -0.0 for m < 0): "
+                "write the zero as a literal 0.0")
     if r.get("reading") == "atoms":
         return (f"; witness by float support: an exact output value recurs on one side "
                 f"and never on the other ({_fmt(float(r.get('atom_share', math.nan)))} of "

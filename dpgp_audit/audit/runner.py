@@ -164,6 +164,15 @@ def declared_cost(mechanism: object, cost_per_draw_s: float | None = None) -> fl
     return float(cost)
 
 
+def _as_pair(p: object, i: int) -> object:
+    """A caller's ``(D, D')`` tuple of two Datasets as a :class:`NeighbourPair` ("given
+    pair i"); anything else as it is (:func:`_check_given_pairs` judges it).
+    """
+    if isinstance(p, tuple) and len(p) == 2 and all(isinstance(d, Dataset) for d in p):
+        return NeighbourPair(p[0], p[1], f"given pair {i}")
+    return p
+
+
 def _check_given_pairs(pairs: Sequence[NeighbourPair], claim: Claim) -> None:
     """Refuse a caller's pair that the claim does not cover (``ValueError`` naming it)."""
     relation = claim.relation
@@ -173,7 +182,8 @@ def _check_given_pairs(pairs: Sequence[NeighbourPair], claim: Claim) -> None:
                          "nothing")
     for p in pairs:
         if not isinstance(p, NeighbourPair):
-            raise TypeError(f"pairs must hold NeighbourPair objects, got {type(p).__name__}")
+            raise TypeError(f"pairs must hold NeighbourPair objects or (D, D') tuples of two "
+                            f"Datasets, got {type(p).__name__}")
         label = p.label or "a given pair"
         if not is_neighbour(p.d0, p.d1, relation, atol=1e-9 * float(relation.d)):
             raise ValueError(f"pair {label!r} is not a neighbour pair under the claim's "
@@ -273,7 +283,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     progress
         Show a tqdm progress bar over the phases.
     pairs
-        Candidate neighbour pairs; default :func:`~dpgp_audit.audit.neighbours.neighbour_pairs`.
+        Candidate neighbour pairs, :class:`~dpgp_audit.audit.neighbours.NeighbourPair` objects
+        or ``(D, D')`` tuples of two Datasets; default
+        :func:`~dpgp_audit.audit.neighbours.neighbour_pairs`.
         Pairs given here must be neighbours under the claim's relation
         (:func:`~dpgp_audit.audit.neighbours.is_neighbour`, to 1e-9·d) with both datasets
         in its declared domain: any other pair is refused (``ValueError`` naming it), since
@@ -421,7 +433,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
 
     t = time.perf_counter()
     if pairs is not None:  # the caller's own pairs: a verdict on a non-neighbour is no verdict
-        pairs = list(pairs)
+        pairs = [_as_pair(p, i) for i, p in enumerate(pairs)]
         _check_given_pairs(pairs, claim)
     if pairs is None:
         pairs = neighbour_pairs(data, relation, rng_pairs, y_bound=y_bound)

@@ -61,15 +61,15 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["CELL_BINS", "FEATURE_BINS", "FORMS", "HIST_BINS", "SLOPES", "SUPPRESS_BELOW",
-           "TRIM", "MutantSpec", "SampleOnly", "build_form", "cell_counts",
-           "classical_sigma_without_the_2", "data_range_counts", "feature_histograms",
-           "feature_inputs", "fitted_lengthscale", "gp_fit_weights",
+__all__ = ["CELL_BINS", "FEATURE_BINS", "FORMS", "HIST_BINS", "PTR_LABELS", "PTR_THRESHOLD",
+           "SLOPES", "SUPPRESS_BELOW", "TRIM", "MutantSpec", "SampleOnly", "build_form",
+           "cell_counts", "classical_sigma_without_the_2", "data_range_counts",
+           "feature_histograms", "feature_inputs", "fitted_lengthscale", "gp_fit_weights",
            "gp_log_marginal_likelihood", "gp_posterior_sd_sigmas", "half_sums",
-           "kernel_vector_bound", "median_rank_utility", "mutants", "positive_count",
-           "public_range_counts", "public_x_sd", "scaled_up_sd", "slope_data",
-           "slope_utility", "standardised_clipped_sum", "top_target_rows", "trimmed_mean",
-           "vector_weights"]
+           "kernel_vector_bound", "median_rank_utility", "mode_margin", "mutants",
+           "positive_count", "ptr_label_data", "public_range_counts", "public_x_sd",
+           "scale_grid", "scaled_up_sd", "slope_data", "slope_utility",
+           "standardised_clipped_sum", "top_target_rows", "trimmed_mean", "vector_weights"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
 _EPS, _DELTA = 1.0, 1e-5
@@ -470,6 +470,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_hunt_mutants(data))
     out.extend(_label_mutants())
     out.extend(_postprocessing_mutants(data))
+    out.extend(_float_and_step_mutants(data))
     return out
 
 
@@ -1318,4 +1319,123 @@ def _postprocessing_mutants(data: Dataset) -> list[MutantSpec]:
                    "answering twice with independent eps-RR flips, the count of ones released "
                    "at eps", False, rr_claim, rr_twice,
                    {"query": rr_count, "norm": L1(), "bound": 1.0}, label_data()),
+    ]
+
+
+# ------------------------------------------------------- signs of zero, grids, un-noised tests
+#: Outputs-only PTR mode over five labels: the threshold T = 2 + (2/ε)·ln(1/(2δ)) that a
+#: noised margin ``g + Lap(2/ε)`` must clear (Dwork & Lei's propose-test-release).
+PTR_LABELS: tuple[float, ...] = (0.0, 1.0, 2.0, 3.0, 4.0)
+PTR_THRESHOLD = 2.0 + (2.0 / _EPS) * math.log(1.0 / (2.0 * _DELTA))
+
+
+def ptr_label_data() -> Dataset:
+    """Sixty rows of five labels, counts 38, 8, 6, 5 and 3: a mode margin of 30 (> T)."""
+    y = np.repeat(np.array(PTR_LABELS), (38, 8, 6, 5, 3))
+    order = (7 * np.arange(y.size)) % y.size  # 7 and 60 coprime: labels interleaved
+    return Dataset(np.linspace(0.0, 1.0, y.size)[:, None], y[order], name="five-labels")
+
+
+def mode_margin(y: np.ndarray) -> tuple[float, float]:
+    """The most frequent of :data:`PTR_LABELS` (the first on a tie) and its margin over the next."""
+    counts = np.array([np.sum(np.asarray(y) == v) for v in PTR_LABELS], dtype=float)
+    order = np.argsort(-counts, kind="stable")
+    return PTR_LABELS[order[0]], float(counts[order[0]] - counts[order[1]])
+
+
+def scale_grid(y: np.ndarray) -> float:
+    """The grid a hurried snap takes from the data: ``2^(⌈log2 max(max|y|, 1/16)⌉ − 16)``."""
+    scale = max(float(np.max(np.abs(y))), 1.0 / 16.0)
+    return 2.0 ** (math.ceil(math.log2(scale)) - 16)
+
+
+def _float_and_step_mutants(data: Dataset) -> list[MutantSpec]:
+    """A fifth hunt (28 Nov 2026): the sign of a zero, a grid read off the data, and a
+    propose-test-release whose test is not noised.
+
+    Written by helper sessions told only the contract; the first three were missed on
+    every seed until the float-support categories gave ``-0.0`` its own code and read a
+    rounded release at its own grid (:func:`~dpgp_audit.audit.blackbox.scores.binade_grid`),
+    and the structure-boundary search counted a step of an output without noise as a
+    boundary (:func:`~dpgp_audit.audit.boundary.moves_without_noise`).
+
+    * ``0.0 * m`` is ``-0.0`` exactly when ``m < 0`` (IEEE 754), so a float-safe mean
+      floored at zero with the zero written as ``0.0 * mean`` releases ``-0.0`` on a data
+      set of negative mean and never on one of mean ≥ 0 (ε = ∞), as does a second output of
+      public weight 0 applied to the mean and to its noise (``-0.0 + -0.0`` stays negative).
+    * A Gaussian mean snapped to a power-of-two grid chosen from the targets' scale: a
+      target crossing a power of two changes the grid, and the finer grid's odd multiples
+      (half of its outputs) are impossible on the coarser one (ε = ∞).
+    * The mode of five labels released when its margin clears the PTR threshold, compared
+      un-noised: the release is a deterministic step of the margin (ε = ∞ where one row
+      moves it across T); the user's data (margin 30) are three rows from the step.
+
+    Controls: the zero written as a literal ``0.0``; the snap to a public grid; the margin
+    noised as PTR requires. Appended last, so the earlier rows keep their seeds.
+    """
+    claim = ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(2.0),
+                     domain=PublicDomain(1.0))
+    sd = _sigma(2.0 / data.n)
+
+    def mean_of(d: Dataset) -> np.ndarray:
+        return np.array([float(np.mean(_checked(claim, d).y))])
+
+    safe = _safe(mean_of, lambda e: sd)
+
+    def floored(zero: Callable[[float], float]):
+        def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+            r = safe(d, n, rng)
+            return np.where(r > 0, r, zero(mean_of(d)[0]))
+        return draw
+
+    def zero_weight(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        z = rng.standard_normal((n, 1))
+        first = round_to_grid(mean_of(d), sd * z, release_grid(sd))
+        w = 0.0  # BUG: the public weight of a dropped output, applied to the mean and noise
+        return np.hstack([first, w * mean_of(d)[0] + w * sd * rng.standard_normal((n, 1))])
+
+    def snapped(grid: Callable[[Dataset], float]):
+        def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+            lam = grid(d)
+            return lam * np.round((mean_of(d)[0] + sd * rng.standard_normal((n, 1))) / lam)
+        return draw
+
+    ptr_claim = ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(4.0),
+                         domain=PublicDomain(4.0, labels=PTR_LABELS))
+
+    def margin(d: Dataset) -> np.ndarray:
+        return np.array([mode_margin(_checked(ptr_claim, d).y)[1]])
+
+    def ptr(noised: bool):
+        def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+            mode, g = mode_margin(_checked(ptr_claim, d).y)
+            test = g + rng.laplace(0.0, 2.0 / _EPS, size=(n, 1)) if noised else np.full((n, 1), g)
+            return np.where(test > PTR_THRESHOLD, mode, -1.0)  # -1 stands for "no answer"
+        return draw
+
+    model = {"query": mean_of, "norm": L2(), "bound": 2.0 / data.n}
+    labels = ptr_label_data()
+    ptr_model = {"query": margin, "norm": L1(), "bound": 2.0}
+    return [
+        MutantSpec("signed-zero-floor", "a float-safe Gaussian mean floored at 0, the zero "
+                   "written as 0.0 * mean (-0.0 when the mean is negative)", False, claim,
+                   floored(lambda m: 0.0 * m), model, data),
+        MutantSpec("signed-zero-weight", "a float-safe Gaussian mean beside a second output "
+                   "of public weight 0 applied to the mean and to its noise", False, claim,
+                   zero_weight, model, data),
+        MutantSpec("grid-from-the-data-scale", "a Gaussian mean snapped to a power-of-two "
+                   "grid 2^-16 of the targets' largest magnitude", False, claim,
+                   snapped(lambda d: scale_grid(_checked(claim, d).y)), model, data),
+        MutantSpec("ptr-mode-margin-not-noised", "the mode of five labels released when its "
+                   "margin over the runner-up clears the PTR threshold, compared without "
+                   "its Laplace noise", False, ptr_claim, ptr(False), ptr_model, labels),
+        MutantSpec("control-floor-literal-zero", "looks wrong: the float-safe mean floored "
+                   "at 0 (an atom) - the zero a literal 0.0, post-processing", True, claim,
+                   floored(lambda m: 0.0), model, data),
+        MutantSpec("control-public-grid-snap", "looks wrong: the Gaussian mean snapped to "
+                   "the public grid 2^-16 (post-processing)", True, claim,
+                   snapped(lambda d: 2.0 ** -16), model, data),
+        MutantSpec("control-ptr-mode-noised-margin", "looks wrong: the mode released only "
+                   "when the margin plus Lap(2/eps) clears T = 2 + (2/eps) ln(1/(2 delta))",
+                   True, ptr_claim, ptr(True), ptr_model, labels),
     ]

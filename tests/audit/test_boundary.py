@@ -19,6 +19,7 @@ import pytest
 from dpgp_audit.audit.boundary import (
     MAX_CALLS,
     SEGMENTS,
+    moves_without_noise,
     search_boundaries,
     skip_reason,
 )
@@ -215,6 +216,45 @@ def test_search_along_labels_finds_a_count_threshold_of_integer_noise():
     report = audit_mechanism(mech, data, np.random.default_rng(2))
     assert report.verdict is Verdict.VIOLATION, report.table()
     twin = audit_mechanism(SuppressedCount(on_noisy=True), data, np.random.default_rng(2))
+    assert twin.verdict is not Verdict.VIOLATION, twin.table()
+
+
+class UnnoisedMargin:
+    """Propose-test-release with its test un-noised: label 1 is released when the count of
+    ones minus the count of zeros exceeds 3 exactly, -1 otherwise. The noise drawn is never
+    used, so the release is a deterministic step of the count (true ε = ∞ across it)."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0),
+                     domain=PublicDomain(1.0, labels=(0.0, 1.0)))
+
+    def __init__(self, noised: bool = False) -> None:
+        self.noised = noised
+
+    def sample(self, data, n, rng):
+        ones = float(np.sum(data.y == 1.0))
+        margin = ones - (data.n - ones)
+        test = margin + (rng.laplace(0.0, 2.0, (n, 1)) if self.noised else 0.0 * rng.random((n, 1)))
+        return np.where(test > 3.0, 1.0, -1.0)
+
+
+def test_a_step_without_noise_is_a_boundary():
+    """Two releases constant on both sides but different: ``same_structure`` reads the
+    constant coupled difference as a shift under one noise map; ``moves_without_noise``
+    sees the step, and the label search finds the count where the margin crosses 3."""
+    n = DATA.n  # 20 rows: the margin 2·ones − 20 exceeds 3 from 12 ones on
+    below = Dataset(DATA.X, (np.arange(n) < 11).astype(float))
+    above = below.with_target(11, 1.0)
+    run = couple(UnnoisedMargin(), below, above, 4, np.random.SeedSequence(5))
+    assert same_structure(run) and moves_without_noise(run)
+    assert not moves_without_noise(couple(UnnoisedMargin(), above, above.with_target(12, 1.0),
+                                          4, np.random.SeedSequence(5)))
+    start = Dataset(DATA.X, (np.arange(n) < 4).astype(float))  # far from the step
+    out = search_boundaries(UnnoisedMargin(), start, UnnoisedMargin.claim.relation,
+                            np.random.default_rng(1), labels=(0.0, 1.0))
+    assert {(p.d0.y.sum(), p.d1.y.sum()) for p in out.pairs} >= {(11.0, 12.0)}
+    report = audit_mechanism(UnnoisedMargin(), start, np.random.default_rng(2))
+    assert report.verdict is Verdict.VIOLATION, report.table()
+    twin = audit_mechanism(UnnoisedMargin(noised=True), start, np.random.default_rng(2))
     assert twin.verdict is not Verdict.VIOLATION, twin.table()
 
 

@@ -31,10 +31,13 @@ from dpgp_audit.audit.precision import (
     probe_pair,
 )
 from dpgp_audit.audit.result import Verdict
+from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.catalogue import get
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only, whole_rows
+from dpgp_audit.privacy.float_release import float_safe_release
 
 TWINS = {  # planted twin -> hardened mechanism of the same family
     "planted/gaussian-sum-no-domain": "P.1/gaussian-sum",
@@ -287,6 +290,131 @@ def test_A7_release_format_bits_reads_the_narrowest_ieee_format(rng):
     # one float64 output among float32 ones, on either side, keeps the float64 view
     assert release_format_bits(x.astype(np.float32), x[:1]) == 53
     assert release_format_bits(np.zeros(3), np.array([np.inf])) == 53  # nothing to read
+
+
+def test_A7_float_structure_gives_the_sign_of_zero_a_code_of_its_own():
+    """IEEE 754: 0.0·m is -0.0 exactly when m < 0, so a zero can carry a sign bit of the data."""
+    zeros = np.array([[0.0 * -0.25], [0.0 * 0.25]])
+    assert np.signbit(zeros[0, 0]) and not np.signbit(zeros[1, 0])
+    codes = float_structure(zeros)[:, 0]
+    assert codes[0] != codes[1]
+    assert codes[1] == float_structure(np.array([[0.0]]))[0, 0]  # +0.0 keeps its code
+
+
+def _grid_draws(rng, n: int, step_exponent: int) -> np.ndarray:
+    """Gaussian draws (sd 0.2 about 0.45) rounded to the grid 2^step_exponent, computed by
+    integer arithmetic: k·2^e is exact for every |k| < 2⁵³."""
+    k = np.round(rng.normal(0.45, 0.2, n) * 2.0**-step_exponent)
+    return np.ldexp(k, step_exponent)[:, None]
+
+
+def test_A7_binade_grid_reads_a_rounded_release_at_its_own_grid(rng):
+    """A release on 2⁻¹⁷ against one on 2⁻¹⁶: at the format's precision both sides' outputs
+    are all "four or more trailing zeros" (one category per binade); read above the finest
+    grid seen, the odd multiples of 2⁻¹⁷ (half of that side's outputs, none of the other's)
+    are a category of their own."""
+    from dpgp_audit.audit.blackbox.scores import binade_grid
+
+    fine, coarse = _grid_draws(rng, 2000, -17), _grid_draws(rng, 2000, -16)
+    odd = (np.ldexp(fine[:, 0], 17) % 2) == 1  # the oracle: integer parity of k
+    assert 0.45 < odd.mean() < 0.55
+    t = FLOAT_TRAILING_CAP + 1
+    assert np.all(float_structure(fine) % t == FLOAT_TRAILING_CAP)  # the format's view
+    grid = binade_grid(fine, coarse)
+    # the binades [¼, ½) and [½, 1) hold hundreds of outputs each; the sparse ones of
+    # fewer than FLOAT_GRID_MIN keep the format's view
+    busy = (fine[:, 0] >= 0.25) & (fine[:, 0] < 1.0)
+    assert busy.mean() > 0.8
+    low_bits = float_structure(fine, grid=grid)[:, 0] % t
+    assert np.array_equal(low_bits[busy] == 0, odd[busy])
+    busy1 = (coarse[:, 0] >= 0.25) & (coarse[:, 0] < 1.0)
+    assert np.all(float_structure(coarse, grid=grid)[busy1, 0] % t == 1)
+    # the exponent part of the code is unchanged
+    assert np.array_equal(float_structure(fine, grid=grid) // t, float_structure(fine) // t)
+
+
+def test_A7_binade_grid_leaves_a_full_precision_release_as_it_was(rng):
+    """Full-entropy doubles share no trailing zero in a binade of 32 or more outputs, and a
+    float32 release's floor is the 29 bits float32 leaves zero: both keep their codes.
+    (Centred at 0: ``fl(3 + Y)`` below 1 would keep the grid of 3's binade on every output,
+    the very structure the float-support test reads, and its codes would be relabelled.)"""
+    from dpgp_audit.audit.blackbox.scores import binade_grid
+
+    x = rng.laplace(0.0, 2.0, (4000, 2))
+    assert np.array_equal(float_structure(x, grid=binade_grid(x)), float_structure(x))
+    x32 = x.astype(np.float32)
+    assert np.array_equal(float_structure(x32, 24, binade_grid(x32)), float_structure(x32, 24))
+
+
+class _DataScaledSnap:
+    """A Gaussian mean (σ for 2/n) snapped to 2^(⌈log2 max|y|⌉ − 16), the grid read off the
+    data: targets all within 1/16 give 2⁻²⁰, a target at 1 gives 2⁻¹⁶, and the odd multiples
+    of 2⁻²⁰ (about half the outputs of D) never occur under D′: true ε = ∞."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+    def sample(self, data, n, rng):
+        scale = max(float(np.max(np.abs(data.y))), 1.0 / 16.0)
+        lam = 2.0 ** (math.ceil(math.log2(scale)) - 16)
+        sd = analytic_gaussian_sigma(1.0, 1e-5, 2.0 / data.n)
+        return lam * np.round((np.mean(data.y) + sd * rng.standard_normal((n, 1))) / lam)
+
+
+def test_A7_support_test_certifies_a_grid_chosen_from_the_data(rng):
+    data = default_dataset()
+    zeros = Dataset(data.X, np.zeros(data.n))
+    pair = NeighbourPair(zeros, zeros.with_target(0, 1.0), "grid from the data")
+    row = certify_support(_DataScaledSnap(), pair, rng, n=4000, alpha=0.05)
+    # odd multiples of 2⁻²⁰ on one side only, in every binade busy enough to read (the
+    # outputs nearest 0 are spread over binades too sparse for a floor): far above the claim
+    assert row["epsilon_lb"] > 3.0 and "grid" in row["score"]
+    # about half of D's 3 000 certifying draws against a handful of D′'s (the event's
+    # threshold may admit a sparse binade's category)
+    assert any(t["hits"] > 1000 and t["hits_other_side"] < t["hits"] / 50
+               for t in row["tests"])
+    same = NeighbourPair(zeros.with_target(0, 0.75), zeros.with_target(0, 1.0), "one grid")
+    assert certify_support(_DataScaledSnap(), same, rng, n=4000, alpha=0.05)["epsilon_lb"] < 1
+
+
+class _SignedZeroFloor:
+    """A float-safe mean floored at 0, the zero written 0.0·mean: -0.0 whenever the noisy
+    mean is ≤ 0 and the mean is negative, never when the mean is ≥ 0 (true ε = ∞)."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+
+    def sample(self, data, n, rng):
+        m = float(np.mean(data.y))
+        sd = analytic_gaussian_sigma(1.0, 1e-5, 2.0 / data.n)
+        r = float_safe_release(m, sd * rng.standard_normal((n, 1)), sd)
+        return np.where(r > 0, r, 0.0 * m)
+
+
+def test_A7_support_test_certifies_a_zero_whose_sign_follows_the_data(rng):
+    data = default_dataset()
+    zeros = Dataset(data.X, np.zeros(data.n))
+    pair = NeighbourPair(zeros, zeros.with_target(0, -1.0), "sign of zero")
+    assert certify_support(_SignedZeroFloor(), pair, rng, n=4000, alpha=0.05)["epsilon_lb"] > 5
+    # and the default path finds it without the pair
+    rep = audit_mechanism(_SignedZeroFloor(), data, np.random.default_rng(1))
+    assert rep.verdict is Verdict.VIOLATION
+
+
+def test_A7_pilot_reads_the_support_of_an_output_without_spread(rng):
+    """A second output 0.0·mean + 0.0·noise has no spread on either side, yet its sign bit
+    varies on one side only: the pilot's support evidence includes it."""
+    from dpgp_audit.audit.precision import probe_pair
+
+    class TwoOutputs(_SignedZeroFloor):
+        def sample(self, data, n, rng):
+            first = super().sample(data, n, rng)
+            m = float(np.mean(data.y))
+            return np.hstack([first, 0.0 * m + 0.0 * rng.standard_normal((n, 1))])
+
+    data = default_dataset()
+    zeros = Dataset(data.X, np.zeros(data.n))
+    pair = NeighbourPair(zeros.with_target(0, 1.0), zeros.with_target(0, -1.0), "signs")
+    probe = probe_pair(TwoOutputs(), pair, rng, pilot=200, support=True)
+    assert probe.support_visible
 
 
 def test_A7_float32_structure_counts_trailing_bits_of_the_float32_significand(rng):
@@ -558,3 +686,8 @@ def test_a_float_support_witness_says_whether_low_bits_or_magnitudes_separate():
     line = _support_reading_line(atoms)
     assert "a point mass whose place depends on the data" in line and "0.19 of" in line
     assert "low bits depend" not in line
+    signed = {"witness_test": "float support",
+              "support_reading": {"tv_exponent": 0.61, "tv_low_bits": 0.61, "atom_share": 0.0,
+                                  "negative_zero_share": 0.6, "reading": "signed zeros"}}
+    line = _support_reading_line(signed)
+    assert "-0.0 on one side only (0.6 of its outputs)" in line and "calibration" not in line

@@ -515,6 +515,24 @@ def test_A6_a_given_pair_outside_the_declared_domain_is_refused_and_a_neighbour_
     assert rep.result("blackbox").details["witness"]["label"] == "inside"
 
 
+def test_A6_a_given_pair_may_be_a_tuple_of_two_datasets():
+    """``pairs=[(D, D')]``, as a hurried user writes it: audited as a NeighbourPair labelled
+    "given pair 0", with the same draws; any other object is refused by name."""
+    data = Dataset(np.linspace(0, 1, 6), np.zeros(6))
+    moved = data.with_target(0, 1.0)
+    kw = {"auditors": ("blackbox",), "n": 64}
+    rep = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0),
+                          pairs=[(data, moved)], **kw)
+    assert rep.result("blackbox").details["witness"]["label"] == "given pair 0"
+    same = audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0),
+                           pairs=[NeighbourPair(data, moved, "given pair 0")], **kw)
+    assert rep.result("blackbox").estimate == same.result("blackbox").estimate
+    with pytest.raises(TypeError, match=r"NeighbourPair objects or \(D, D'\) tuples of two "
+                                        "Datasets, got list"):
+        audit_mechanism(_IgnoresItsData(), data, np.random.default_rng(0),
+                        pairs=[[data, moved]], **kw)
+
+
 def test_A6_no_given_pair_and_a_claim_that_is_not_one_are_refused_by_name():
     data = default_dataset(12)
     mech = GaussianSumMechanism(d=1.0, epsilon=1.0, delta=1e-5)

@@ -18,6 +18,7 @@ from dpgp_audit.bugs.mutants import build_form, fitted_lengthscale, fixed_subsam
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.experiments.mutation import run_mutation
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 
 GP_MUTANTS = ("gp-noise-from-another-fit", "gp-lengthscale-fitted-on-private-data",
               "control-gp-posterior-variance")
@@ -736,3 +737,101 @@ def test_randomised_response_twice_doubles_epsilon_at_its_extreme_count():
     draws = build_form(spec, "sample").sample(data, 40_000, np.random.default_rng(3))[:, 0]
     for k in range(7):
         assert abs(np.mean(draws == k) - p[k]) < 5 * math.sqrt(p[k] * (1 - p[k]) / 40_000)
+
+
+# ------------------------------------------------------------------ the fifth hunt
+FLOAT_AND_STEP = ("signed-zero-floor", "signed-zero-weight", "grid-from-the-data-scale",
+                  "ptr-mode-margin-not-noised", "control-floor-literal-zero",
+                  "control-public-grid-snap", "control-ptr-mode-noised-margin")
+
+
+@pytest.mark.parametrize("name", FLOAT_AND_STEP)
+def test_float_and_step_mutants_on_the_default_path(name):
+    assert not _default_path_misses(name)
+
+
+def _zeros_and(value: float) -> tuple[Dataset, Dataset]:
+    data = default_dataset()
+    zeros = Dataset(data.X, np.zeros(data.n))
+    return zeros, zeros.with_target(0, value)
+
+
+def test_a_zero_written_as_zero_times_the_mean_carries_its_sign():
+    """IEEE 754: 0.0·m = -0.0 for m < 0. Floored at 0, the noisy mean releases -0.0 with
+    the probability that the noisy mean is ≤ 0 when the mean is negative, Φ(0.05/σ) for
+    the mean -1/20 (σ for the mean's sensitivity 2/20), and never when the mean is 0; the
+    literal-zero twin never releases -0.0."""
+    zeros, neg = _zeros_and(-1.0)
+    mech = build_form(_spec("signed-zero-floor"), "sample")
+    a = mech.sample(zeros, 20_000, np.random.default_rng(1))[:, 0]
+    b = mech.sample(neg, 20_000, np.random.default_rng(2))[:, 0]
+    assert not np.any((a == 0) & np.signbit(a))
+    sd = analytic_gaussian_sigma(1.0, 1e-5, 2.0 / zeros.n)
+    p = stats.norm.cdf(0.05 / sd)
+    share = np.mean((b == 0) & np.signbit(b))
+    assert abs(share - p) < 5 * math.sqrt(p * (1 - p) / 20_000)
+    twin = build_form(_spec("control-floor-literal-zero"), "sample")
+    c = twin.sample(neg, 20_000, np.random.default_rng(2))[:, 0]
+    assert np.mean(c == 0) == pytest.approx(p, abs=5 * math.sqrt(p * (1 - p) / 20_000))
+    assert not np.any(np.signbit(c[c == 0]))
+
+
+def test_a_zero_weight_on_the_mean_and_its_noise_leaks_the_sign_of_the_mean():
+    """0.0·m + 0.0·σz is -0.0 exactly when m < 0 and z < 0: probability ½ on a dataset of
+    negative mean, 0 on one of mean 0."""
+    zeros, neg = _zeros_and(-1.0)
+    mech = build_form(_spec("signed-zero-weight"), "sample")
+    a = mech.sample(zeros, 20_000, np.random.default_rng(1))[:, 1]
+    b = mech.sample(neg, 20_000, np.random.default_rng(2))[:, 1]
+    assert np.all(a == 0) and np.all(b == 0)
+    assert not np.any(np.signbit(a))
+    assert abs(np.mean(np.signbit(b)) - 0.5) < 5 * math.sqrt(0.25 / 20_000)
+
+
+def test_a_grid_from_the_targets_scale_puts_half_of_one_side_off_the_others_grid():
+    """All targets 0 (max |y| below 1/16): grid 2⁻²⁰; one target at 1: grid 2⁻¹⁶. Read by
+    integer arithmetic, about half of the first side's outputs are odd multiples of 2⁻²⁰,
+    and every output of the second is a multiple of 2⁻¹⁶ (true ε = ∞); the public-grid
+    twin keeps 2⁻¹⁶ on both."""
+    zeros, one = _zeros_and(1.0)
+    mech = build_form(_spec("grid-from-the-data-scale"), "sample")
+    a = mech.sample(zeros, 20_000, np.random.default_rng(1))[:, 0]
+    b = mech.sample(one, 20_000, np.random.default_rng(2))[:, 0]
+    k = np.ldexp(a, 20)
+    assert np.all(k == np.round(k))
+    assert abs(np.mean(k % 2 == 1) - 0.5) < 5 * math.sqrt(0.25 / 20_000)
+    assert np.all(np.ldexp(b, 16) == np.round(np.ldexp(b, 16)))
+    twin = build_form(_spec("control-public-grid-snap"), "sample")
+    for d in (zeros, one):
+        c = twin.sample(d, 5_000, np.random.default_rng(3))[:, 0]
+        assert np.all(np.ldexp(c, 16) == np.round(np.ldexp(c, 16)))
+
+
+def test_ptr_mode_without_noise_on_its_margin_is_a_step_and_with_it_within_e():
+    """Counts 38, 8, 6, 5, 3: margin 30. Three rows moved from the mode to the runner-up
+    give a margin of 24, above T = 2 + 2 ln(1/(2·10⁻⁵)) ≈ 23.64, so the mode is released on
+    every draw; a fourth gives 22, and -1 on every draw (ε = ∞). With the margin noised by
+    Lap(2), P(release) = ½ e^{-(T - g)/2} below T, and two rows apart (margins 20 and 22)
+    the ratio is e^1, the claim."""
+    spec = _spec("ptr-mode-margin-not-noised")
+    data = spec.data
+    assert [int(np.sum(data.y == v)) for v in (0, 1, 2, 3, 4)] == [38, 8, 6, 5, 3]
+    T = 2.0 + 2.0 * math.log(1.0 / 2e-5)
+    zeros = np.flatnonzero(data.y == 0.0)
+
+    def moved(k: int) -> Dataset:
+        y = data.y.copy()
+        y[zeros[:k]] = 1.0
+        return Dataset(data.X, y)
+    mech = build_form(spec, "sample")
+    assert 38 - 3 - (8 + 3) > T > 38 - 4 - (8 + 4)
+    assert np.all(mech.sample(moved(3), 500, np.random.default_rng(1)) == 0.0)
+    assert np.all(mech.sample(moved(4), 500, np.random.default_rng(1)) == -1.0)
+    twin = build_form(_spec("control-ptr-mode-noised-margin"), "sample")
+    m = 400_000
+    for k, g in ((5, 20.0), (4, 22.0)):
+        p = 0.5 * math.exp(-(T - g) / 2.0)
+        got = np.mean(twin.sample(moved(k), m, np.random.default_rng(k)) == 0.0)
+        assert abs(got - p) < 5 * math.sqrt(p / m)
+    assert 0.5 * math.exp(-(T - 22.0) / 2) / (0.5 * math.exp(-(T - 20.0) / 2)) == \
+        pytest.approx(math.e)

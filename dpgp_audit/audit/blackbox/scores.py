@@ -62,7 +62,9 @@ __all__ = [
     "CategoricalScore",
     "ClassifierScore",
     "KDEScore",
+    "FLOAT_GRID_MIN",
     "FLOAT_TRAILING_CAP",
+    "BinadeGrid",
     "FittedScore",
     "FloatSupportScore",
     "IdentityScore",
@@ -71,6 +73,7 @@ __all__ = [
     "SCORES",
     "SUPPORT_ATOM_SHARE",
     "fit_atoms",
+    "binade_grid",
     "CLASSIFIER_MIN_ROWS",
     "LIGHT_CLASSIFIER",
     "fit_candidates",
@@ -950,6 +953,12 @@ FLOAT_TRAILING_CAP = 4
 _FLOAT_STRIDE = 1 << 14  # category codes of one coordinate (exponent x trailing bits) fit
 _FLOAT_ZERO = _FLOAT_STRIDE - 1
 _FLOAT_NONFINITE = _FLOAT_STRIDE - 2
+_FLOAT_NEGATIVE_ZERO = _FLOAT_STRIDE - 3  # -0.0: 0·m is -0.0 when m < 0, a sign that leaks
+_FLOAT_SPECIAL = _FLOAT_NEGATIVE_ZERO  # codes from here up are values, not binades
+#: Outputs a binade (coordinate and exponent) must hold in the fitting draws before the
+#: trailing zero bits they all share are read as the release's own grid there
+#: (:func:`binade_grid`): 32 full-entropy significands share a zero bit with chance 2⁻³².
+FLOAT_GRID_MIN = 32
 #: Significand bits of the IEEE binary formats a release may be computed in before numpy
 #: widens it to float64: binary64, binary32, binary16.
 _SIGNIFICAND_BITS = (53, 24, 11)
@@ -981,7 +990,62 @@ def release_format_bits(*outputs: np.ndarray) -> int:
     return min(b for b in _SIGNIFICAND_BITS if 53 - b <= tz)
 
 
-def float_structure(X: np.ndarray, bits: int = 53) -> np.ndarray:
+@dataclass(frozen=True, eq=False)
+class BinadeGrid:
+    """The grid a release's outputs keep in each binade, read off fitting draws.
+
+    ``keys`` are binades, ``coordinate·2¹⁴ + exponent + 1100`` (sorted); ``floors`` the
+    trailing zero bits that every fitting output of that binade shares. A binade not
+    listed is read at the format's own precision.
+    """
+
+    keys: np.ndarray
+    floors: np.ndarray
+
+
+def _binades(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exponents, trailing zeros and binade keys of ``|A|`` (shape ``(n, k)``)."""
+    finite = np.isfinite(A)
+    e = np.frexp(np.where(finite, A, 1.0))[1]
+    tz = _trailing_zeros(np.where(finite & (A != 0), A, 1.0))
+    keys = np.clip(e, -1100, 1100) + 1100 \
+        + _FLOAT_STRIDE * np.arange(A.shape[1], dtype=np.int64)[None, :]
+    return e, tz, keys
+
+
+def binade_grid(*outputs: np.ndarray) -> BinadeGrid:
+    """Per binade, the trailing zero bits shared by every non-zero finite output there.
+
+    A release rounded to a grid — a power-of-two grid ``Λ`` (``Λ·round(v/Λ)``), integers,
+    a fixed number of binary places — leaves in each binade the bits below ``Λ`` zero, so
+    on the format's grid all its outputs of a binade share one trailing-zero category, and
+    a grid that depends on the data (``Λ`` chosen from the targets' scale) is invisible
+    there. Counted above the binade's own common floor instead, an output on an odd
+    multiple of the finer grid (``t = 0``) is a category the coarser side never reaches.
+    Only binades holding :data:`FLOAT_GRID_MIN` outputs of all the arrays together get a
+    floor; a full-entropy release has floor 0 in them (shared zeros have chance 2⁻³²), so
+    its categories are those of the format. Fitted on the fitting draws only, the grid is
+    part of the score, and the test that uses it stays valid.
+    """
+    keys, tz = [], []
+    for x in outputs:
+        A = np.abs(np.asarray(x, dtype=float).reshape(np.shape(x)[0], -1))
+        _, t, k = _binades(A)
+        ok = np.isfinite(A) & (A != 0)
+        keys.append(k[ok])
+        tz.append(t[ok])
+    k, t = np.concatenate(keys), np.concatenate(tz)
+    if k.size == 0:
+        return BinadeGrid(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    order = np.lexsort((t, k))
+    k, t = k[order], t[order]
+    uniq, start, counts = np.unique(k, return_index=True, return_counts=True)
+    keep = counts >= FLOAT_GRID_MIN
+    return BinadeGrid(uniq[keep], t[start][keep])
+
+
+def float_structure(X: np.ndarray, bits: int = 53, grid: BinadeGrid | None = None
+                    ) -> np.ndarray:
     """Category code of each output coordinate: (binary exponent, trailing zero bits ∧ 4).
 
     Parameters
@@ -992,28 +1056,44 @@ def float_structure(X: np.ndarray, bits: int = 53) -> np.ndarray:
         Significand bits of the format the release was computed in
         (:func:`release_format_bits`): the trailing zeros are counted within those bits,
         so a float32 release's categories are those of its own grid.
+    grid
+        Per-binade floors (:func:`binade_grid`, fitted on other draws): where a binade
+        has one, the trailing zeros are counted above it, so a release rounded to a grid
+        is read at that grid.
 
     Returns
     -------
     numpy.ndarray
         int64 codes, shape ``(n, k)``; coordinate j's codes lie in
         ``[j·2¹⁴, (j + 1)·2¹⁴)``, so codes of different coordinates never collide.
-        Exact zero and non-finite values have codes of their own.
+        ``+0.0``, ``-0.0`` and non-finite values have codes of their own (``0·m`` is
+        ``-0.0`` exactly when ``m < 0``: the sign of a zero can carry a bit of the data).
 
     Notes
     -----
     ``frexp`` gives ``|x| = m·2^e`` with ``m ∈ [½, 1)``; ``m·2^53`` is the integer
     significand (exact, subnormals included), and its lowest set bit counts the
     trailing zeros; ``t`` counts those beyond the ``53 − bits`` a narrower format leaves
-    zero. The code is ``(e + 1100)·5 + min(t, 4)``.
+    zero, and the code is ``(e + 1100)·5 + min(t, 4)``. In a binade where ``grid`` has a
+    floor above that, ``t`` counts the zeros beyond the floor and is capped at 1: an output
+    on an odd multiple of the finest grid seen there, or not (a release on one public grid
+    puts about half of each side's outputs in each, so the two categories tell grids
+    apart without splitting a binade's few outputs five ways).
     """
-    A = np.abs(np.asarray(X, dtype=float).reshape(np.shape(X)[0], -1))
+    X = np.asarray(X, dtype=float).reshape(np.shape(X)[0], -1)
+    A = np.abs(X)
     finite = np.isfinite(A)
-    e = np.frexp(np.where(finite, A, 1.0))[1]
-    t = np.maximum(_trailing_zeros(np.where(finite & (A != 0), A, 1.0)) - (53 - bits), 0)
-    code = (np.clip(e, -1100, 1100) + 1100) * (FLOAT_TRAILING_CAP + 1) \
-        + np.minimum(t, FLOAT_TRAILING_CAP)
-    code = np.where(A == 0, _FLOAT_ZERO, np.where(finite, code, _FLOAT_NONFINITE))
+    e, tz, keys = _binades(A)
+    floor = np.full(A.shape, 53 - bits, dtype=np.int64)
+    if grid is not None and grid.keys.size:
+        pos = np.minimum(np.searchsorted(grid.keys, keys), grid.keys.size - 1)
+        floor = np.where(grid.keys[pos] == keys, np.maximum(grid.floors[pos], floor), floor)
+    # on a grid coarser than the format, two categories: on the finest grid seen, or above
+    cap = np.where(floor > 53 - bits, 1, FLOAT_TRAILING_CAP)
+    t = np.minimum(np.maximum(tz - floor, 0), cap)
+    code = (np.clip(e, -1100, 1100) + 1100) * (FLOAT_TRAILING_CAP + 1) + t
+    zero = np.where(np.signbit(X), _FLOAT_NEGATIVE_ZERO, _FLOAT_ZERO)
+    code = np.where(A == 0, zero, np.where(finite, code, _FLOAT_NONFINITE))
     return code + _FLOAT_STRIDE * np.arange(A.shape[1], dtype=np.int64)[None, :]
 
 
@@ -1037,11 +1117,12 @@ class FloatSupportScore:
     sign: float = 1.0
     pooled: bool = False
     bits: int = 53  # the release's significand bits, read off the fitting outputs
+    grid: BinadeGrid | None = None  # each binade's grid, read off the fitting outputs
     name: str = "float-support (exponent x trailing bits, categorical)"
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """Score each row of ``X``."""
-        codes = float_structure(X, self.bits)
+        codes = float_structure(X, self.bits, self.grid)
         if self.pooled:
             codes = _pooled(codes)
         pos = np.minimum(np.searchsorted(self.keys, codes), self.keys.size - 1)
@@ -1049,10 +1130,14 @@ class FloatSupportScore:
         return np.max(v, axis=1) if v.shape[1] else np.zeros(v.shape[0])
 
 
-def _structures(X0: np.ndarray, X1: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-    """The two sides' :func:`float_structure` codes, read at their common format's precision."""
+def _structures(X0: np.ndarray, X1: np.ndarray
+                ) -> tuple[int, BinadeGrid, np.ndarray, np.ndarray]:
+    """The two sides' :func:`float_structure` codes, read at their common format's
+    precision and at the grid both sides' outputs keep in each binade.
+    """
     bits = release_format_bits(X0, X1)
-    return bits, float_structure(X0, bits), float_structure(X1, bits)
+    grid = binade_grid(X0, X1)
+    return bits, grid, float_structure(X0, bits, grid), float_structure(X1, bits, grid)
 
 
 def _pooled(codes: np.ndarray) -> np.ndarray:
@@ -1066,7 +1151,7 @@ def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0, *,
 
     ``pooled=True``: one category table over all coordinates.
     """
-    bits, c0, c1 = _structures(X0, X1)
+    bits, grid, c0, c1 = _structures(X0, X1)
     c0, c1 = c0.ravel(), c1.ravel()
     if pooled:
         c0, c1 = _pooled(c0), _pooled(c1)
@@ -1075,9 +1160,10 @@ def fit_float_support(X0: np.ndarray, X1: np.ndarray, sign: float = 1.0, *,
     n1 = np.bincount(inv[c0.size:], minlength=keys.size)
     vals = np.log((n1 + 0.5) / (n0 + 0.5)) - math.log(np.shape(X1)[0] / np.shape(X0)[0])
     name = FloatSupportScore.name + (", pooled over coordinates" if pooled else "") + \
-        (f", in {bits}-bit significands" if bits != 53 else "")
+        (f", in {bits}-bit significands" if bits != 53 else "") + \
+        (", at each binade's grid" if np.any(grid.floors > 53 - bits) else "")
     return FloatSupportScore(keys=keys, values=vals, sign=float(sign), pooled=pooled,
-                             bits=bits, name=name)
+                             bits=bits, grid=grid, name=name)
 
 
 def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
@@ -1098,7 +1184,7 @@ def float_support_evidence(X0: np.ndarray, X1: np.ndarray) -> float:
     is rare in each coordinate and frequent in all of them. Used to rank pairs; it
     certifies nothing.
     """
-    _, c0, c1 = _structures(X0, X1)
+    _, _, c0, c1 = _structures(X0, X1)
     per_coordinate = _support_bits(c0.ravel(), c1.ravel(), c0.shape[0], c1.shape[0])
     # pooled: every coordinate's output one more draw of the same categories
     pooled = _support_bits(_pooled(c0).ravel(), _pooled(c1).ravel(),
@@ -1130,19 +1216,24 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     the other is a point mass whose *place* depends on the data — a clip, threshold or
     fallback at a data-valued point — and its fixed bits would otherwise read as low bits.
 
+    Before all of them: ``-0.0`` on one side (at least :data:`SUPPORT_ATOM_SHARE` of its
+    outputs) and never on the other is the sign of a zero that follows the data
+    (``0.0 * m`` for ``m < 0``).
+
     Returns
     -------
     dict
         ``tv_exponent``, ``tv_low_bits``, ``atom_share`` (the larger side's share of outputs
-        on such moved atoms) and ``reading``: ``"atoms"`` (a point mass at a data-dependent
-        value), ``"low bits"`` (a support that depends on the data: the float release
-        itself) or ``"magnitudes"`` (the values' law depends on the data more than their
-        low bits: look at the calibration too).
+        on such moved atoms), ``negative_zero_share`` and ``reading``: ``"signed zeros"``,
+        ``"atoms"`` (a point mass at a data-dependent value), ``"low bits"`` (a support that
+        depends on the data: the float release itself) or ``"magnitudes"`` (the values' law
+        depends on the data more than their low bits: look at the calibration too).
     """
     atoms = max(_moved_atom_share(X0, X1), _moved_atom_share(X1, X0))
-    _, c0, c1 = _structures(X0, X1)
+    signed = max(_negative_zero_share(X0, X1), _negative_zero_share(X1, X0))
+    _, _, c0, c1 = _structures(X0, X1)
     c0, c1 = _pooled(c0).ravel(), _pooled(c1).ravel()
-    special = c0.dtype.type(_FLOAT_NONFINITE)
+    special = c0.dtype.type(_FLOAT_SPECIAL)
     width = FLOAT_TRAILING_CAP + 1
 
     def parts(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1154,16 +1245,28 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     e0, t0 = parts(c0)
     e1, t1 = parts(c1)
     tv_e, tv_t = _total_variation(e0, e1), _total_variation(t0, t1)
-    if atoms >= SUPPORT_ATOM_SHARE:
+    if signed >= SUPPORT_ATOM_SHARE:
+        reading = "signed zeros"
+    elif atoms >= SUPPORT_ATOM_SHARE:
         reading = "atoms"
     else:
         reading = "low bits" if tv_t >= tv_e else "magnitudes"
-    return {"tv_exponent": tv_e, "tv_low_bits": tv_t, "atom_share": atoms, "reading": reading}
+    return {"tv_exponent": tv_e, "tv_low_bits": tv_t, "atom_share": atoms,
+            "negative_zero_share": signed, "reading": reading}
 
 
 #: Share of one side's outputs (coordinates pooled) that an exact value must hold to count
 #: as a point mass in :func:`float_support_reading` (a continuous law repeats no value).
 SUPPORT_ATOM_SHARE = 0.01
+
+
+def _negative_zero_share(A: np.ndarray, B: np.ndarray) -> float:
+    """Share of ``A``'s outputs (coordinates pooled) that are ``-0.0``, where ``B`` has none."""
+    a = np.asarray(A, dtype=float).ravel()
+    b = np.asarray(B, dtype=float).ravel()
+    if a.size == 0 or np.any((b == 0) & np.signbit(b)):
+        return 0.0
+    return float(np.mean((a == 0) & np.signbit(a)))
 
 
 def _moved_atom_share(A: np.ndarray, B: np.ndarray) -> float:

@@ -229,12 +229,31 @@ def test_float_support_reading_separates_low_bits_from_magnitudes():
     # magnitudes only: doubling keeps every significand, moves every exponent by one
     r = float_support_reading(inside, 2.0 * inside)
     assert r == {"tv_exponent": 1.0, "tv_low_bits": 0.0, "atom_share": 0.0,
-                 "reading": "magnitudes"}
+                 "negative_zero_share": 0.0, "reading": "magnitudes"}
     # zeros are a value of their own in both parts
     zeros = np.zeros_like(inside)
     r = float_support_reading(zeros, inside)
     assert r["tv_exponent"] == 1.0 and r["tv_low_bits"] == 1.0
     assert r["reading"] == "atoms" and r["atom_share"] == 1.0  # 0 always, and never beside
+
+
+def test_float_support_reading_names_a_zero_whose_sign_follows_the_data():
+    """A noisy value floored at 0 with the zero written 0.0·m: -0.0 on the side of negative
+    m (the share of draws at or below 0), +0.0 on the other; both sides hold the same
+    atom at 0 by value, so only the sign tells them apart."""
+    from dpgp_audit.audit.blackbox.scores import float_support_reading
+
+    rng = np.random.default_rng(2)
+    n = 20_000
+
+    def floored(m):
+        r = m + 0.4 * rng.standard_normal((n, 1))
+        return np.where(r > 0, r, 0.0 * m)
+    r = float_support_reading(floored(-0.05), floored(0.0))
+    share = stats.norm.cdf(0.05 / 0.4)
+    assert r["reading"] == "signed zeros" and r["atom_share"] == 0.0
+    assert r["negative_zero_share"] == pytest.approx(share, abs=4 * math.sqrt(share / n))
+    assert float_support_reading(floored(0.0), floored(0.05))["negative_zero_share"] == 0.0
 
 
 def test_float_support_reading_names_a_point_mass_at_a_data_valued_place():
