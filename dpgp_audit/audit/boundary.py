@@ -45,6 +45,7 @@ changes at every step (randomised response).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -56,6 +57,7 @@ from dpgp_audit.audit.greybox import (
     CoupledRun,
     CouplingSurvey,
     couple,
+    coupled_shift,
     same_structure,
 )
 from dpgp_audit.audit.neighbours import (
@@ -128,12 +130,11 @@ def moves_without_noise(run: CoupledRun) -> bool:
     noisy output. An output constant on both sides that changes is a step of a release
     without noise there — a mode published once an un-noised margin clears its threshold,
     ``⊥`` below it — and the place of such a step is a boundary as much as a change of
-    noise law (ε = ∞ on the neighbours across it). Needs two releases a side.
+    noise law (ε = ∞ on the neighbours across it). The survey's score says so
+    (:func:`~dpgp_audit.audit.greybox.coupled_shift` is ``inf`` exactly then). Needs two
+    releases a side.
     """
-    if run.n < 2:
-        return False
-    still = (np.ptp(run.out0, axis=0) == 0) & (np.ptp(run.out1, axis=0) == 0)
-    return bool(np.any(still & (run.out0[0] != run.out1[0])))
+    return run.n >= 2 and math.isinf(coupled_shift(run.out0, run.out1))
 
 
 def search_boundaries(mechanism: Mechanism, data: Dataset, relation: NeighbourRelation,
