@@ -16,6 +16,8 @@ like the kit's.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -32,7 +34,8 @@ __all__ = ["COST_CLASSES", "ContractError", "DiscreteRelease", "Executor", "Futu
            "GaussianRelease", "Mechanism", "SensitivityQuery", "checked_sample", "claim_problem",
            "gaussian_release_problem",
            "independent_releases", "inside_span_p", "interface_problem",
-           "same_release_shape", "within_group_repeats_p"]
+           "same_release_shape", "stateless_releases", "unchanged_by_audit",
+           "within_group_repeats_p"]
 
 
 @runtime_checkable
@@ -70,8 +73,8 @@ COST_CLASSES: dict[str, float] = {"vectorised": 2e-5, "loop": 5e-4, "solve": 5e-
 
 class ContractError(ValueError):
     """A mechanism's ``sample`` broke the contract: not ``n`` rows, values that are not
-    finite numbers, a write into the dataset's read-only arrays, a shape that changes, or
-    rows that are not independent releases.
+    finite numbers, a write into the dataset's read-only arrays, a shape that changes,
+    rows that are not independent releases, or a release that depends on earlier calls.
 
     A ``ValueError``, so the command line reports it in one line (exit status 2). The
     auditors that read a ``ValueError`` from ``sample`` as "this dataset is refused" let
@@ -296,6 +299,130 @@ def independent_releases(mechanism: object, data: Dataset, rng: np.random.Genera
             "rows the auditors would see are not independent releases of it. Draw every "
             "row's noise independently of the others")
     _same_spread(call, many, ones, r_ties)
+
+
+#: Rows of each call of the state probe (:func:`stateless_releases`): the releases are
+#: compared bit for bit, so one row is as telling as many, and a slow mechanism (a
+#: training run per draw) pays a few draws for the probe.
+STATE_ROWS = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class StateProbe:
+    """What :func:`stateless_releases` saw: the release it keeps for the end of the audit.
+
+    Attributes
+    ----------
+    release
+        ``sample(data, STATE_ROWS, g)`` of an untouched copy of the mechanism, with ``g``
+        a generator in the state of ``seed`` (``None`` when the probe could not run).
+    seed
+        The generator whose state every probed call starts from (a copy each time).
+    skipped
+        Why the probe did not run: the mechanism cannot be copied, refuses the data, or
+        two untouched copies on one seed differ (a sampler the audit cannot seed).
+    """
+
+    release: np.ndarray | None
+    seed: np.random.Generator | None
+    skipped: str | None = None
+
+
+def stateless_releases(mechanism: object, data: Dataset, others: Sequence[Dataset],
+                       rng: np.random.Generator, rows: int = STATE_ROWS) -> StateProbe:
+    """Refuse a ``sample`` whose release depends on the calls made before it.
+
+    The contract's ``sample(data, n, rng)`` is a function of its arguments: the auditors
+    call it thousands of times, on datasets in an order of their own, and read every call
+    as a draw of the one mechanism that gets published. A ``sample`` that keeps state
+    breaks that, and the hurried forms are leaks of their own: a noise scale calibrated on
+    the first dataset it sees and cached (later releases then carry the first dataset's
+    sensitivity, and the audit, whose first call is not on the user's data, tests another
+    mechanism than the one published), a cursor over a precomputed noise table, a budget
+    that changes the noise after some calls.
+
+    Three deep copies of ``mechanism`` are taken, one at a time, before any other call of
+    the audit. Two release ``rows`` rows on ``data`` from generators in one state: if they
+    differ, the release is not reproducible from its generator and nothing can be compared
+    (the grey-box auditor reports that). The third is first called on each of ``others`` (the
+    audit's own neighbours), then on ``data`` from the same state: a release that is a
+    function of its arguments repeats the first copy's bit for bit. The copies keep the
+    user's object untouched; :func:`unchanged_by_audit` compares the object itself after
+    the audit.
+
+    Returns
+    -------
+    StateProbe
+        The untouched copy's release and the generator state, for :func:`unchanged_by_audit`.
+
+    Raises
+    ------
+    ContractError
+        When the copy called on other datasets first releases other values on ``data``.
+    """
+    seed, *kids = rng.spawn(1 + len(others))
+
+    def fresh() -> object:  # one copy at a time: a large mechanism is held twice at most
+        return copy.deepcopy(mechanism)
+
+    try:
+        release = _drawn(fresh(), data, rows, copy.deepcopy(seed))
+        again = _drawn(fresh(), data, rows, copy.deepcopy(seed))
+        used = fresh()
+    except ContractError:
+        raise
+    except ValueError:  # a refusal of the data is the auditors' to report
+        return StateProbe(None, None, "sample() refuses the data")
+    except Exception as err:  # noqa: BLE001 - any object may refuse a copy; then no probe
+        return StateProbe(None, None, f"the mechanism cannot be copied ({type(err).__name__})")
+    if release is None or again is None:
+        return StateProbe(None, None, "sample() refuses the data")
+    if not np.array_equal(release, again):
+        return StateProbe(None, None, "two copies on one generator state release different "
+                                      "values (a sampler the audit cannot seed)")
+    for other, kid in zip(others, kids, strict=True):
+        _drawn(used, other, rows, kid)  # a refusal there is the auditors' to report
+    after = _drawn(used, data, rows, copy.deepcopy(seed))
+    if after is None or not np.array_equal(after, release):
+        shown = ("refused your data, which a copy called on it first released" if after is None
+                 else "released other values on your data than a copy called on it first")
+        raise ContractError(
+            f"{type(mechanism).__name__}.sample keeps state between calls: from one "
+            f"generator state, a copy of it called first on {len(others)} other dataset(s) "
+            f"of the audit {shown}. A release must be a function of (data, n, rng) alone. "
+            "State kept from earlier calls (a noise scale or a fit computed on the first "
+            "dataset seen, a cursor over a noise table, a budget that changes the noise) "
+            "ties a release to data it was not handed, and leaks that data; the auditors, "
+            "calling in an order of their own, would test a mechanism that is never "
+            "published. Compute what a release needs from the data handed to each call (a "
+            "cache keyed by the data's values is fine)")
+    return StateProbe(release, seed)
+
+
+def unchanged_by_audit(mechanism: object, data: Dataset, probe: StateProbe) -> None:
+    """Refuse a ``sample`` that the audit's own calls changed (:func:`stateless_releases`).
+
+    After every auditor has drawn, the user's object releases ``probe``'s rows again from
+    the same generator state. State that changes only after many calls (a budget counted
+    down, a cache that fills) passes the first probe; here the release differs, and the
+    auditors' draws came from more than one mechanism, so no verdict stands on them.
+
+    Raises
+    ------
+    ContractError
+        When the release differs from the untouched copy's.
+    """
+    if probe.release is None or probe.seed is None:
+        return
+    after = _drawn(mechanism, data, probe.release.shape[0], copy.deepcopy(probe.seed))
+    if after is None or not np.array_equal(after, probe.release):
+        raise ContractError(
+            f"{type(mechanism).__name__}.sample changed during the audit: after the "
+            "auditors' calls it released other values on your data, from the same "
+            "generator state, than an untouched copy of it did before them (a budget or a "
+            "counter that changes the noise, a cache or a cursor that moves?). The "
+            "auditors' draws then come from more than one mechanism, so no verdict is "
+            "reported. A release must be a function of (data, n, rng) alone")
 
 
 def _drawn(mechanism: object, data: Dataset, n: int,

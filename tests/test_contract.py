@@ -376,3 +376,131 @@ def test_A1_a_gaussian_release_states_cov_of_the_means_size(mean, cov, ok):
     assert (problem is None) is ok, problem
     if not ok:
         assert f"mean(data) has {np.size(mean)} value(s) but cov(data) has shape" in problem
+
+
+# --------------------------------------------------------------------------- state (A.1)
+OTHER = Dataset(np.linspace(0, 1, 5)[:, None], np.array([1.0, -1.0, 0.5, 0.0, 1.0]))
+
+
+class _FirstScale:
+    """A noise scale read off the first dataset seen, then kept (a lazy calibration)."""
+
+    def __init__(self):
+        self.scale = None
+
+    def sample(self, data, n, rng):
+        if self.scale is None:
+            self.scale = 1.0 + float(np.abs(data.y).max())
+        return self.scale * rng.standard_normal((n, 1))
+
+
+class _Cursor:
+    """Noise read in turn from a table fixed at construction: the rng is ignored."""
+
+    def __init__(self):
+        self.table = np.random.default_rng(7).standard_normal(64)
+        self.at = 0
+
+    def sample(self, data, n, rng):
+        idx = (self.at + np.arange(n)) % self.table.size
+        self.at += n
+        return float(np.sum(data.y)) + self.table[idx][:, None]
+
+
+class _KeyedCache:
+    """A cache keyed by the data's values: state that never changes a release."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def sample(self, data, n, rng):
+        key = data.y.tobytes()
+        if key not in self.cache:
+            self.cache[key] = float(np.sum(data.y))
+        return self.cache[key] + rng.standard_normal((n, 1))
+
+
+@pytest.mark.parametrize("make", [_FirstScale, _Cursor])
+def test_A1_a_release_that_depends_on_earlier_calls_is_a_contract_error(make):
+    from dpgp_audit.contract import stateless_releases
+
+    mech = make()
+    before = dict(vars(mech))
+    with pytest.raises(ContractError, match=rf"{make.__name__}\.sample keeps state between "
+                                            r"calls: .* called first on 1 other dataset"):
+        stateless_releases(mech, DATA, [OTHER], np.random.default_rng(0))
+    # the probe works on copies: the user's object is as it was handed
+    assert vars(mech).keys() == before.keys()
+    assert all(np.array_equal(vars(mech)[k], v) for k, v in before.items())
+
+
+def test_A1_a_scale_kept_from_the_users_data_is_the_auditors_to_judge():
+    # warmed on the data before the audit (as the command line's seeding check does), the
+    # lazy scale no longer moves: the release is then one mechanism, audited as published
+    from dpgp_audit.contract import stateless_releases
+
+    mech = _FirstScale()
+    mech.sample(DATA, 1, np.random.default_rng(1))
+    probe = stateless_releases(mech, DATA, [OTHER], np.random.default_rng(0))
+    assert probe.skipped is None and probe.release.shape == (1, 1)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda n, rng: rng.standard_normal((n, 2)),
+    lambda n, rng: np.zeros((n, 1)),  # deterministic
+])
+def test_A1_releases_that_are_functions_of_their_arguments_pass_the_state_probe(draw):
+    from dpgp_audit.contract import stateless_releases, unchanged_by_audit
+
+    for mech in (_Draws(draw), _KeyedCache()):
+        for seed in range(5):
+            probe = stateless_releases(mech, DATA, [OTHER], np.random.default_rng(seed))
+            assert probe.skipped is None
+            for _ in range(3):  # the audit's calls
+                mech.sample(OTHER, 10, np.random.default_rng(seed + 100))
+            unchanged_by_audit(mech, DATA, probe)
+
+
+def test_A1_a_release_changed_by_the_audits_calls_is_a_contract_error():
+    from dpgp_audit.contract import stateless_releases, unchanged_by_audit
+
+    class Budget:  # the noise shrinks once 20 releases are spent: passes the first probe
+        spent = 0
+
+        def sample(self, data, n, rng):
+            self.spent += n
+            scale = 2.0 if self.spent <= 20 else 0.5
+            return float(np.sum(data.y)) + scale * rng.standard_normal((n, 1))
+
+    mech = Budget()
+    probe = stateless_releases(mech, DATA, [OTHER], np.random.default_rng(0))
+    unchanged_by_audit(mech, DATA, probe)  # no audit call yet: as before
+    mech.sample(DATA, 30, np.random.default_rng(1))
+    with pytest.raises(ContractError, match=r"Budget\.sample changed during the audit"):
+        unchanged_by_audit(mech, DATA, probe)
+
+
+def test_A1_the_state_probe_says_why_it_did_not_run():
+    import threading
+
+    from dpgp_audit.contract import stateless_releases, unchanged_by_audit
+
+    class Locked(_KeyedCache):  # a lock cannot be copied
+        def __init__(self):
+            super().__init__()
+            self.lock = threading.Lock()
+
+    class Unseeded:  # entropy the audit cannot seed
+        def sample(self, data, n, rng):
+            return np.random.default_rng().standard_normal((n, 1))
+
+    class Refuses:
+        def sample(self, data, n, rng):
+            raise ValueError("needs 1000 rows")
+
+    for mech, why in [(Locked(), "cannot be copied (TypeError)"),
+                      (Unseeded(), "two copies on one generator state release different"),
+                      (Refuses(), "refuses the data")]:
+        probe = stateless_releases(mech, DATA, [OTHER], np.random.default_rng(0))
+        assert probe.release is None and why in probe.skipped
+        unchanged_by_audit(mech, DATA, probe)  # nothing to compare: no error

@@ -21,8 +21,11 @@ positions differ only through the release, and the search
    widened by :data:`MARGIN` of its width on each side — with a declared ``x_bound``, as
    many again in the whole declared box ``|x| <= x_bound``, where a release may be
    evaluated far from the data —
-2. unless every position scored alike (a release that does not depend on where the row
-   sits, such as a plain sum, or one the row does not move: nothing to find), refines the
+2. if every position scored alike (a release that does not depend on where the row sits,
+   such as a plain sum) or none moved (a release of the inputs alone), moves the row
+   between corners of the box instead, its target kept (:func:`_swings`: a contrast or a
+   cross moment of the inputs moves most between corners that the box's diagonal never
+   joins); otherwise refines the
    best :data:`REFINE_STARTS` of them, each in a region of its own (not within four
    compass steps of a better one), by a compass search (each coordinate moved by
    ``± step``; the step halved when no move helps), and
@@ -43,6 +46,7 @@ definitive finding yet.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -57,7 +61,7 @@ from dpgp_audit.contract import ContractError, Mechanism
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
-__all__ = ["MARGIN", "MAX_CALLS", "MAX_PAIRS", "REFINE_STARTS", "START_POINTS",
+__all__ = ["MARGIN", "MAX_CALLS", "MAX_PAIRS", "REFINE_STARTS", "START_POINTS", "SWING_CALLS",
            "PositionSearch", "flip_pair", "search_positions", "with_positions"]
 
 #: Positions drawn uniformly from the widened box in the first pass.
@@ -70,6 +74,9 @@ MAX_CALLS = 64
 MAX_PAIRS = 2
 #: The data's input box is widened by this fraction of its width on each side.
 MARGIN = 0.1
+#: Coupled calls more for the corner swings of a release the target does not move
+#: (:func:`_swings`).
+SWING_CALLS = 32
 #: Halvings of the compass step after which a refinement stops.
 _HALVINGS = 12
 
@@ -210,8 +217,8 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
     first.sort(key=lambda t: (-t[0], t[1]))
     finite = [s for s, _ in first if s > -math.inf]
     if not finite or max(finite) <= 0 or min(finite) == max(finite):
-        out.flat = True  # nothing moves, or moves alike wherever the row sits: no place to find
-        return out
+        out.flat = True  # the target moves nothing, or moves alike wherever the row sits:
+        return _swings(out, mechanism, data, i, y_hi, lo, hi, seed, max_pairs)  # the inputs
     found: list[tuple[float, np.ndarray]] = []
     near_lo, near_hi = _box(data, x_bound)  # the compass steps are sized to the data's box
     first_step = 0.5 * (near_hi - near_lo) / START_POINTS ** (1.0 / dim)
@@ -248,6 +255,78 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
         kept.append(x)
         out.best.append({"x": [float(v) for v in x], "score": s})
         out.pairs.append(flip_pair(data, i, x, y_hi, y_lo, " (position search)"))
+    return out
+
+
+def _swings(out: PositionSearch, mechanism: Mechanism, data: Dataset, row: int, y: float,
+            lo: np.ndarray, hi: np.ndarray, seed: np.random.SeedSequence,
+            max_pairs: int) -> PositionSearch:
+    """Pairs that move row ``row`` from one corner of the input box to another, target kept.
+
+    When flipping the target moves the release nowhere, or alike everywhere, the inputs
+    may still move it: a release of the inputs alone (a second-moment matrix, a projection
+    on a public direction, a sketch) is most sensitive to a row moved between two corners
+    that the box's diagonal never joins, such as ``(1, -1)`` and ``(-1, 1)`` for a contrast,
+    or ``(1, 1)`` and ``(1, -1)`` for a cross moment. With :data:`SWING_CALLS` more
+    coupled calls (on the search's one seed), every pair of corners is scored for up to
+    three inputs; beyond that a coordinate ascent starts from the diagonal's two ends and
+    flips one sign of either corner at a time while the score grows. The best
+    ``max_pairs`` pairs that move the release are kept.
+    """
+    out.max_calls += SWING_CALLS
+    dim = lo.size
+    scores: dict[tuple[bytes, bytes], float] = {}
+
+    def corner(signs: np.ndarray) -> np.ndarray:
+        return np.where(signs > 0, hi, lo)
+
+    def score(a: np.ndarray, b: np.ndarray) -> float:
+        key = tuple(sorted((a.tobytes(), b.tobytes())))
+        if key in scores:
+            return scores[key]
+        if out.calls >= out.max_calls:
+            return -math.inf
+        out.calls += 1
+        d0, d1 = data.with_row(row, corner(a), y), data.with_row(row, corner(b), y)
+        try:  # the seed of the first pass: scores differ only through the release
+            run = couple(mechanism, d0, d1, PROBE_ROWS, seed)
+        except ContractError:
+            raise
+        except (ValueError, ArithmeticError) as err:  # corners the mechanism refuses
+            out.refused.append(one_line(f"row {row} at corners {a} and {b}: "
+                                        f"{type(err).__name__}: {err}"))
+            scores[key] = -math.inf
+            return -math.inf
+        scores[key] = s = coupled_shift(run.out0, run.out1)
+        return s
+
+    ends = (np.ones(dim), -np.ones(dim))
+    if dim <= 3:  # every pair of the 2^dim corners: at most 28 calls
+        signs = [np.array(c, dtype=float) for c in itertools.product((1.0, -1.0), repeat=dim)]
+        for a, b in itertools.combinations(signs, 2):
+            score(a, b)
+    else:  # coordinate ascent from the diagonal's ends
+        a, b = ends
+        best = score(a, b)
+        moved = True
+        while moved and out.calls < out.max_calls:
+            moved = False
+            for j in range(2 * dim):
+                a2, b2 = a.copy(), b.copy()
+                (a2 if j < dim else b2)[j % dim] *= -1.0
+                s2 = score(a2, b2)
+                if s2 > best:
+                    a, b, best, moved = a2, b2, s2, True
+    ranked = sorted(((s, k) for k, s in scores.items() if s > 0), key=lambda t: -t[0])
+    for s, (ka, kb) in ranked[:max_pairs]:
+        xa, xb = corner(np.frombuffer(ka)), corner(np.frombuffer(kb))
+        where = [", ".join(f"{v:.4g}" for v in x) for x in (xa, xb)]
+        out.best.append({"x": [float(v) for v in xa], "x_to": [float(v) for v in xb],
+                         "score": s})
+        out.pairs.append(NeighbourPair(
+            data.with_row(row, xa, y), data.with_row(row, xb, y),
+            f"row {row} moved across the input box: x=({where[0]}) -> ({where[1]}), "
+            f"y {y:+g} (position search)"))
     return out
 
 

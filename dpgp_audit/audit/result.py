@@ -362,6 +362,13 @@ def _provenance_lines(inputs: dict) -> list[str]:
     return out
 
 
+#: The grey-box line's word when no pair it coupled was affine in its recorded noise.
+NOT_ADDITIVE_NOTE = ("; no pair was affine in its recorded noise, so no bound (the noisy "
+                     "value passed through a transform such as a probit, a sigmoid, an "
+                     "exponential or a clip, or noise that is not added?): the other "
+                     "auditors judge such a release")
+
+
 def _fmt(v: float) -> str:
     if isinstance(v, float) and math.isnan(v):
         return "n/a"
@@ -389,6 +396,11 @@ def _support_reading_line(d: dict) -> str:
                 f"and never on the other ({_fmt(float(r.get('atom_share', math.nan)))} of "
                 "its outputs), a point mass whose place depends on the data (a clip, "
                 "threshold or fallback at a data-valued point), not a rounding effect")
+    if r.get("reading") == "integers":
+        return (f"; witness by float support on whole-number outputs ({tvs}): their "
+                "categories are the values' magnitudes and parities, so the law of the "
+                "counts or indices released depends on the data beyond the claim (a count "
+                "or a choice released with too little noise), not float rounding")
     if r.get("reading") == "magnitudes":
         return (f"; witness by float support, whose categories differ mostly in their "
                 f"exponents ({tvs}): the values' law depends on the data, not only their "
@@ -463,6 +475,8 @@ def _extra_line(r: AuditResult) -> str:
         return (f"coupled runs (same seed on D and D'): {d.get('releases_per_side')} "
                 f"releases/side over {d.get('pairs')} pairs; "
                 + ", ".join(f"{k} {v}" for k, v in st.items())
+                + (NOT_ADDITIVE_NOTE if st.get("not-additive") and
+                   set(st) <= {"not-additive", "unchanged"} else "")
                 + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory)"
                 + _boundary_line(d.get("boundary"))
                 + _positions_line(d.get("positions")) + "; no alpha spent")

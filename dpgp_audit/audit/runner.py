@@ -112,6 +112,8 @@ from dpgp_audit.contract import (
     gaussian_release_problem,
     independent_releases,
     interface_problem,
+    stateless_releases,
+    unchanged_by_audit,
 )
 from dpgp_audit.dataset import Dataset, check_dataset
 from dpgp_audit.privacy.claims import Claim, Neighbour
@@ -130,6 +132,9 @@ _UNSET = object()
 #: Parts that never call ``sample`` (the query and the stated model only): an audit of
 #: these alone skips the independence probe of the rows (``contract.independent_releases``).
 _MODEL_ONLY = frozenset({"sensitivity", "whitebox"})
+#: The parts' streams the runner spawns by name (a caller's own part gets one after them).
+_BUILT_IN_STREAMS = frozenset({"sensitivity", "model-check", "whitebox", "explore",
+                               "blackbox", "gdp-fit", "precision", "greybox"})
 #: What a report says when no pair the grey-box survey coupled changed the release: the
 #: audit then compared one law with itself, whatever the mechanism does with real data.
 UNREAD_NOTE = ("on every one of the {k} pairs surveyed, sample returned identical releases "
@@ -222,6 +227,19 @@ def _check_parts(parts: Sequence[AuditorPart]) -> tuple[AuditorPart, ...]:
             raise ValueError(f"parts must have distinct names; {p.name!r} appears twice")
         seen.add(p.name)
     return parts
+
+
+def _other_datasets(data: Dataset, pairs: Sequence[NeighbourPair]) -> list[Dataset]:
+    """The distinct datasets of ``pairs`` other than ``data``.
+
+    The state probe calls ``sample`` on each of them first (``contract.stateless_releases``).
+    """
+    seen: list[Dataset] = []
+    for d in (d for p in pairs for d in (p.d0, p.d1)):
+        if not any(np.array_equal(d.X, e.X) and np.array_equal(d.y, e.y)
+                   for e in [data, *seen]):
+            seen.append(d)
+    return seen
 
 
 def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generator, *,
@@ -470,6 +488,14 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     steps = [p for p in available if p.name in auditors]
     (rng_prec,) = rng.spawn(1)  # spawned after the others: their streams are unchanged
     (rng_grey,) = rng.spawn(1)  # A.9's seeds (issue 21 §3), likewise spawned after
+    others = [p.name for p in steps if p.name not in _BUILT_IN_STREAMS]
+    # spawned before the screen runs, in the order they always had: their streams are unchanged
+    rngs_others = dict(zip(others, rng.spawn(len(others)), strict=True)) if others else {}
+    # the rows every sampling part counts are probed once, before the first such part runs
+    rng_rows = rng.spawn(1)[0] if any(p.name not in _MODEL_ONLY for p in steps) else None
+    probe = None
+    if rng_rows is not None:  # state kept between calls, before any other call of sample
+        probe = stateless_releases(mechanism, data, _other_datasets(data, pairs[:2]), rng)
     screen = None
     if "precision" in auditors:  # A.7's pilot decides (on its own samples) whether it tests
         from dpgp_audit.audit.precision import (
@@ -495,12 +521,7 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         timings["precision-screen"] = time.perf_counter() - t
     rngs = {"sensitivity": rng_sens, "model-check": rng_mc, "whitebox": rng_wb,
             "explore": rng_explore, "blackbox": rng_bb, "gdp-fit": rng_gdp,
-            "precision": rng_prec, "greybox": rng_grey}
-    others = [p.name for p in steps if p.name not in rngs]
-    if others:  # spawned last: the built-in parts' streams are unchanged
-        rngs.update(zip(others, rng.spawn(len(others)), strict=True))
-    # the rows every sampling part counts are probed once, before the first such part runs
-    rng_rows = rng.spawn(1)[0] if any(p.name not in _MODEL_ONLY for p in steps) else None
+            "precision": rng_prec, "greybox": rng_grey, **rngs_others}
     state = AuditState(pairs=pairs)
     ctx = AuditContext(mechanism=mechanism, data=data, claim=claim, settings=settings,
                        rngs=rngs, executor=executor, alpha_share=alpha,
@@ -547,6 +568,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     finally:
         if bar is not None:
             bar.close()
+    if probe is not None:  # the auditors' calls left the release as it was
+        unchanged_by_audit(mechanism, data, probe)
     timings["total"] = time.perf_counter() - t_all
     inputs = {"n_per_side": n, "alpha": alpha, "alpha_per_statistical_auditor": ctx.alpha_share,
               "auditors": list(auditors), "pairs_generated": len(pairs),
@@ -559,6 +582,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
               "allowances": {p.name: p.allowance(settings).as_dict() for p in steps}}
     if settings.evidence:  # the thorough setting, recorded where it was used (A.8)
         inputs["evidence"] = True
+    if probe is not None and probe.skipped:  # said only when the state probe did not run
+        inputs["state_probe_skipped"] = probe.skipped
     if getattr(mechanism, "reproducible", True) is False:  # an unseedable sampler (A.10)
         inputs.update(reproducible=False,
                       reproducibility=str(getattr(mechanism, "reproducibility", "")))

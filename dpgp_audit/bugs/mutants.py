@@ -61,14 +61,15 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["CELL_BINS", "FEATURE_BINS", "FORMS", "HIST_BINS", "PTR_LABELS", "PTR_THRESHOLD",
-           "SLOPES", "SUPPRESS_BELOW", "TRIM", "MutantSpec", "SampleOnly", "build_form",
-           "cell_counts", "classical_sigma_without_the_2", "data_range_counts",
+__all__ = ["CELL_BINS", "CONTRAST", "FEATURE_BINS", "FORMS", "HIST_BINS", "PTR_LABELS",
+           "PTR_THRESHOLD", "SKETCH", "SLOPES", "SUPPRESS_BELOW", "TRIM", "MutantSpec",
+           "SampleOnly", "box_rows", "build_form", "cell_counts",
+           "classical_sigma_without_the_2", "contrast_sum", "cross_moment", "data_range_counts",
            "feature_histograms", "feature_inputs", "fitted_lengthscale", "gp_fit_weights",
            "gp_log_marginal_likelihood", "gp_posterior_sd_sigmas", "half_sums",
            "kernel_vector_bound", "median_rank_utility", "mode_margin", "mutants",
            "positive_count", "ptr_label_data", "public_range_counts", "public_x_sd",
-           "scale_grid", "scaled_up_sd", "slope_data", "slope_utility",
+           "scale_grid", "scaled_up_sd", "sketch_of_sum", "slope_data", "slope_utility",
            "standardised_clipped_sum", "top_target_rows", "trimmed_mean", "vector_weights"]
 
 FORMS: tuple[str, ...] = ("sample", "model")
@@ -471,6 +472,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_label_mutants())
     out.extend(_postprocessing_mutants(data))
     out.extend(_float_and_step_mutants(data))
+    out.extend(_input_corner_mutants())
     return out
 
 
@@ -1439,3 +1441,84 @@ def _float_and_step_mutants(data: Dataset) -> list[MutantSpec]:
                    "when the margin plus Lap(2/eps) clears T = 2 + (2/eps) ln(1/(2 delta))",
                    True, ptr_claim, ptr(True), ptr_model, labels),
     ]
+
+
+# --------------------------------------------------------------------------- input corners
+#: The public 3 × 8 sketch of :func:`sketch_of_sum` (a fixed seed: the matrix is public).
+SKETCH = np.random.default_rng(42).standard_normal((3, 8)) / math.sqrt(3.0)
+#: The public contrast of :func:`contrast_sum`: feature 1 minus feature 2, unit length.
+CONTRAST = np.array([1.0, -1.0]) / math.sqrt(2.0)
+
+
+def box_rows(dim: int, *, correlated: bool = False) -> Dataset:
+    """40 rows with inputs in ``[-1, 1]^dim`` and targets in ``[-1, 1]`` (a fixed seed).
+
+    ``correlated``: two features of one sign on every row (``x₁x₂ >= 0``), as positively
+    correlated features are.
+    """
+    rng = np.random.default_rng(7 + dim)
+    X = rng.uniform(-1.0, 1.0, (40, dim))
+    if correlated:
+        X[:, 1] = np.abs(X[:, 1]) * np.sign(X[:, 0])
+    return Dataset(X, rng.uniform(-1.0, 1.0, 40))
+
+
+def contrast_sum(data: Dataset) -> np.ndarray:
+    """Σ_i ⟨x_i, v⟩ for the public contrast :data:`CONTRAST`."""
+    return np.array([float(np.sum(np.asarray(data.X) @ CONTRAST))])
+
+
+def cross_moment(data: Dataset) -> np.ndarray:
+    """Σ_i x_i1 x_i2, the numerator of an uncentred correlation."""
+    X = np.asarray(data.X)
+    return np.array([float(X[:, 0] @ X[:, 1])])
+
+
+def sketch_of_sum(data: Dataset) -> np.ndarray:
+    """:data:`SKETCH` applied to Σ_i x_i."""
+    return SKETCH @ np.asarray(data.X).sum(axis=0)
+
+
+def _input_corner_mutants() -> list[MutantSpec]:
+    """A sixth hunt (28 Nov 2026): releases of the inputs alone under whole rows.
+
+    Written by a helper session told only the contract; missed on every seed (the first
+    two) or on one (the third) until the substitution-position search moved a row between
+    corners of the input box (:func:`~dpgp_audit.audit.positions.search_positions`): the
+    generated pairs place a substituted row on the box's diagonal, where these releases
+    move least, and flipping its target moves them not at all.
+
+    * A contrast ``Σ⟨x, (1, -1)/√2⟩`` calibrated for Δ = 2, reading ``|x| <= 1`` as an L2
+      bound; in the box a row moves it by 2√2, from (1, -1) to (-1, 1).
+    * A public 3 × 8 sketch of the inputs' sum calibrated for 2√8 "since a sketch keeps
+      norms"; at the worst pair of opposite corners it stretches that by 1.73.
+    * A cross moment ``Σ x₁x₂`` calibrated for its add/remove sensitivity 1 under
+      replace-one (true 2, from (1, 1) to (1, -1)), on features of one sign on every row.
+
+    Control: the contrast calibrated for 2√2.
+    """
+    claim = ApproxDP(epsilon=_EPS, delta=_DELTA, relation=whole_rows(1.0),
+                     domain=PublicDomain(1.0, x_bound=1.0))
+
+    def rows(query: Callable[[Dataset], np.ndarray], sens: float):
+        def checked(d: Dataset) -> np.ndarray:
+            return query(_checked(claim, d))
+        return _safe(checked, lambda d: _sigma(sens)), \
+            {"query": checked, "norm": L2(), "bound": sens}
+
+    cases = [("contrast-l2-bound-in-a-box", "a contrast of two features noised for Δ = 2, "
+              "|x| <= 1 read as an L2 bound (in the box 2√2)", False, contrast_sum, 2.0,
+              box_rows(2)),
+             ("sketch-keeps-norms", "a public 3x8 sketch of the inputs' sum noised for "
+              "2√8, as if a sketch kept norms (a corner stretches by 1.73)", False,
+              sketch_of_sum, 2.0 * math.sqrt(8.0), box_rows(8)),
+             ("cross-moment-add-remove", "Σ x1·x2 noised for its add/remove sensitivity 1 "
+              "under replace-one (2)", False, cross_moment, 1.0, box_rows(2, correlated=True)),
+             ("control-contrast-box-sensitivity", "looks wrong: the contrast noised for "
+              "2√2, its sensitivity in the box", True, contrast_sum, 2.0 * math.sqrt(2.0),
+              box_rows(2))]
+    out = []
+    for name, mistake, private, query, sens, data in cases:
+        draw, model = rows(query, sens)
+        out.append(MutantSpec(name, mistake, private, claim, draw, model, data))
+    return out

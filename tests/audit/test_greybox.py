@@ -1433,3 +1433,33 @@ def test_kit_laplace_decoding_equals_the_naive_replay_and_is_linear(mech_id):
     assert [(d.method, d.stream) for d in fast] == [(m, st) for m, st, _ in slow]
     assert all(np.array_equal(a.value, v) for a, (_, _, v) in zip(fast, slow, strict=True))
     assert seconds < 0.05 * max(len(draws), 1000) / 1000  # about linear: 50 ms per 1000 draws
+
+
+def test_A9_a_release_through_a_probit_says_why_there_is_no_bound():
+    """Φ of a float-safe Gaussian mean: a bijection of an additive release, so private as
+    the mean is, but not affine in its noise on any pair. The grey-box line says so; the
+    same mean without Φ keeps its line as it was."""
+    from scipy import stats
+
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    @dataclass(frozen=True)
+    class Mean:
+        link: bool
+        claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(2.0),
+                         domain=PublicDomain(1.0))
+
+        def sample(self, data, n, rng):
+            sd = analytic_gaussian_sigma(1.0, 1e-5, 2.0 / data.n)
+            m = np.array([np.mean(self.claim.domain.targets(data.y))])
+            out = round_to_grid(m, sd * rng.standard_normal((n, 1)), release_grid(sd))
+            return stats.norm.cdf(out) if self.link else out
+
+    data = Dataset(np.linspace(0, 1, 30), np.sin(6 * np.linspace(0, 1, 30)))
+    probit = audit_mechanism(Mean(True), data, np.random.default_rng(1), auditors=("greybox",))
+    st = probit.results[0].details["statuses"]
+    assert st["not-additive"] > 0 and set(st) <= {"not-additive", "unchanged"}
+    assert "no pair was affine in its recorded noise, so no bound" in probit.table()
+    plain = audit_mechanism(Mean(False), data, np.random.default_rng(1), auditors=("greybox",))
+    assert "not-additive" not in plain.results[0].details["statuses"]
+    assert "no pair was affine" not in plain.table()

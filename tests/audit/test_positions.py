@@ -16,6 +16,7 @@ from dpgp_audit.audit.neighbours import clip_inputs, is_neighbour, neighbour_pai
 from dpgp_audit.audit.positions import (
     MAX_CALLS,
     START_POINTS,
+    SWING_CALLS,
     search_positions,
     with_positions,
 )
@@ -129,7 +130,7 @@ def test_A9_with_positions_extends_the_survey_and_skips_with_a_reason():
     assert none == [] and "not reproducible" in skipped.positions["skipped"]
 
 
-def test_A9_a_release_that_ignores_the_inputs_stops_after_the_first_pass():
+def test_A9_a_release_that_ignores_the_inputs_finds_no_place():
     @dataclass(frozen=True)
     class Sum:
         claim = KernelSums(((0.5,),)).claim
@@ -138,7 +139,8 @@ def test_A9_a_release_that_ignores_the_inputs_stops_after_the_first_pass():
             return np.sum(data.y) + 8.0 * rng.standard_normal((n, 1))
 
     out = search_positions(Sum(), _grid_data(), Sum.claim.relation, np.random.default_rng(0))
-    assert out.flat and out.pairs == [] and out.calls == 24  # START_POINTS, no refinement
+    # START_POINTS, no refinement, and the one pair of corners of a 1-D box, which moves nothing
+    assert out.flat and out.pairs == [] and out.calls == START_POINTS + 1
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -173,3 +175,91 @@ def test_A1_generated_pairs_stay_inside_a_declared_input_bound():
                           for p in inside)
     assert all(is_neighbour(p.d0, p.d1, mech.claim.relation) for p in inside)
     assert clip_inputs(before[0], None) is before[0]
+
+
+# ------------------------------------------------------------ releases of the inputs alone
+@dataclass(frozen=True)
+class InputsOnly:
+    """``f(x_i) summed over rows + N(0, σ²)``, whole rows in ``|x| <= 1``: the target unused.
+
+    ``kind``: ``"contrast"`` Σ⟨x, (1, -1)⟩/√2 (a row moves it by at most 2√2, between
+    (1, -1) and (-1, 1)); ``"cross"`` Σ x₁x₂ (at most 2, between corners whose products
+    differ in sign); ``"sketch"`` P Σx for a public 3 × 8 P.
+    """
+
+    kind: str
+    sens: float  # the sensitivity the σ is calibrated for
+
+    @property
+    def claim(self) -> ApproxDP:
+        return ApproxDP(epsilon=1.0, delta=1e-5, relation=whole_rows(1.0),
+                        domain=PublicDomain(1.0, x_bound=1.0))
+
+    def query(self, X: np.ndarray) -> np.ndarray:
+        if self.kind == "contrast":
+            return np.array([np.sum(X @ np.array([1.0, -1.0])) / np.sqrt(2.0)])
+        if self.kind == "cross":
+            return np.array([np.sum(X[:, 0] * X[:, 1])])
+        return SKETCH @ X.sum(axis=0)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
+        from dpgp_audit.privacy.float_release import float_safe_release
+
+        m = self.query(self.claim.domain.inputs(data.X))
+        self.claim.domain.targets(data.y)
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, self.sens)
+        return float_safe_release(m, sigma * rng.standard_normal((n, m.size)), sigma)
+
+
+SKETCH = np.random.default_rng(42).standard_normal((3, 8)) / np.sqrt(3.0)
+
+
+def _box_data(dim: int) -> Dataset:
+    rng = np.random.default_rng(7)
+    return Dataset(rng.uniform(-1, 1, (40, dim)), rng.uniform(-1, 1, 40))
+
+
+def _corner_move(pair) -> tuple[np.ndarray, np.ndarray]:
+    row = int(np.flatnonzero(np.any(pair.d0.X != pair.d1.X, axis=1))[0])
+    return pair.d0.X[row], pair.d1.X[row]
+
+
+@pytest.mark.parametrize(("kind", "best"), [("contrast", 2 * np.sqrt(2.0)), ("cross", 2.0)])
+def test_A9_a_release_of_the_inputs_alone_is_searched_across_the_box_corners(kind, best):
+    """Flipping the target moves nothing, so the search moves the row between corners; the
+    largest move of the query over pairs of corners is known in closed form."""
+    mech = InputsOnly(kind, 1.0)
+    out = search_positions(mech, _box_data(2), mech.claim.relation, np.random.default_rng(0),
+                           x_bound=1.0)
+    assert out.flat and out.pairs
+    a, b = _corner_move(out.pairs[0])
+    assert set(np.abs(np.concatenate([a, b]))) == {1.0}  # corners of |x| <= 1
+    moved = float(np.abs(mech.query(a[None]) - mech.query(b[None]))[0])
+    assert moved == pytest.approx(best)
+    assert out.calls <= MAX_CALLS + START_POINTS + SWING_CALLS
+    assert "moved across the input box" in out.pairs[0].label
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(("kind", "claimed", "true_sens"), [
+    ("contrast", 2.0, 2 * np.sqrt(2.0)),  # |<x, v>| <= ||x||_2 <= 1 read off a box bound
+    ("sketch", 2 * np.sqrt(8.0), None),  # "a sketch preserves norms": sup ||P(a - b)||
+])
+def test_A9_the_default_path_flags_a_release_of_the_inputs_calibrated_for_too_little(
+        seed, kind, claimed, true_sens):
+    from dpgp_audit.audit.result import Verdict
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    if true_sens is None:  # every pair of corners of the 8-cube: 2 max_s ||P s||
+        import itertools
+
+        true_sens = 2 * max(np.linalg.norm(SKETCH @ np.array(s))
+                            for s in itertools.product((1.0, -1.0), repeat=8))
+    assert true_sens > 1.25 * claimed  # the premise: a real excess
+    data = _box_data(2 if kind == "contrast" else 8)
+    report = audit_mechanism(InputsOnly(kind, claimed), data, np.random.default_rng(seed))
+    assert report.verdict is Verdict.VIOLATION
+    # and calibrated for the true sensitivity, the same release is clean
+    fixed = audit_mechanism(InputsOnly(kind, true_sens), data, np.random.default_rng(seed))
+    assert fixed.verdict is Verdict.NO_EVIDENCE

@@ -679,6 +679,10 @@ def test_a_float_support_witness_says_whether_low_bits_or_magnitudes_separate():
     mag = {"witness_test": "float support",
            "support_reading": {"tv_exponent": 0.8, "tv_low_bits": 0.0, "reading": "magnitudes"}}
     assert "a calibration error shows here too" in _support_reading_line(mag)
+    counts = {"witness_test": "float support",
+              "support_reading": {"tv_exponent": 0.3, "tv_low_bits": 0.4, "reading": "integers"}}
+    line = _support_reading_line(counts)
+    assert "whole-number outputs" in line and "not float rounding" in line
     assert _support_reading_line({**mag, "witness_test": "black-box"}) == ""
     atoms = {"witness_test": "float support",
              "support_reading": {"tv_exponent": 0.33, "tv_low_bits": 0.43,

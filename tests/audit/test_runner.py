@@ -555,3 +555,52 @@ def test_A6_a_declared_domain_without_neighbouring_pairs_is_refused_by_name():
     with pytest.raises(ValueError, match=r"no neighbouring pair lies in the claim's declared "
                                          r"domain \(y in \{1\}\)"):
         audit_mechanism(OneLabel(), data, np.random.default_rng(0))
+
+
+# ------------------------------------------------------------------ state between calls (A.1)
+class _LazyScale:
+    """A Gaussian sum whose σ is calibrated on the first dataset seen, then kept."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(2.0),
+                     domain=PublicDomain(1.0))
+
+    def __init__(self):
+        self.sigma = None
+
+    def sample(self, data, n, rng):
+        y = self.claim.domain.targets(data.y)
+        if self.sigma is None:  # BUG: the sensitivity read off the first dataset, and kept
+            self.sigma = analytic_gaussian_sigma(1.0, 1e-5, 2.0 * float(np.abs(y).max()))
+        return float_safe_release(y.sum(), self.sigma * rng.standard_normal((n, 1)), self.sigma)
+
+
+LAZY_DATA = Dataset(np.linspace(0, 1, 40), 0.6 * np.sin(6 * np.linspace(0, 1, 40)))
+
+
+def test_A1_a_scale_calibrated_on_the_first_dataset_seen_stops_the_audit():
+    # the audit's first calls are on its own neighbours (targets at the domain's end), where
+    # this scale is right: without the probe the default path tested a private mechanism
+    from dpgp_audit.contract import ContractError
+
+    mech = _LazyScale()
+    with pytest.raises(ContractError, match=r"_LazyScale\.sample keeps state between calls"):
+        audit_mechanism(mech, LAZY_DATA, np.random.default_rng(1))
+    assert mech.sigma is None  # the probe ran on copies
+    # warmed on the data it is published for (the command line's seeding check calls it
+    # there first), it is one mechanism, σ for 1.2 under a move of 2: true ε 1.76
+    mech.sample(LAZY_DATA, 1, np.random.default_rng(0))
+    assert audit_mechanism(mech, LAZY_DATA, np.random.default_rng(1)).verdict \
+        is Verdict.VIOLATION
+
+
+def test_A1_the_state_probe_leaves_every_auditors_draws_as_they_were(monkeypatch):
+    from dpgp_audit.audit import runner
+    from dpgp_audit.contract import StateProbe
+
+    from .test_guard import clock_free
+
+    mech, data = get("A.5/clipped-mean").make()
+    with_probe = audit_mechanism(mech, data, np.random.default_rng(3), n=4096).as_dict()
+    monkeypatch.setattr(runner, "stateless_releases", lambda *a, **k: StateProbe(None, None))
+    without = audit_mechanism(mech, data, np.random.default_rng(3), n=4096).as_dict()
+    assert clock_free(with_probe) == clock_free(without)

@@ -7,6 +7,7 @@ mutant's own helpers; the default path is then run on both forms of each.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -835,3 +836,68 @@ def test_ptr_mode_without_noise_on_its_margin_is_a_step_and_with_it_within_e():
         assert abs(got - p) < 5 * math.sqrt(p / m)
     assert 0.5 * math.exp(-(T - 22.0) / 2) / (0.5 * math.exp(-(T - 20.0) / 2)) == \
         pytest.approx(math.e)
+
+
+# ------------------------------------------------------------------ the sixth hunt
+INPUT_CORNERS = ("contrast-l2-bound-in-a-box", "sketch-keeps-norms", "cross-moment-add-remove",
+                 "control-contrast-box-sensitivity")
+
+
+@pytest.mark.parametrize("name", INPUT_CORNERS)
+def test_input_corner_mutants_on_the_default_path(name):
+    assert not _default_path_misses(name)
+
+
+def _corners(dim: int) -> np.ndarray:
+    return np.array(list(itertools.product((1.0, -1.0), repeat=dim)))
+
+
+def _largest_move(f, dim: int) -> float:
+    """max over pairs of corners of [-1, 1]^dim of ||f(a) - f(b)||_2: a row's largest move
+    of a release linear or bilinear in its inputs (each is extreme at corners)."""
+    c = _corners(dim)
+    vals = np.array([np.atleast_1d(f(x)) for x in c])
+    return float(max(np.linalg.norm(vals[i] - vals[j]) for i in range(len(c))
+                     for j in range(len(c))))
+
+
+@pytest.mark.parametrize(("name", "f", "dim", "noised_for", "true_eps"), [
+    ("contrast-l2-bound-in-a-box", lambda x: (x[0] - x[1]) / math.sqrt(2.0), 2, 2.0, None),
+    ("sketch-keeps-norms", None, 8, 2.0 * math.sqrt(8.0), None),
+    ("cross-moment-add-remove", lambda x: x[0] * x[1], 2, 1.0, 2.155),
+    ("control-contrast-box-sensitivity", lambda x: (x[0] - x[1]) / math.sqrt(2.0), 2,
+     2.0 * math.sqrt(2.0), 1.0),
+])
+def test_input_corner_mutants_move_by_their_corner_swing_beyond_their_noise(
+        name, f, dim, noised_for, true_eps):
+    """The largest move of one row, over every pair of corners of the declared box, against
+    the sensitivity the noise was calibrated for; ε by Balle & Wang's exact curve."""
+    from dpgp_audit.bugs.mutants import SKETCH
+
+    spec = _spec(name)
+    if f is None:
+        f = lambda x: SKETCH @ x  # noqa: E731
+    swing = _largest_move(f, dim)
+    sigma = analytic_gaussian_sigma(1.0, 1e-5, noised_for)
+    eps = _gaussian_epsilon(swing / sigma, 1e-5)
+    if spec.private:
+        assert swing == pytest.approx(noised_for) and eps == pytest.approx(1.0, abs=1e-6)
+    else:
+        assert swing >= 1.7 * noised_for if dim == 8 else swing >= 1.4 * noised_for
+        assert eps > 1.4
+        if true_eps is not None:
+            assert eps == pytest.approx(true_eps, abs=1e-3)
+    # the release is the query plus noise of that σ, on a dataset of the declared box
+    data = spec.data
+    assert np.abs(data.X).max() <= 1.0 and data.X.shape[1] == dim
+    draws = build_form(spec, "sample").sample(data, 20_000, np.random.default_rng(4))
+    query = np.sum([np.atleast_1d(f(x)) for x in data.X], axis=0)
+    assert np.allclose(draws.mean(axis=0), query, atol=5 * sigma / math.sqrt(20_000))
+    assert np.allclose(draws.std(axis=0), sigma, rtol=5 / math.sqrt(2 * 20_000))
+
+
+def test_cross_moment_data_have_features_of_one_sign_on_every_row():
+    """Positively correlated features: no row sits in a mixed-sign quadrant, so no row of
+    the data is where the cross moment moves most from the diagonal's corners."""
+    X = _spec("cross-moment-add-remove").data.X
+    assert np.all(X[:, 0] * X[:, 1] >= 0)

@@ -1211,7 +1211,9 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     and between their trailing-bit counts, and says which is larger. Descriptive only: no
     confidence, and it never changes a verdict.
 
-    A third reading comes first: an exact value that recurs on one side (at least
+    Whole-number outputs on both sides read as ``"integers"``: every value of a count
+    recurs, so their categories say only that the counts' law moved. Otherwise a third
+    reading comes first: an exact value that recurs on one side (at least
     :data:`SUPPORT_ATOM_SHARE` of its outputs, every coordinate pooled) and never occurs on
     the other is a point mass whose *place* depends on the data — a clip, threshold or
     fallback at a data-valued point — and its fixed bits would otherwise read as low bits.
@@ -1225,7 +1227,10 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     dict
         ``tv_exponent``, ``tv_low_bits``, ``atom_share`` (the larger side's share of outputs
         on such moved atoms), ``negative_zero_share`` and ``reading``: ``"signed zeros"``,
-        ``"atoms"`` (a point mass at a data-dependent value), ``"low bits"`` (a support that
+        ``"atoms"`` (a point mass at a data-dependent value), ``"integers"`` (every output
+        on both sides a whole number, a count or an index, so exponents and trailing zeros
+        are the values' magnitudes and parities: their law depends on the data, not a
+        float-release leak), ``"low bits"`` (a support that
         depends on the data: the float release itself) or ``"magnitudes"`` (the values' law
         depends on the data more than their low bits: look at the calibration too).
     """
@@ -1247,12 +1252,23 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     tv_e, tv_t = _total_variation(e0, e1), _total_variation(t0, t1)
     if signed >= SUPPORT_ATOM_SHARE:
         reading = "signed zeros"
+    elif _integral(X0) and _integral(X1):  # counts: every value an atom, categories are
+        reading = "integers"  # magnitudes and parities
     elif atoms >= SUPPORT_ATOM_SHARE:
         reading = "atoms"
     else:
         reading = "low bits" if tv_t >= tv_e else "magnitudes"
     return {"tv_exponent": tv_e, "tv_low_bits": tv_t, "atom_share": atoms,
             "negative_zero_share": signed, "reading": reading}
+
+
+def _integral(X: np.ndarray) -> bool:
+    """Every output a whole number (an integer release, or counts stored as floats)."""
+    X = np.asarray(X)
+    if X.dtype.kind in "biu":
+        return True
+    finite = X[np.isfinite(X)]
+    return finite.size > 0 and bool(np.all(finite == np.round(finite)))
 
 
 #: Share of one side's outputs (coordinates pooled) that an exact value must hold to count

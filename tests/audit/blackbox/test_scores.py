@@ -281,3 +281,22 @@ def test_float_support_reading_names_a_point_mass_at_a_data_valued_place():
     few = np.concatenate([np.full((int(SUPPORT_ATOM_SHARE * n) - 1, 1), 0.3),
                           rng.standard_normal((n - int(SUPPORT_ATOM_SHARE * n) + 1, 1))])
     assert float_support_reading(few, rng.standard_normal((n, 1)))["atom_share"] == 0.0
+
+
+def test_float_support_reading_names_whole_number_outputs_as_counts():
+    """Counts as floats: an exact count on one side against a noisy one (two-sided
+    geometric) on the other. Exponents and trailing zeros of whole numbers are their
+    magnitudes and parities, so the reading says counts, not low bits or float rounding."""
+    from dpgp_audit.audit.blackbox.scores import float_support_reading
+
+    rng = np.random.default_rng(5)
+    noisy = 20.0 + rng.geometric(0.4, (4000, 3)) - rng.geometric(0.4, (4000, 3))
+    wider = 20.0 + rng.geometric(0.2, (4000, 3)) - rng.geometric(0.2, (4000, 3))
+    r = float_support_reading(noisy, wider)
+    assert r["reading"] == "integers" and r["atom_share"] == 0.0
+    assert float_support_reading(noisy.astype(np.int64), wider)["reading"] == "integers"
+    # counts shifted apart, every value on one side only: still counts, not a moved atom
+    assert float_support_reading(noisy, noisy + 255.0)["reading"] == "integers"
+    # off the integers (a continuous jitter): the float readings as before
+    u = rng.uniform(0.0, 1.0, noisy.shape)
+    assert float_support_reading(noisy + u, wider + u)["reading"] in ("low bits", "magnitudes")
