@@ -20,6 +20,7 @@ from dpgp_audit.audit.positions import (
     search_positions,
     with_positions,
 )
+from dpgp_audit.bugs.mutants import SKETCH
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import ApproxDP, outputs_only, whole_rows
 from dpgp_audit.privacy.domain import PublicDomain
@@ -212,7 +213,6 @@ class InputsOnly:
         return float_safe_release(m, sigma * rng.standard_normal((n, m.size)), sigma)
 
 
-SKETCH = np.random.default_rng(42).standard_normal((3, 8)) / np.sqrt(3.0)
 
 
 def _box_data(dim: int) -> Dataset:
