@@ -422,7 +422,8 @@ def _positions_line(p: dict | None) -> str:
     """The substitution-position search's part of the grey-box line (``""``: it did not run)."""
     if not p or "skipped" in p:
         return ""
-    flat = ", the release moved alike at every position" if p.get("flat") else ""
+    flat = (", flipping the target moved the release alike at every position, so the row "
+            "was moved between corners of the input box" if p.get("flat") else "")
     return (f"; position search (row {p.get('row')} substituted): {len(p.get('pairs', []))} "
             f"pair(s) added{flat}, {p.get('calls')} coupled calls")
 

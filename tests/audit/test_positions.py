@@ -260,6 +260,7 @@ def test_A9_the_default_path_flags_a_release_of_the_inputs_calibrated_for_too_li
     data = _box_data(2 if kind == "contrast" else 8)
     report = audit_mechanism(InputsOnly(kind, claimed), data, np.random.default_rng(seed))
     assert report.verdict is Verdict.VIOLATION
+    assert "so the row was moved between corners of the input box" in report.table()
     # and calibrated for the true sensitivity, the same release is clean
     fixed = audit_mechanism(InputsOnly(kind, true_sens), data, np.random.default_rng(seed))
     assert fixed.verdict is Verdict.NO_EVIDENCE
