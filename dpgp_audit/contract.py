@@ -366,20 +366,18 @@ def stateless_releases(mechanism: object, data: Dataset, others: Sequence[Datase
         return copy.deepcopy(mechanism)
 
     try:
-        release = _drawn(fresh(), data, rows, copy.deepcopy(seed))
-        again = _drawn(fresh(), data, rows, copy.deepcopy(seed))
-        used = fresh()
-    except ContractError:
-        raise
-    except ValueError:  # a refusal of the data is the auditors' to report
-        return StateProbe(None, None, "sample() refuses the data")
+        first = fresh()
     except Exception as err:  # noqa: BLE001 - any object may refuse a copy; then no probe
         return StateProbe(None, None, f"the mechanism cannot be copied ({type(err).__name__})")
+    release = _drawn(first, data, rows, copy.deepcopy(seed))  # sample's own errors travel on
+    del first
+    again = _drawn(fresh(), data, rows, copy.deepcopy(seed))
     if release is None or again is None:
         return StateProbe(None, None, "sample() refuses the data")
     if not np.array_equal(release, again):
         return StateProbe(None, None, "two copies on one generator state release different "
                                       "values (a sampler the audit cannot seed)")
+    used = fresh()
     for other, kid in zip(others, kids, strict=True):
         _drawn(used, other, rows, kid)  # a refusal there is the auditors' to report
     after = _drawn(used, data, rows, copy.deepcopy(seed))

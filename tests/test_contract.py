@@ -504,3 +504,14 @@ def test_A1_the_state_probe_says_why_it_did_not_run():
         probe = stateless_releases(mech, DATA, [OTHER], np.random.default_rng(0))
         assert probe.release is None and why in probe.skipped
         unchanged_by_audit(mech, DATA, probe)  # nothing to compare: no error
+
+
+def test_A1_the_state_probe_lets_an_error_of_sample_travel_on():
+    from dpgp_audit.contract import stateless_releases
+
+    class Broken:
+        def sample(self, data, n, rng):
+            raise RuntimeError("a bug of its own")
+
+    with pytest.raises(RuntimeError, match="a bug of its own"):
+        stateless_releases(Broken(), DATA, [OTHER], np.random.default_rng(0))
