@@ -329,7 +329,8 @@ class StateProbe:
 
 
 def stateless_releases(mechanism: object, data: Dataset, others: Sequence[Dataset],
-                       rng: np.random.Generator, rows: int = STATE_ROWS) -> StateProbe:
+                       rng: np.random.Generator, rows: int = STATE_ROWS,
+                       stop: Callable[[], bool] | None = None) -> StateProbe:
     """Refuse a ``sample`` whose release depends on the calls made before it.
 
     The contract's ``sample(data, n, rng)`` is a function of its arguments: the auditors
@@ -348,7 +349,8 @@ def stateless_releases(mechanism: object, data: Dataset, others: Sequence[Datase
     audit's own neighbours), then on ``data`` from the same state: a release that is a
     function of its arguments repeats the first copy's bit for bit. The copies keep the
     user's object untouched; :func:`unchanged_by_audit` compares the object itself after
-    the audit.
+    the audit. Once ``stop()`` (the runner's time guard) is true between calls, the probe
+    stops without a finding, as :func:`independent_releases` does.
 
     Returns
     -------
@@ -369,9 +371,14 @@ def stateless_releases(mechanism: object, data: Dataset, others: Sequence[Datase
         first = fresh()
     except Exception as err:  # noqa: BLE001 - any object may refuse a copy; then no probe
         return StateProbe(None, None, f"the mechanism cannot be copied ({type(err).__name__})")
+    def stopped() -> bool:
+        return stop is not None and stop()
+
     release = _drawn(first, data, rows, copy.deepcopy(seed))  # sample's own errors travel on
     del first
-    again = _drawn(fresh(), data, rows, copy.deepcopy(seed))
+    again = None if stopped() else _drawn(fresh(), data, rows, copy.deepcopy(seed))
+    if stopped():
+        return StateProbe(None, None, "stopped by the time guard")
     if release is None or again is None:
         return StateProbe(None, None, "sample() refuses the data")
     if not np.array_equal(release, again):
@@ -379,7 +386,11 @@ def stateless_releases(mechanism: object, data: Dataset, others: Sequence[Datase
                                       "values (a sampler the audit cannot seed)")
     used = fresh()
     for other, kid in zip(others, kids, strict=True):
+        if stopped():
+            return StateProbe(None, None, "stopped by the time guard")
         _drawn(used, other, rows, kid)  # a refusal there is the auditors' to report
+    if stopped():
+        return StateProbe(None, None, "stopped by the time guard")
     after = _drawn(used, data, rows, copy.deepcopy(seed))
     if after is None or not np.array_equal(after, release):
         shown = ("refused your data, which a copy called on it first released" if after is None

@@ -495,7 +495,8 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     rng_rows = rng.spawn(1)[0] if any(p.name not in _MODEL_ONLY for p in steps) else None
     probe = None
     if rng_rows is not None:  # state kept between calls, before any other call of sample
-        probe = stateless_releases(mechanism, data, _other_datasets(data, pairs[:2]), rng)
+        probe = stateless_releases(mechanism, data, _other_datasets(data, pairs[:2]), rng,
+                                   stop=guard)
     screen = None
     if "precision" in auditors:  # A.7's pilot decides (on its own samples) whether it tests
         from dpgp_audit.audit.precision import (

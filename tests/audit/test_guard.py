@@ -136,8 +136,10 @@ def test_a_violation_stands_when_the_guard_fires_afterwards():
 
     mech = build_std_as_variance(default_dataset(), epsilon=1.0, delta=1e-5)
     ticks = itertools.count(step=100)
+    # every read of the clock is 100 s: the state probe reads it up to six times before the
+    # parts start (between its calls), and the guard fires in the black-box part after them
     rep = audit_mechanism(mech, default_dataset(), np.random.default_rng(1),
-                          auditors=("whitebox", "blackbox"), n=50_000, time_guard_s=150.0,
+                          auditors=("whitebox", "blackbox"), n=50_000, time_guard_s=850.0,
                           clock=lambda: float(next(ticks)))
     assert rep.result("whitebox").violation
     assert rep.guard_fired and rep.verdict is Verdict.VIOLATION

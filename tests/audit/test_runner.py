@@ -361,8 +361,31 @@ class _CachesItsFirstData(_TiledNoise):
         return float_safe_release(self.first, sigma * rng.standard_normal((n, 1)), sigma)
 
 
+#: A dataset fixed when the module is read: what :class:`_ReadsAFixedDataset` releases.
+_FIXED_DATA = default_dataset(12)
+
+
+class _ReadsAFixedDataset(_TiledNoise):
+    """A correct noisy sum of a dataset fixed at import, never of the one it is handed."""
+
+    def sample(self, data, n, rng):
+        sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+        total = float(np.clip(_FIXED_DATA.y, -1.0, 1.0).sum())
+        return float_safe_release(total, sigma * rng.standard_normal((n, 1)), sigma)
+
+
+def test_A6_a_release_cached_from_its_first_call_keeps_state():
+    # it once audited as "DATA NOT READ"; its releases depend on the first call's data,
+    # which the state probe names before any other call
+    from dpgp_audit.contract import ContractError
+
+    with pytest.raises(ContractError, match=r"_CachesItsFirstData\.sample keeps state"):
+        audit_mechanism(_CachesItsFirstData(), default_dataset(12), np.random.default_rng(0),
+                        n=2_000)
+
+
 def test_A6_a_release_that_never_reads_its_data_says_so_in_the_report():
-    rep = audit_mechanism(_CachesItsFirstData(), default_dataset(12), np.random.default_rng(0),
+    rep = audit_mechanism(_ReadsAFixedDataset(), default_dataset(12), np.random.default_rng(0),
                           n=2_000)
     assert rep.verdict is Verdict.NO_EVIDENCE  # a release of no data is private, but vacuous
     assert rep.inputs["data_read"] is False
