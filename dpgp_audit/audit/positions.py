@@ -152,6 +152,25 @@ def flip_pair(data: Dataset, row: int, x: np.ndarray, y_hi: float, y_lo: float,
                          f"y {y_hi:+g} -> {y_lo:+g}")
 
 
+def _coupled_score(out: PositionSearch, mechanism: Mechanism, d0: Dataset, d1: Dataset,
+                   seed: np.random.SeedSequence, label: str) -> float:
+    """One coupled call on the search's one seed, counted in ``out``: its score.
+
+    Every place is run on the same seed (common random numbers), so two scores differ only
+    through the release. A place the mechanism refuses (a ``ValueError`` or an arithmetic
+    error) scores ``-inf`` and is recorded in ``out.refused``; a broken contract travels on.
+    """
+    out.calls += 1
+    try:
+        run = couple(mechanism, d0, d1, PROBE_ROWS, seed)
+    except ContractError:
+        raise
+    except (ValueError, ArithmeticError) as err:
+        out.refused.append(one_line(f"{label}: {type(err).__name__}: {err}"))
+        return -math.inf
+    return coupled_shift(run.out0, run.out1)
+
+
 def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRelation,
                      rng: np.random.Generator, *, y_bound: float | None = None,
                      labels: Sequence[float] | None = None, x_bound: float | None = None,
@@ -196,22 +215,12 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
 
     def score(x: np.ndarray) -> float:
         key = x.tobytes()
-        if key in seen:
-            return seen[key]
-        if out.calls >= out.max_calls:
-            return -math.inf
-        out.calls += 1
-        pair = flip_pair(data, i, x, y_hi, y_lo)
-        try:  # one seed for every position: their scores differ only through the release
-            run = couple(mechanism, pair.d0, pair.d1, PROBE_ROWS, seed)
-        except ContractError:
-            raise
-        except (ValueError, ArithmeticError) as err:  # a position the mechanism refuses
-            out.refused.append(one_line(f"{pair.label}: {type(err).__name__}: {err}"))
-            seen[key] = -math.inf
-            return -math.inf
-        seen[key] = s = coupled_shift(run.out0, run.out1)
-        return s
+        if key not in seen:
+            if out.calls >= out.max_calls:
+                return -math.inf
+            pair = flip_pair(data, i, x, y_hi, y_lo)
+            seen[key] = _coupled_score(out, mechanism, pair.d0, pair.d1, seed, pair.label)
+        return seen[key]
 
     first = [(score(x), k) for k, x in enumerate(starts)]
     first.sort(key=lambda t: (-t[0], t[1]))
@@ -282,23 +291,13 @@ def _swings(out: PositionSearch, mechanism: Mechanism, data: Dataset, row: int, 
 
     def score(a: np.ndarray, b: np.ndarray) -> float:
         key = tuple(sorted((a.tobytes(), b.tobytes())))
-        if key in scores:
-            return scores[key]
-        if out.calls >= out.max_calls:
-            return -math.inf
-        out.calls += 1
-        d0, d1 = data.with_row(row, corner(a), y), data.with_row(row, corner(b), y)
-        try:  # the seed of the first pass: scores differ only through the release
-            run = couple(mechanism, d0, d1, PROBE_ROWS, seed)
-        except ContractError:
-            raise
-        except (ValueError, ArithmeticError) as err:  # corners the mechanism refuses
-            out.refused.append(one_line(f"row {row} at corners {a} and {b}: "
-                                        f"{type(err).__name__}: {err}"))
-            scores[key] = -math.inf
-            return -math.inf
-        scores[key] = s = coupled_shift(run.out0, run.out1)
-        return s
+        if key not in scores:
+            if out.calls >= out.max_calls:
+                return -math.inf
+            d0, d1 = data.with_row(row, corner(a), y), data.with_row(row, corner(b), y)
+            scores[key] = _coupled_score(out, mechanism, d0, d1, seed,
+                                         f"row {row} at corners {a} and {b}")
+        return scores[key]
 
     ends = (np.ones(dim), -np.ones(dim))
     if dim <= 3:  # every pair of the 2^dim corners: at most 28 calls
