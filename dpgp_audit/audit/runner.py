@@ -495,8 +495,10 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
     rng_rows = rng.spawn(1)[0] if any(p.name not in _MODEL_ONLY for p in steps) else None
     probe = None
     if rng_rows is not None:  # state kept between calls, before any other call of sample
-        probe = stateless_releases(mechanism, data, _other_datasets(data, pairs[:2]), rng,
-                                   stop=guard)
+        # its generators come from the rows probe's stream, so the caller's generator spawns
+        # no more children than before: audits that share one generator keep their streams
+        probe = stateless_releases(mechanism, data, _other_datasets(data, pairs[:2]),
+                                   rng_rows, stop=guard)
     screen = None
     if "precision" in auditors:  # A.7's pilot decides (on its own samples) whether it tests
         from dpgp_audit.audit.precision import (
