@@ -467,7 +467,14 @@ def _extra_line(r: AuditResult) -> str:
     if r.auditor == "sensitivity":
         loc, glob = (_fmt(float(d.get(k, math.nan))) for k in ("local_sensitivity",
                                                                "global_searched"))
-        return f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
+        line = f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
+        nn = d.get("noise_norm")
+        if nn:  # the declared norm is smaller than the one the claim's usual noise needs
+            line += (f"; in {nn['norm']}, the norm {nn['noise']} needs, a change reaches "
+                     f"{_fmt(float(nn['largest']))} ({_fmt(float(nn['ratio']))}x the bound): "
+                     f"the {d.get('norm')} bound suits only noise whose density falls with "
+                     f"the {d.get('norm')} norm (a K-norm mechanism)")
+        return line
     if r.auditor == "whitebox" and "mu" in d:
         return (f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs; "
                 f"{d.get('scope', '')}{'; ' + d['model_check'] if 'model_check' in d else ''}")

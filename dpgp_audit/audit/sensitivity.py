@@ -57,7 +57,8 @@ from dpgp_audit.audit.neighbours import (
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import SensitivityQuery, same_release_shape
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
+from dpgp_audit.norms import L1, L2, Norm
+from dpgp_audit.privacy.claims import ApproxDP, Neighbour, NeighbourRelation
 
 __all__ = ["check_sensitivity", "witness_pair"]
 
@@ -83,6 +84,8 @@ class _Search:
     relation: NeighbourRelation | None = None
     labels: tuple[float, ...] | None = None  # declared class labels: pairs are moved onto them
     x_bound: float | None = None  # a declared input bound: inputs are clipped into it
+    noise_norm: Callable[[np.ndarray], float] | None = None  # the norm the claim's noise needs
+    noise_best: float = -math.inf
     _cache: dict = field(default_factory=dict)
 
     def q(self, data: Dataset) -> np.ndarray | None:
@@ -116,6 +119,8 @@ class _Search:
         v = float(self.norm(q1 - q0))
         if math.isnan(v):
             v = -math.inf
+        if self.noise_norm is not None:
+            self.noise_best = max(self.noise_best, float(self.noise_norm(q1 - q0)))
         if v > self.per_strategy.get(strategy, -math.inf):
             self.per_strategy[strategy] = v
         if v > self.best:
@@ -232,9 +237,12 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
     # the exact norm's lower bound where the norm offers one (Mahalanobis: no rounding read
     # as an infinite change), so that a violation found is one of the exact norm
     measure = getattr(mechanism.norm, "lower_bound", mechanism.norm)
+    # a selection (DiscreteRelease) adds no noise to the query's coordinates
+    noise = (None if callable(getattr(mechanism, "log_probabilities", None))
+             else noise_norm(getattr(mechanism, "claim", None), mechanism.norm))
     search = _Search(mechanism.query, measure, data, relation=relation,
                      labels=None if labels is None else tuple(sorted(labels)),
-                     x_bound=x_bound)
+                     x_bound=x_bound, noise_norm=None if noise is None else noise[1])
     closed_form = None
 
     # 1. closed form (outputs only, affine query), or every row's moves between labels
@@ -305,6 +313,11 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
     }
     if search.best_pair is not None:
         details["witness"] = search.best_pair.as_dict()
+    if noise is not None and search.noise_best > bound * (1.0 + rtol):
+        details["noise_norm"] = {"noise": noise[0], "norm": noise[1].name,
+                                 "largest": _json_float(search.noise_best),
+                                 "ratio": _json_float(search.noise_best / bound)
+                                 if bound > 0 else _json_float(math.inf)}
     return AuditResult(
         auditor="sensitivity",
         verdict=Verdict.VIOLATION if violated else Verdict.NO_EVIDENCE,
@@ -315,6 +328,31 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
         alpha=None,
         details=details,
     )
+
+
+def noise_norm(claim: object, declared: object) -> tuple[str, Norm] | None:
+    """The norm that i.i.d. noise of the claim's kind needs, where it exceeds ``declared``.
+
+    Coordinate-wise Laplace noise gives pure ε-DP for an L1 bound and coordinate-wise
+    Gaussian noise gives its guarantee for an L2 bound (Dwork & Roth 2014, Thms 3.6 and
+    3.22). Two declarations are smaller than that: L2 under a pure claim and L∞ under any
+    other. Each suits only noise whose density falls with the declared norm (a K-norm
+    mechanism), which the checker cannot see, so it is named, not judged. Returns ``(the
+    noise that needs it, the norm)`` for those two and ``None`` otherwise: a declaration
+    in the noise's own norm or a larger one, a Mahalanobis or RKHS norm, and L∞ under a
+    pure claim, the utility sensitivity of the exponential mechanism and of report noisy
+    max (Dwork & Roth, Thm 3.10). On a scalar query the norms agree, so the caller's
+    comparison of the two values never fires there.
+    """
+    name = getattr(declared, "name", None)
+    if claim is None or name not in ("L2", "Linf"):
+        return None
+    pure = isinstance(claim, ApproxDP) and claim.delta == 0
+    if pure and name == "L2":
+        return "i.i.d. Laplace noise (pure epsilon-DP)", L1()
+    if not pure and name == "Linf":
+        return "i.i.d. Gaussian noise", L2()
+    return None
 
 
 def _every_label_move(data: Dataset, relation: NeighbourRelation,

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from hypothesis import given, target
 
-from dpgp_audit.audit.result import Guarantee, Verdict
+from dpgp_audit.audit.result import AuditReport, Guarantee, Verdict
 from dpgp_audit.audit.sensitivity import check_sensitivity, witness_pair
 from dpgp_audit.audit.strategies import neighbouring_datasets
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
-from dpgp_audit.norms import L1, L2, Mahalanobis
-from dpgp_audit.privacy.claims import ApproxDP, outputs_only, whole_rows
+from dpgp_audit.norms import L1, L2, Linf, Mahalanobis
+from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
 
 
 @dataclass(frozen=True, eq=False)
@@ -289,3 +289,60 @@ def test_declared_labels_make_the_local_search_exact_and_refuse_nothing(d):
     # without the labels the search wastes its queries on targets the query refuses
     blind = check_sensitivity(mech, data, np.random.default_rng(0))
     assert blind.details["rejected_datasets"] > 0
+
+
+@dataclass(frozen=True, eq=False)
+class ClaimedLinearQuery(LinearQuery):
+    """:class:`LinearQuery` under a claim given by the test."""
+
+    level: object = None
+
+    @property
+    def claim(self):
+        return self.level
+
+
+@pytest.mark.parametrize("declared, level, expected", [
+    (L2(), PureDP(epsilon=1.0, relation=outputs_only(1.0)), ("L1", 4.0)),
+    (Linf(), PureDP(epsilon=1.0, relation=outputs_only(1.0)), None),  # a utility's bound
+    (Linf(), ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0)), ("L2", 1.0)),
+    (L2(), ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0)), None),
+    (L1(), PureDP(epsilon=1.0, relation=outputs_only(1.0)), None),
+])
+def test_A4_a_bound_in_a_smaller_norm_than_the_noise_needs_is_named(declared, level,
+                                                                     expected, rng):
+    # Every record adds y_i / 4 to each of 16 coordinates; one target moves by 1, so the
+    # change is 1/4 in Linf, 1 in L2 and 4 in L1 (the norms' definitions). The bound is
+    # true in the declared norm, so the verdict stays NO_EVIDENCE; the line says what
+    # i.i.d. noise of the claim's kind would need (Dwork & Roth, Thms 3.6 and 3.22).
+    W = np.full((16, 12), 0.25)
+    data = Dataset(np.linspace(0, 1, 12), np.zeros(12))
+    bound = declared(W[:, 0])
+    res = check_sensitivity(ClaimedLinearQuery(W, declared, bound, level=level), data, rng)
+    assert res.verdict is Verdict.NO_EVIDENCE
+    assert res.estimate == pytest.approx(bound, rel=1e-12)
+    note = res.details.get("noise_norm")
+    table = AuditReport(mechanism="M", claim={}, inputs={}, results=(res,)).table()
+    if expected is None:
+        assert note is None
+        assert "K-norm" not in table
+    else:
+        assert note["norm"] == expected[0]
+        assert note["largest"] == pytest.approx(expected[1], rel=1e-12)
+        assert note["ratio"] == pytest.approx(expected[1] / bound, rel=1e-12)
+        assert f"in {expected[0]}, the norm" in table and "K-norm" in table
+
+
+def test_A4_a_selections_utility_bound_is_not_read_as_a_noise_norm(rng):
+    # A DiscreteRelease (the exponential mechanism, noisy max) adds no noise to the query's
+    # coordinates: its L-inf utility bound is named nowhere, whatever the claim.
+    class Selection(ClaimedLinearQuery):
+        def log_probabilities(self, data):
+            return np.full(16, -math.log(16))
+
+    W = np.full((16, 12), 0.25)
+    data = Dataset(np.linspace(0, 1, 12), np.zeros(12))
+    for level in (PureDP(epsilon=1.0, relation=outputs_only(1.0)),
+                  ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))):
+        res = check_sensitivity(Selection(W, Linf(), 0.25, level=level), data, rng)
+        assert "noise_norm" not in res.details
