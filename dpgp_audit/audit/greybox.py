@@ -151,11 +151,15 @@ EXTRA_ROWS = 3
 #: Releases per side of the first coupled call (it reveals the noise per release).
 PROBE_ROWS = 4
 #: Most releases per side in one coupled call.
-MAX_ROWS = 128
+MAX_ROWS = 256
 #: Releases per side the survey may draw over all pairs on the default path (the
 #: ``GreyBoxPart``'s allowance): a deterministic budget; 37-57 generated pairs at four
 #: releases each, plus confirmations and wider calls for vector releases, fit inside it.
 MAX_RELEASES = 1024
+#: How :func:`fit_affine` says a call had too few releases to check its fit, and how
+#: :func:`noise_design` names draws it has no exact bound for (:func:`_unbounded_status`).
+CANNOT_CHECK = "cannot check an affine fit"
+OTHER_NOISE = "draws other than Gaussian or Laplace noise"
 _REL_SLACK = 1e-9  # as the white-box auditor: floating-point slack against a claim
 #: An exact estimate read off a verified affine fit is known only to about the fit's
 #: largest residual over the smallest noise an output receives (float64 round-off:
@@ -342,7 +346,7 @@ def noise_design(draws: Sequence[Draw], n: int) -> NoiseDesign | str:
     for d in draws:
         fam = ADDITIVE_FAMILIES.get(d.method)
         if fam is None:
-            return f"draws other than Gaussian or Laplace noise ({d.method})"
+            return f"{OTHER_NOISE} ({d.method})"
         c, var, mvn, lap = _centred(d)
         if c.ndim >= 1 and c.shape[0] >= n and c.shape[0] % n == 0 and (
                 mvn is None or c.ndim >= 2):
@@ -425,7 +429,7 @@ def fit_affine(out: np.ndarray, E: np.ndarray, rtol: float = FIT_RTOL, *,
     X = np.hstack([np.ones((n, 1)), E])
     rank = int(np.linalg.matrix_rank(X))
     if n <= rank:
-        return f"{n} releases cannot check an affine fit with {rank} unknowns"
+        return f"{n} releases {CANNOT_CHECK} with {rank} unknowns"
     coef, *_ = np.linalg.lstsq(X, out, rcond=None)
     noise = E @ coef[1:]
     resid = np.abs(out - coef[0] - noise).max(axis=0)
@@ -472,7 +476,9 @@ class PairCoupling:
     status
         ``"additive"`` (verified affine in Gaussian or Laplace noise), ``"additive-mixed"``,
         ``"diverges"`` (a), ``"noise-depends-on-data"`` (b), ``"noise-free-output"``,
-        ``"no-noise"``, ``"one-side-no-noise"``, ``"not-additive"``,
+        ``"no-noise"``, ``"one-side-no-noise"``, ``"not-additive"`` (an affine fit checked and
+        failed), ``"unfitted"`` (too few releases in the call to check one),
+        ``"other-noise"`` (noise neither Gaussian nor Laplace: :func:`_unbounded_status`),
         ``"not-recordable"``, ``"unchanged"``, ``"rejected"``, ``"refuses-one-side"``
         (only one dataset of a pair inside the declared domain is refused) or
         ``"not-run"``.
@@ -537,7 +543,8 @@ class PairCoupling:
         pattern or an iteration seen on four releases per side, or identical releases.
         """
         return (not self.finding and self.spread is None
-                and self.status in ("not-additive", "not-recordable", "unchanged"))
+                and self.status in ("not-additive", "unfitted", "other-noise",
+                                    "not-recordable", "unchanged"))
 
     def rank_key(self) -> tuple[int, float, float]:
         """Sort key, larger first: tier, then score, then the exact estimate."""
@@ -1245,6 +1252,57 @@ def grid_laplace_epsilon(out0: np.ndarray, out1: np.ndarray, fit: GridFit,
     the coordinates used: δ(ε) >= p (1 − e^{ε − ε_lower}). A reason string when the fitted
     map is not one Laplace value per output, each its own.
     """
+    got = _laplace_tails(out0, out1, fit, scale)
+    if isinstance(got, str):
+        return got
+    t, log_tail = got
+    return float(np.sum(t)), math.exp(float(np.sum(log_tail[t > 0])))
+
+
+def grid_laplace_delta(out0: np.ndarray, out1: np.ndarray, fit: GridFit, scale: np.ndarray,
+                       epsilon: float, delta: float = 0.0) -> dict | str:
+    """:func:`grid_laplace_epsilon`'s bound at ``epsilon``, over subsets of the outputs.
+
+    The product of tails may be taken over any subset S of the outputs (the others left
+    free, their laws integrate to one on both sides), giving ``δ(ε) >= p_S (1 −
+    e^{ε − ε_S})``. Over all outputs p_S is a product of as many halves: with a hundred
+    outputs each moved a little, p_S is far below any claimed δ while a few tens of the
+    most moved outputs give a bound above it. The outputs are taken in order of ε gained
+    per tail mass spent (``t_k / −log p_k``) and the best prefix is kept. Returns
+    ``delta_lower`` (the best δ(ε) bound), ``epsilon_at_delta`` (the largest ε_S +
+    log(1 − δ/p_S) over prefixes: the ε the bound reaches at the claimed δ, 0 when none),
+    ``epsilon_lower``, ``tail_mass_lower`` (the whole set's, as
+    :func:`grid_laplace_epsilon`), ``outputs`` (the prefix size of ``delta_lower``) and
+    ``tail_set`` (those outputs' indices).
+    """
+    got = _laplace_tails(out0, out1, fit, scale)
+    if isinstance(got, str):
+        return got
+    t, log_tail = got
+    used = np.flatnonzero(t > 0)
+    order = used[np.argsort(-t[used] / -log_tail[used], kind="stable")]
+    eps_s = np.cumsum(t[order])
+    log_p = np.cumsum(log_tail[order])
+    d_at = np.where(eps_s > epsilon, np.exp(log_p) * -np.expm1(epsilon - eps_s), 0.0)
+    best = int(np.argmax(d_at)) if d_at.size else -1
+    p_s = np.exp(log_p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reach = np.where(delta < p_s, eps_s + np.log1p(-delta / p_s), 0.0)
+    return {"delta_lower": float(d_at[best]) if best >= 0 else 0.0,
+            "epsilon_at_delta": max(float(np.max(reach, initial=0.0)), 0.0),
+            "epsilon_lower": float(np.sum(t)),
+            "tail_mass_lower": math.exp(float(np.sum(log_tail[used]))),
+            "outputs": best + 1 if best >= 0 and d_at[best] > 0 else 0,
+            "tail_set": order[:best + 1].tolist() if best >= 0 and d_at[best] > 0 else []}
+
+
+def _laplace_tails(out0: np.ndarray, out1: np.ndarray, fit: GridFit,
+                   scale: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
+    """Per output k: the lower bound of ``|Δc_k|/b_k`` and of log of its tail's mass.
+
+    The pieces of :func:`grid_laplace_epsilon` (which see); an output that did not move
+    visibly has 0 and adds nothing to a product of tails.
+    """
     B = np.abs(fit.A) * scale  # |a_kj| β_j: each output's Laplace scale, per noise value
     err = fit.grid * fit.spread / (2.0 * math.sqrt(2.0))
     j = np.argmax(B, axis=1)
@@ -1257,10 +1315,8 @@ def grid_laplace_epsilon(out0: np.ndarray, out1: np.ndarray, fit: GridFit,
     top = np.maximum(np.abs(out0).max(axis=0), np.abs(out1).max(axis=0))
     moved = np.abs(out1 - out0).max(axis=0) - fit.grid - 4.0 * 2.0**-53 * top
     moved = np.clip(moved, 0.0, None)
-    eps = float(np.sum(moved / (b_hat + err))) * (1.0 - 1e-12)
-    used = moved > 0
-    log_p = float(np.sum(-math.log(2.0) - fit.grid[used] / (b_hat[used] - err[used])))
-    return eps, math.exp(log_p)
+    t = moved / (b_hat + err) * (1.0 - 1e-12)
+    return t, -math.log(2.0) - fit.grid / (b_hat - err)
 
 
 # --------------------------------------------------------------------------- unequal scales
@@ -1515,11 +1571,14 @@ def _laplace_grid(run: CoupledRun, des: NoiseDesign, fit: GridFit,
                   claim: tuple[str, float, float | None], float_tv: float,
                   base: dict) -> PairCoupling | str:
     """(c′) for Laplace noise: :func:`grid_laplace_epsilon` against an (ε, δ) claim."""
-    got = grid_laplace_epsilon(run.out0, run.out1, fit, des.laplace_scale)
+    quantity, claimed, claim_delta = claim
+    del_c = float(claim_delta or 0.0)
+    floats = _floats_tv(claimed, float_tv) if quantity == "epsilon" else 0.0
+    got = grid_laplace_delta(run.out0, run.out1, fit, des.laplace_scale,
+                             claimed if quantity == "epsilon" else 0.0, del_c + floats)
     if isinstance(got, str):
         return got
-    eps, p = got
-    quantity, claimed, claim_delta = claim
+    eps, p = got["epsilon_lower"], got["tail_mass_lower"]
     extra = {"noise": "laplace", "laplace_pure_epsilon_lower": eps, "tail_mass_lower": p,
              "noise_values_per_release": int(des.E.shape[1]), "grid": fit.grid.tolist(),
              "grid_spread": fit.spread}
@@ -1528,15 +1587,17 @@ def _laplace_grid(run: CoupledRun, des: NoiseDesign, fit: GridFit,
         return PairCoupling(status="additive-grid", score=eps, delta_out=fit.theta[1] -
                             fit.theta[0], extra=extra, detail=what + " (not compared with a "
                             f"{quantity} claim)", **base)
-    del_c = float(claim_delta or 0.0)
-    floats = _floats_tv(claimed, float_tv)
     if del_c == 0.0 and floats == 0.0:
         violated, estimate = eps > claimed * (1 + _REL_SLACK), eps
-    else:  # δ(ε) >= p (1 − e^{ε − ε_lower}): the ε this bound reaches at the claimed δ
-        d_at = p * -math.expm1(claimed - eps) if eps > claimed else 0.0
+    else:  # δ(ε) >= p_S (1 − e^{ε − ε_S}) on the best set of tails, and the ε it reaches
+        d_at = got["delta_lower"]
         violated = d_at > del_c * (1 + _REL_SLACK) + floats
-        estimate = eps + math.log1p(-del_c / p) if del_c < p else 0.0
+        estimate = got["epsilon_at_delta"]
         extra["delta_at_claimed_epsilon_lower"] = d_at
+        extra["tail_outputs"] = got["outputs"]
+        if got["outputs"] and got["outputs"] < int(np.count_nonzero(fit.grid > 0)):
+            what += (f"; delta at the claimed eps >= {d_at:.3g} on the tails of "
+                     f"{got['outputs']} output(s)")
     return PairCoupling(status="additive-grid", finding="violation" if violated else "",
                         score=eps, estimate=max(estimate, 0.0),
                         delta_out=fit.theta[1] - fit.theta[0], extra=extra,
@@ -1585,6 +1646,22 @@ def _declared_inner_grid(mechanism: object, *, absolute: bool = False) -> np.nda
             np.all(np.isfinite(grid)) and np.all(sd > 0) and np.all(np.isfinite(sd))):
         return None
     return grid if absolute else grid / sd
+
+def _unbounded_status(des0: NoiseDesign | str, des1: NoiseDesign | str, reason: str) -> str:
+    """Why a pair got no bound, as its status: three causes a user acts on differently.
+
+    ``"other-noise"`` when a side drew noise other than Gaussian or Laplace (a discrete or
+    uniform law: no exact bound here), ``"unfitted"`` when the call had too few releases
+    to check an affine fit (the survey's row cap or release budget: more noise values per
+    release than it affords), and ``"not-additive"`` when the fit was checked and failed
+    (the noisy value passed through a transform, or noise that is not added).
+    """
+    if any(isinstance(d, str) and d.startswith(OTHER_NOISE) for d in (des0, des1)):
+        return "other-noise"
+    if CANNOT_CHECK in reason:
+        return "unfitted"
+    return "not-additive"
+
 
 def _analyse_run(run: CoupledRun, index: int, label: str,
                  claim: tuple[str, float, float | None],
@@ -1653,8 +1730,12 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
             if isinstance(grid, PairCoupling):
                 return grid
             reason = f"{reason}; {grid}"
-        return PairCoupling(status="not-additive", score=score, delta_out=mean,
-                            spread=spread, detail=f"{reason}; {how}", **base)
+        status = _unbounded_status(des0, des1, reason)
+        drawn = next((d[len(OTHER_NOISE) + 2:-1] for d in (des0, des1) if isinstance(d, str)
+                      and d.startswith(OTHER_NOISE)), None) if status == "other-noise" else None
+        return PairCoupling(status=status, score=score, delta_out=mean, spread=spread,
+                            detail=f"{reason}; {how}",
+                            extra={} if drawn is None else {"draws": drawn}, **base)
     assert isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
     cov0 = fit0.A @ des0.cov @ fit0.A.T  # the law of each release's noise
     cov1 = fit1.A @ des1.cov @ fit1.A.T
@@ -1903,6 +1984,9 @@ class CouplingSurvey:
             "scores_by_label": self.scores_by_label(),
             "note": ("leads are exploratory: they rank pairs for the white-box and black-box "
                      "auditors and never set a violation by themselves")}
+        drawn = sorted({c.extra["draws"] for c in self.couplings if "draws" in c.extra})
+        if drawn:  # the samplers of the pairs with noise it gives no exact bound for
+            details["other_noise_draws"] = drawn
         if self.boundary is not None:
             details["boundary"] = self.boundary
         if self.positions is not None:
@@ -1948,7 +2032,8 @@ class CouplingSurvey:
         certifiers take it first) — ``-inf`` for a
         pair left unrun by the budget, ``None`` for a pair the mechanism refused, and
         and ``nan`` — the runner leaves the pair to the black-box pilot — for every pair
-        without a finding as soon as one pair's score is only a few-release guess
+        without a finding (the findings then get :data:`_FINDING_TOP` over their place in
+        :meth:`PairCoupling.rank_key` order) as soon as one pair's score is only a few-release guess
         (:attr:`PairCoupling.weak`: selections, threshold patterns), since the pilot's
         z-scores and these scores are on different scales (the ``implementation``
         argument of :func:`~dpgp_audit.audit.neighbours.rank_pairs`).
@@ -1956,9 +2041,14 @@ class CouplingSurvey:
         # a pilot's z-scores and these μ-like scores do not mix: if some pair has only a
         # guess, the pilot ranks every pair but those with a finding (which go first)
         strong = not any(c.weak and c.status != "unchanged" for c in self.couplings)
+        # with a pilot beside them, the findings go first in their own order (violations,
+        # then by score): huge finite values, above any pilot z, that keep that order
+        found = sorted((i for i, c in enumerate(self.couplings) if c.finding),
+                       key=lambda i: self.couplings[i].rank_key(), reverse=True)
+        place = {i: _FINDING_TOP / (1 + r) for r, i in enumerate(found)}
         scores = [None if c.status in _UNSAMPLED else -math.inf if c.status == "not-run"
-                  else c.score if strong else math.inf if c.finding else math.nan
-                  for c in self.couplings]
+                  else c.score if strong else place[i] if c.finding else math.nan
+                  for i, c in enumerate(self.couplings)]
         return _violations_first(scores, self.couplings)
 
     def scores_by_label(self) -> dict[str, float | None]:
@@ -1981,6 +2071,9 @@ class CouplingSurvey:
 
 #: Statuses of pairs the certifiers cannot sample (the mechanism refuses a side).
 _UNSAMPLED = ("rejected", "refuses-one-side")
+#: The first finding's ranking score when a pilot ranks the other pairs (the k-th gets
+#: this over k): above any pilot z-score, finite so that the findings keep their order.
+_FINDING_TOP = 1e250
 
 
 def _violations_first(scores: list[float | None], couplings: Sequence[PairCoupling]
@@ -2088,7 +2181,8 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
             need = _rows_needed(first, extra_rows)
             hopeless = fits["not"] >= 3 and not fits["affine"]
             checkable = need is not None and need - extra_rows < PROBE_ROWS  # n > m + 1
-            if (res.status == "not-additive" and need is not None and not checkable
+            if (res.status in ("not-additive", "unfitted") and need is not None
+                    and not checkable
                     and first.n < need <= max_rows and not hopeless
                     and (not fits["grid"] or affords(need, i))):
                 # the first call showed how much noise one release draws: fit it afresh
@@ -2097,7 +2191,7 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
                                     float_tv=float_tv, inner_rel=inner_rel,
                                     basis=basis)
                 res = _replace(res, runs=2, releases=res.releases + PROBE_ROWS)
-            elif need is not None and need > max_rows and res.status == "not-additive":
+            elif need is not None and need > max_rows and res.status == "unfitted":
                 res = _replace(res, detail=res.detail + f" (an affine fit needs {need} "
                                                         f"releases per call, above {max_rows})")
             if res.status in ("additive", "additive-mixed", "additive-grid",

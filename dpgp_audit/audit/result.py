@@ -367,6 +367,26 @@ NOT_ADDITIVE_NOTE = ("; no pair was affine in its recorded noise, so no bound (t
                      "value passed through a transform such as a probit, a sigmoid, an "
                      "exponential or a clip, or noise that is not added?): the other "
                      "auditors judge such a release")
+#: ... when pairs drew noise it has no exact bound for, or had too few releases to fit.
+OTHER_NOISE_NOTE = ("; the noise drawn ({draws}) is neither Gaussian nor Laplace, which the "
+                    "coupled runs give no exact bound for (integers drawn to seed another "
+                    "generator count here too): the other auditors judge it")
+UNFITTED_NOTE = ("; {n} pair(s) unfitted: one release draws more noise values than the "
+                 "survey's calls could fit (its row cap or its release budget), so those "
+                 "pairs have a heuristic score only")
+
+
+def _greybox_notes(d: dict) -> str:
+    """What the grey-box line says of the pairs it gave no bound, by cause (A.9)."""
+    st = d.get("statuses", {})
+    out = ""
+    if st.get("not-additive") and set(st) <= {"not-additive", "unchanged"}:
+        out += NOT_ADDITIVE_NOTE
+    if st.get("other-noise") and set(st) <= {"other-noise", "unchanged", "unfitted"}:
+        out += OTHER_NOISE_NOTE.format(draws=", ".join(d.get("other_noise_draws", [])) or "?")
+    if st.get("unfitted"):
+        out += UNFITTED_NOTE.format(n=st["unfitted"])
+    return out
 
 
 def _fmt(v: float) -> str:
@@ -483,8 +503,7 @@ def _extra_line(r: AuditResult) -> str:
         return (f"coupled runs (same seed on D and D'): {d.get('releases_per_side')} "
                 f"releases/side over {d.get('pairs')} pairs; "
                 + ", ".join(f"{k} {v}" for k, v in st.items())
-                + (NOT_ADDITIVE_NOTE if st.get("not-additive") and
-                   set(st) <= {"not-additive", "unchanged"} else "")
+                + _greybox_notes(d)
                 + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory)"
                 + _boundary_line(d.get("boundary"))
                 + _positions_line(d.get("positions")) + "; no alpha spent")

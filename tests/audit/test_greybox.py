@@ -1463,3 +1463,117 @@ def test_A9_a_release_through_a_probit_says_why_there_is_no_bound():
     plain = audit_mechanism(Mean(False), data, np.random.default_rng(1), auditors=("greybox",))
     assert "not-additive" not in plain.results[0].details["statuses"]
     assert "no pair was affine" not in plain.table()
+
+
+def test_grid_laplace_delta_takes_the_best_set_of_tails_and_never_exceeds_its_closed_form():
+    """Forty rounded Laplace outputs, each moved a little: over all of them the product of
+    tails has mass ~2^-40, so the whole-set bound p (1 − e^{ε − ε_all}) is far below 1e-9.
+    Over a few tens of the most moved outputs it is not. Whatever set the auditor picks,
+    its bound must not exceed that set's exact hockey-stick value, summed over the grid
+    cells of each output beyond both centres (closed form, Laplace CDF)."""
+    from dpgp_audit.audit.greybox import fit_grid, grid_laplace_delta, grid_laplace_epsilon
+
+    b, k = 1.0, 40
+    grid = 2.0 ** (math.floor(math.log2(b * math.sqrt(2))) - 10)
+    shifts = np.linspace(0.04, 0.16, k) * b
+    e = np.random.default_rng(3).laplace(0.0, b, size=(k + 8, k))
+    out0 = round_to_grid(np.zeros(k), e, np.full(k, grid))
+    out1 = round_to_grid(shifts, e, np.full(k, grid))
+    fit = fit_grid([out0, out1], e, 2 * b * b * np.eye(k))
+    assert not isinstance(fit, str), fit
+    eps_all, p_all = grid_laplace_epsilon(out0, out1, fit, np.full(k, b))
+    assert p_all * -math.expm1(EPS - eps_all) < 1e-9
+    got = grid_laplace_delta(out0, out1, fit, np.full(k, b), EPS)
+    chosen = np.array(got["tail_set"])
+    assert got["outputs"] == chosen.size > 0 and got["delta_lower"] > 1e-7
+    # exact: on each chosen output the cells beyond both centres (from s_k + Λ on) have
+    # mass m_k under D' and e^{-s_k/b} m_k under D
+    from scipy.stats import laplace
+
+    start = np.ceil((shifts[chosen] + grid / 2) / grid) * grid - grid / 2
+    m1 = laplace.sf(start, loc=shifts[chosen], scale=b)
+    exact = float(np.prod(m1)) * -math.expm1(EPS - float(np.sum(shifts[chosen])) / b)
+    assert got["delta_lower"] <= exact
+    assert got["delta_lower"] >= 0.5 * exact  # tails start within a cell: a tight bound
+    assert got["epsilon_lower"] == pytest.approx(eps_all)
+
+
+@dataclass(frozen=True, eq=False)
+class WideLaplace:
+    """160 outputs, each the targets' sum over √160 plus its own Laplace value: the L2
+    change of one target moved by d is d, the L1 change d √160 (test-only). ``scale`` is
+    the Laplace scale: 1/ε is the L2 slip, √160/ε the right one. ``draw`` names the law."""
+
+    scale: float
+    draw: str = "laplace"
+    width: int = 160
+
+    @property
+    def claim(self):  # as a user states it: the float-safe release's τ beside ε
+        from dpgp_audit.privacy.float_release import laplace_release
+
+        tv = laplace_release(np.full(self.width, self.scale)).tv
+        return dataclasses.replace(PURE, float_tv=tv)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.float_release import float_safe_release
+
+        q = np.full(self.width, float(np.sum(data.y)) / math.sqrt(self.width))
+        if self.draw == "geometric":  # integer noise: a two-sided geometric
+            noise = (rng.geometric(0.3, size=(n, self.width))
+                     - rng.geometric(0.3, size=(n, self.width))).astype(float)
+            return q + noise
+        return float_safe_release(q, rng.laplace(0.0, self.scale, size=(n, self.width)),
+                                  math.sqrt(2) * self.scale)
+
+
+def test_a_wide_laplace_release_is_fitted_and_its_l2_slip_bounded():
+    """Above the old row cap of 128 noise values per release the survey now fits the map
+    (MAX_ROWS): the L2-calibrated release (true pure ε = √160 ≈ 12.6 on y[2] + d) is a
+    confirmed grid violation, from the best set of tails (the claim's float τ makes it an
+    (ε, δ) comparison, where the whole set's tail mass ~2^-160 is no evidence), and the
+    right scale is not."""
+    bad = _survey(WideLaplace(scale=D / EPS))
+    c = bad.couplings[0]  # a probe, the call wide enough to fit, and the second seed
+    assert c.status == "additive-grid" and c.finding == "violation" and c.runs == 3
+    assert EPS < c.estimate <= math.sqrt(160) * D / EPS
+    assert 0 < c.extra["tail_outputs"] < 160
+    ok = _survey(WideLaplace(scale=math.sqrt(160) * D / EPS))
+    assert ok.couplings[0].status == "additive-grid" and not ok.couplings[0].finding
+
+
+def test_the_survey_says_why_a_pair_got_no_bound():
+    """Three causes, three statuses and lines: a release drawing more noise values than a
+    call may fit is 'unfitted', integer noise is 'other-noise', and neither is called
+    not affine in its noise."""
+    from dpgp_audit.audit.result import AuditReport
+
+    def line(sv):
+        return AuditReport(mechanism="M", claim={}, inputs={}, results=(sv.result(),)).table()
+
+    wide = _survey(WideLaplace(scale=1.0, width=300))
+    assert wide.couplings[0].status == "unfitted"
+    assert "1 pair(s) unfitted" in line(wide) and "no pair was affine" not in line(wide)
+    geo = _survey(WideLaplace(scale=1.0, draw="geometric", width=3))
+    assert geo.couplings[0].status == "other-noise"
+    assert "noise drawn (geometric) is neither Gaussian nor Laplace" in line(geo)
+    assert "no pair was affine" not in line(geo)
+
+
+def test_beside_a_pilot_the_findings_keep_their_own_order():
+    """When some pair has only a few-release guess, the pilot ranks the pairs without a
+    finding; the findings go first, and among them the confirmed violation, then the lead
+    with the larger distance, not the list's order (a tie at infinity kept it)."""
+    from dpgp_audit.audit.greybox import CouplingSurvey, PairCoupling
+
+    pairs = tuple(NeighbourPair(BASE, BASE.with_target(i, 2.0), f"y[{i}]") for i in range(4))
+    couplings = (
+        PairCoupling(0, "y[0]", "not-additive"),  # a guess: the pilot ranks the rest
+        PairCoupling(1, "y[1]", "noise-depends-on-data", finding="lead", score=1.3),
+        PairCoupling(2, "y[2]", "noise-depends-on-data", finding="lead", score=11.0),
+        PairCoupling(3, "y[3]", "additive", finding="violation", score=2.0, estimate=2.0),
+    )
+    scores = CouplingSurvey(pairs, couplings, GAUSS, releases=16).pair_scores()
+    assert math.isnan(scores[0])
+    assert scores[3] > scores[2] > scores[1] > 1e200  # all above any pilot z, in order
+    assert all(math.isfinite(s) for s in scores[1:])
