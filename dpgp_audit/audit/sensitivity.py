@@ -21,7 +21,9 @@ The search, cheapest first (AUDITING.md §5.4):
    one end, alternating ±bound, half at each end, on a round value, at the median; for
    whole rows also every input at a corner or at the centre of the data's box, where
    group and bin edges sit) with every move of three rows, and the full swing over
-   cancelling rows (:func:`~dpgp_audit.audit.neighbours.full_swing_pairs`). Every such pair
+   cancelling rows (:func:`~dpgp_audit.audit.neighbours.full_swing_pairs`) and a few rows
+   at one end crossing an order statistic
+   (:func:`~dpgp_audit.audit.neighbours.tail_count_pairs`). Every such pair
    is a real pair of neighbours in the declared domain, so an excess found there is as
    definitive as one found at D;
 4. **random search** over replacement records;
@@ -53,6 +55,7 @@ from dpgp_audit.audit.neighbours import (
     neighbour_pairs,
     on_labels,
     structural_pairs,
+    tail_count_pairs,
 )
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import SensitivityQuery, same_release_shape
@@ -278,7 +281,8 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
 
     # 3. whole-dataset bases: the other rows placed structurally, and the full swing
     for pair in (structural_pairs(data, relation, y_bound=y_bound, thorough=True)
-                 + full_swing_pairs(data, relation, y_bound=y_bound)):
+                 + full_swing_pairs(data, relation, y_bound=y_bound)
+                 + tail_count_pairs(data, relation, y_bound=y_bound)):
         for p in (pair, pair.swapped()):
             search.value(p, "structural bases")
 
