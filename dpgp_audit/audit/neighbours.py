@@ -391,8 +391,8 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
         pairs += _data_value_pairs(data, relation, rows, y_bound)
         pairs += structural_pairs(data, relation, y_bound=y_bound)
         pairs += full_swing_pairs(data, relation, y_bound=y_bound)
-        pairs += coverage_pairs(data, relation, varied, rng, y_bound=y_bound, k=coverage)
         pairs += tail_count_pairs(data, relation, y_bound=y_bound)
+        pairs += coverage_pairs(data, relation, varied, rng, y_bound=y_bound, k=coverage)
     return pairs
 
 
