@@ -31,6 +31,7 @@ from dpgp_audit.audit.runner import (
 )
 from dpgp_audit.bugs.mutants import build_form, mutants
 from dpgp_audit.catalogue import get
+from dpgp_audit.dataset import Dataset
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
 
@@ -188,3 +189,47 @@ def test_all_answers_relation_confirms_every_pattern_pair_in_sequential_mode():
     fixed = audit_mechanism(bug, data, np.random.default_rng(0), auditors=("blackbox",),
                             n=400, mode="fixed")
     assert fixed.inputs["n_pairs_confirmed"] == DEFAULT_PAIRS  # no Bonferroni over all of them
+
+
+class _MeanForOneSize:
+    """A whole-rows Gaussian mean of targets in [-1, 1] with σ fixed for 20 rows (test-only).
+
+    Correct on 20-row datasets (the mean moves by at most 2/20 when a row is replaced);
+    the claim covers every size, and on one row the same σ is ten times too small for a
+    move of 2. ``refuse`` makes it refuse other sizes, as docs/own-code.md advises.
+    """
+
+    def __init__(self, refuse: bool):
+        from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
+        from dpgp_audit.privacy.claims import ApproxDP, whole_rows
+        from dpgp_audit.privacy.domain import PublicDomain
+        from dpgp_audit.privacy.float_release import iid_gaussian_release
+
+        self.refuse = refuse
+        self.sigma = analytic_gaussian_sigma(1.0, 1e-5, 2.0 / 20)
+        self.claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=whole_rows(1.0),
+                              domain=PublicDomain(y_bound=1.0),
+                              float_tv=iid_gaussian_release([self.sigma]).tv)
+
+    def sample(self, data, n, rng):
+        from dpgp_audit.privacy.float_release import float_safe_release
+
+        if self.refuse and data.n != 20:
+            raise ValueError(f"built for 20 rows, got {data.n}")
+        y = self.claim.domain.targets(data.y)
+        return float_safe_release(np.array([y.mean()]),
+                                  self.sigma * rng.standard_normal((n, 1)), self.sigma)
+
+
+def test_a_sigma_fixed_for_one_size_is_flagged_on_other_sizes_unless_they_are_refused():
+    """Whole rows: datasets of one and two rows are neighbours too. A σ fixed for 20 rows
+    breaks the claim there (μ = 2 / σ = 10 times the claim's on one row), and the grey-box
+    auditor says so; refusing other sizes drops those pairs, with no finding (own-code)."""
+    data = Dataset(np.linspace(0, 1, 20), np.sin(np.linspace(0, 6, 20)))
+    fixed = audit_mechanism(_MeanForOneSize(False), data, np.random.default_rng(1),
+                            auditors=("greybox",))
+    assert fixed.verdict is Verdict.VIOLATION and fixed.witness.d0.n in (1, 2)
+    refused = audit_mechanism(_MeanForOneSize(True), data, np.random.default_rng(1),
+                              auditors=("greybox",))
+    assert refused.verdict is Verdict.NO_EVIDENCE
+    assert refused.results[0].details["statuses"].get("rejected", 0) >= 2
