@@ -629,6 +629,8 @@ class WhiteBoxPart(AuditorPart):
             res.details["model_check"] = ("VOID: sample() contradicts mean()/cov() "
                                           "(see model-check); this exact result "
                                           "describes the stated model only")
+            if res.verdict is Verdict.NO_EVIDENCE:  # a model the release does not follow
+                res = dataclasses.replace(res, verdict=Verdict.INCONCLUSIVE)
         return res
 
 

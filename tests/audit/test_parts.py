@@ -45,6 +45,7 @@ from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.datasets.default import default_dataset
 from dpgp_audit.methods.toolbox.primitives import GaussianSumMechanism
+from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ApproxDP, all_answers, outputs_only
 from tests.audit.test_guard import clock_free
 
@@ -365,3 +366,29 @@ def test_A6_an_unusable_stated_covariance_is_the_whitebox_skip_reason():
     assert why.startswith("cov() cannot be factored for any generated pair"), why
     assert "positive semi-definite" in why and "accepted by the mechanism" not in why
     assert "positive semi-definite" in rep.skipped["model-check"]
+
+
+class StatesMoreNoise:
+    """A Gaussian sum whose mean()/cov() state σ for d = 1 while sample() draws σ/2."""
+
+    claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))
+    sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+
+    def mean(self, data):
+        return np.array([float(np.sum(data.y))])
+
+    def cov(self, data):
+        return np.array([[self.sigma ** 2]])
+
+    def sample(self, data, n, rng):
+        return self.mean(data) + 0.5 * self.sigma * rng.standard_normal((n, 1))
+
+
+def test_A6_a_whitebox_result_voided_by_the_model_check_is_not_no_evidence():
+    """The exact audit describes the stated model; when sample() contradicts it, its
+    'no evidence' says nothing about the release, so the row reads INCONCLUSIVE."""
+    rep = audit_mechanism(StatesMoreNoise(), default_dataset(12), np.random.default_rng(0),
+                          auditors=("whitebox", "model-check"))
+    assert rep.result("model-check").verdict is Verdict.VIOLATION
+    wb = rep.result("whitebox")
+    assert wb.verdict is Verdict.INCONCLUSIVE and wb.details["model_check"].startswith("VOID")
