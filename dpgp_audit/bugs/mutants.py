@@ -473,6 +473,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_postprocessing_mutants(data))
     out.extend(_float_and_step_mutants(data))
     out.extend(_input_corner_mutants())
+    out.extend(_order_statistic_mutants())
     return out
 
 
@@ -1525,4 +1526,55 @@ def _input_corner_mutants() -> list[MutantSpec]:
     for name, mistake, private, query, sens, data in cases:
         draw, model = rows(query, sens)
         out.append(MutantSpec(name, mistake, private, claim, draw, model, data))
+    return out
+
+
+#: The order statistic each end of :func:`winsorised_mean` is clipped at (5 % of 40 rows).
+WINSOR_K = 2
+
+
+def winsorised_mean(data: Dataset) -> np.ndarray:
+    """The mean of the targets clipped at their own :data:`WINSOR_K`-th smallest and largest.
+
+    A mean winsorised at the data's 5th and 95th percentiles. One target moved from one end
+    to the other moves it by ``(k + 1)`` times the plain mean's ``2s/n`` when exactly
+    ``k + 1`` targets sit at that end: the clip point jumps with the row.
+    """
+    y = np.sort(np.asarray(data.y, dtype=float))
+    lo, hi = y[WINSOR_K], y[-WINSOR_K - 1]
+    return np.array([float(np.mean(np.clip(np.asarray(data.y, dtype=float), lo, hi)))])
+
+
+def _order_statistic_mutants() -> list[MutantSpec]:
+    """A seventh hunt (29 Nov 2026): statistics clipped at the data's own order statistics.
+
+    Written twice by two helper sessions told only the contract: a mean winsorised at the
+    data's own 5 % order statistics, and one clipped at ``np.percentile(y, [5, 95])``.
+    Each was noised for the plain mean's sensitivity and missed on every seed until the
+    tail-count bases (:func:`~dpgp_audit.audit.neighbours.tail_count_pairs`) put ``k + 1``
+    rows at one end: no base with none, half or all of them there moves the clip point.
+
+    * The winsorised mean of 40 targets in [-1, 1] noised for 2/n (true change 6/n).
+
+    Control: the same statistic noised for 2, the width of [-1, 1], which bounds the
+    change of any mean of values in it.
+    """
+    claim = ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(2.0),
+                     domain=PublicDomain(1.0))
+    x = np.linspace(0.0, 1.0, 40)
+    data = Dataset(x, np.round(0.8 * np.sin(2.0 * np.pi * x), 3))
+
+    def checked(d: Dataset) -> np.ndarray:
+        return winsorised_mean(_checked(claim, d))
+
+    out = []
+    for name, mistake, private, sens in (
+            ("winsorised-at-own-percentiles", "a mean clipped at the data's own 5 % order "
+             "statistics, noised for the plain mean's 2/n (a crossing row moves it 6/n)",
+             False, 2.0 / data.n),
+            ("control-winsorised-whole-width", "looks wrong: the clip points come from the "
+             "data, but the noise is for 2, the width of [-1, 1]", True, 2.0)):
+        out.append(MutantSpec(name, mistake, private, claim,
+                              _safe(checked, lambda d, s=sens: _sigma(s)),
+                              {"query": checked, "norm": L2(), "bound": sens}, data))
     return out

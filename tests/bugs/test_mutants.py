@@ -901,3 +901,37 @@ def test_cross_moment_data_have_features_of_one_sign_on_every_row():
     the data is where the cross moment moves most from the diagonal's corners."""
     X = _spec("cross-moment-add-remove").data.X
     assert np.all(X[:, 0] * X[:, 1] >= 0)
+
+
+ORDER_STATISTICS = ("winsorised-at-own-percentiles", "control-winsorised-whole-width")
+
+
+@pytest.mark.parametrize("name", ORDER_STATISTICS)
+def test_order_statistic_mutants_on_the_default_path(name):
+    assert not _default_path_misses(name)
+
+
+def test_the_winsorised_mean_moves_k_plus_one_times_the_plain_means_change():
+    """Closed form: 3 targets at -1 and 37 at +1, one of the three moved to +1. The 2nd
+    order statistic (the clip point) goes from -1 to +1 and takes the two rows left at -1
+    with it, so the mean moves by 6/40 where the plain mean moves by 2/40. Against noise
+    for 2/n, mu is 3 times the claim's (Balle & Wang's exact curve); the control's noise is
+    for 2, the width of [-1, 1], which no mean of values in it can exceed."""
+    from dpgp_audit.bugs.mutants import WINSOR_K, winsorised_mean
+
+    n = 40
+    y = np.ones(n)
+    y[:WINSOR_K + 1] = -1.0
+    d0 = Dataset(np.linspace(0, 1, n), y)
+    d1 = d0.with_target(0, 1.0)
+    moved = abs(float(winsorised_mean(d1)[0] - winsorised_mean(d0)[0]))
+    assert moved == pytest.approx((2 * WINSOR_K + 2) / n, rel=1e-12)
+    assert moved == pytest.approx(3 * 2.0 / n, rel=1e-12)
+    mu_claim = 2.0 / n / analytic_gaussian_sigma(1.0, 1e-5, 2.0 / n)
+    assert _gaussian_epsilon(3 * mu_claim, 1e-5) > 3.0  # far beyond the claimed 1
+    spec = _spec("control-winsorised-whole-width")
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # the statistic stays in [-1, 1], so no move exceeds 2
+        d = Dataset(np.linspace(0, 1, n), rng.choice([-1.0, 1.0, 0.3], n))
+        assert -1.0 <= float(spec.model["query"](d)[0]) <= 1.0
+    assert spec.model["bound"] == 2.0 and not _spec(ORDER_STATISTICS[0]).private

@@ -25,7 +25,7 @@ CASES = [("planted/laplace-max-scaled", "A.5/laplace-sum-declared-bound", "black
          ("planted/group-means-balanced", "A.5/group-means-nominal", "sensitivity"),
          ("planted/clipped-mean-half-swing", "A.5/clipped-mean", "sensitivity"),
          ("planted/kernel-sum-data-sensitivity", "A.5/kernel-sum-at-point", "greybox")]
-NEW_FAMILIES = ("base: ", "full swing: ")
+NEW_FAMILIES = ("base: ", "full swing: ", "tail count: ")  # the whole-dataset bases
 
 
 @pytest.mark.parametrize(("bug", "twin", "auditor"), CASES, ids=[c[0] for c in CASES])
