@@ -1647,6 +1647,7 @@ def _declared_inner_grid(mechanism: object, *, absolute: bool = False) -> np.nda
         return None
     return grid if absolute else grid / sd
 
+
 def _unbounded_status(des0: NoiseDesign | str, des1: NoiseDesign | str, reason: str) -> str:
     """Why a pair got no bound, as its status: three causes a user acts on differently.
 
@@ -2032,11 +2033,11 @@ class CouplingSurvey:
         certifiers take it first) — ``-inf`` for a
         pair left unrun by the budget, ``None`` for a pair the mechanism refused, and
         and ``nan`` — the runner leaves the pair to the black-box pilot — for every pair
-        without a finding (the findings then get :data:`_FINDING_TOP` over their place in
-        :meth:`PairCoupling.rank_key` order) as soon as one pair's score is only a few-release guess
+        without a finding as soon as one pair's score is only a few-release guess
         (:attr:`PairCoupling.weak`: selections, threshold patterns), since the pilot's
         z-scores and these scores are on different scales (the ``implementation``
-        argument of :func:`~dpgp_audit.audit.neighbours.rank_pairs`).
+        argument of :func:`~dpgp_audit.audit.neighbours.rank_pairs`). The findings then
+        get :data:`_FINDING_TOP` over their place in :meth:`PairCoupling.rank_key` order.
         """
         # a pilot's z-scores and these μ-like scores do not mix: if some pair has only a
         # guess, the pilot ranks every pair but those with a finding (which go first)
