@@ -369,8 +369,9 @@ NOT_ADDITIVE_NOTE = ("; no pair was affine in its recorded noise, so no bound (t
                      "auditors judge such a release")
 #: ... when pairs drew noise it has no exact bound for, or had too few releases to fit.
 OTHER_NOISE_NOTE = ("; the noise drawn ({draws}) is neither Gaussian nor Laplace, which the "
-                    "coupled runs give no exact bound for (integers drawn to seed another "
-                    "generator count here too): the other auditors judge it")
+                    "coupled runs give no exact bound for (integers count here, whether an "
+                    "exact sampler's words or a seed for another generator): the other "
+                    "auditors judge it")
 UNFITTED_NOTE = ("; {n} pair(s) unfitted: one release draws more noise values than the "
                  "survey's calls could fit (its row cap or its release budget), so those "
                  "pairs have a heuristic score only")
