@@ -18,8 +18,9 @@ reporting a minimal counterexample::
 For mechanisms built on public inputs (outputs-only relation with a fixed X),
 pass ``base=the_public_dataset``: only the targets are then generated.
 ``structural=True`` mixes in the whole-dataset bases of issue 20 §4 (the other rows at
-one end, alternating, cancelling, on a bin edge; one row's full swing), where grouped and
-clipped statistics reach their worst case and random targets rarely go. ``labels=`` keeps
+one end, alternating, cancelling, on a bin edge; one row's full swing; a few rows at one
+end crossing an order statistic), where grouped and clipped statistics reach their worst
+case and random targets rarely go. ``labels=`` keeps
 every target on declared class labels (and, with ``structural=True``, moves rows between
 two labels one by one, where a count crosses a threshold).
 """
@@ -65,8 +66,9 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
         Fix the inputs to ``base.X`` (and the size to ``base.n``); targets are generated.
     structural
         Half of the examples come from
-        :func:`~dpgp_audit.audit.neighbours.structural_pairs` (``thorough=True``) and
-        :func:`~dpgp_audit.audit.neighbours.full_swing_pairs` on the generated inputs.
+        :func:`~dpgp_audit.audit.neighbours.structural_pairs` (``thorough=True``),
+        :func:`~dpgp_audit.audit.neighbours.full_swing_pairs` and
+        :func:`~dpgp_audit.audit.neighbours.tail_count_pairs` on the generated inputs.
     labels
         Declared class labels (``PublicDomain(labels=...)``): every target is one of them
         and a move takes one row to another label the relation reaches; the structural
@@ -113,11 +115,16 @@ def neighbouring_datasets(relation: NeighbourRelation, *, n: tuple[int, int] = (
         if labels is not None:
             return draw(_label_pair(d0))
         if structural and draw(st.booleans()):
-            from dpgp_audit.audit.neighbours import full_swing_pairs, structural_pairs
+            from dpgp_audit.audit.neighbours import (
+                full_swing_pairs,
+                structural_pairs,
+                tail_count_pairs,
+            )
 
             bound = None if rows_rel else yb
             placed = (structural_pairs(d0, relation, y_bound=bound, thorough=True)
-                      + full_swing_pairs(d0, relation, y_bound=bound))
+                      + full_swing_pairs(d0, relation, y_bound=bound)
+                      + tail_count_pairs(d0, relation, y_bound=bound))
             if placed:
                 return draw(st.sampled_from(placed))
         i = draw(st.integers(0, size - 1))
