@@ -410,8 +410,11 @@ def _user_entry(args: argparse.Namespace, data: Dataset, overrides: dict
 #: the black-box fit phase keeps raw samples of both sides, 16 n k bytes for k outputs.
 _DENSE_MATRICES = 4
 
-#: Generated pairs counted for ``--evidence`` in the resource guards (as for the pilots).
-_EVIDENCE_PAIRS = 74
+#: Generated pairs counted for ``--evidence`` in the resource guards.
+_EVIDENCE_PAIRS = 78
+#: Pairs piloted, both sides, in the resource guards: about 44 generated pairs and 34
+#: precision candidates.
+_PILOT_PAIRS = 78
 
 
 def _evidence_rows(samples: int) -> int:
@@ -571,9 +574,9 @@ def estimate_draws(samples: int, mode: str, pairs: int | None = None,
 
     The black-box certification (2 sides of ``pairs`` pairs, by default 2), A.7's
     certification (a tenth of the cap on each of its pairs in sequential mode, the cap in
-    fixed mode, 5 pairs) and the pilots (about 40 generated pairs and 34 precision
+    fixed mode, 5 pairs) and the pilots (about 44 generated pairs and 34 precision
     candidates, both sides). With ``evidence`` (``--evidence``), the evidence pairs' most:
-    the fitting round and warm-up of each of about 74 pairs, then at most ``EVIDENCE_KEEP``
+    the fitting round and warm-up of each of about 78 pairs, then at most ``EVIDENCE_KEEP``
     of them drawing in any round, so at most that many caps in all.
     """
     from dpgp_audit.audit.blackbox.sequential import EVIDENCE_KEEP
@@ -585,7 +588,8 @@ def estimate_draws(samples: int, mode: str, pairs: int | None = None,
     confirmed = DEFAULT_PAIRS if pairs is None else pairs
     more = 2 * (_EVIDENCE_PAIRS * _evidence_rows(samples) + EVIDENCE_KEEP * samples) \
         if evidence and sequential else 0
-    return 2 * confirmed * samples + precision + 2 * 74 * pilot_draws(samples, sequential) + more
+    return (2 * confirmed * samples + precision
+            + 2 * _PILOT_PAIRS * pilot_draws(samples, sequential) + more)
 
 
 

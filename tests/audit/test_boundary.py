@@ -64,9 +64,10 @@ class VarianceSwitch:
     switch: bool = True
     rounded: bool = False
     claim: object = CLAIM
+    cut: float = VAR_CUT
 
     def branch(self, data: Dataset) -> bool:
-        return self.switch and float(np.var(data.y)) > VAR_CUT
+        return self.switch and float(np.var(data.y)) > self.cut
 
     def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
         y = self.claim.domain.targets(data.y)
@@ -358,8 +359,10 @@ def test_skip_reason_gates_on_reproducible_additive_surveys():
 
 # --------------------------------------------------------------------------- default path
 def test_default_path_flags_the_switch_and_its_twin_stays_clean():
-    bad = audit_mechanism(VarianceSwitch(rounded=True), DATA, np.random.default_rng(2),
-                          n=20_000)
+    # at var 0.6 no generated pair crosses the switch (the tail-count bases cross 0.2, the
+    # test below), so the structure-boundary search is what finds it
+    bad = audit_mechanism(VarianceSwitch(rounded=True, cut=0.6), DATA,
+                          np.random.default_rng(2), n=20_000)
     grey = bad.result("greybox")
     assert grey.verdict is Verdict.VIOLATION and grey.guarantee is Guarantee.GREYBOX_SCALE
     assert grey.details["boundary"]["pairs"]
@@ -369,6 +372,18 @@ def test_default_path_flags_the_switch_and_its_twin_stays_clean():
                          np.random.default_rng(2), n=20_000)
     assert ok.verdict is not Verdict.VIOLATION, ok.table()
     assert ok.result("greybox").details["boundary"]["pairs"] == []
+
+
+def test_a_generated_pair_that_crosses_the_switch_makes_the_search_unneeded():
+    """At var 0.2 the base with 2 of 20 targets at -1 (var 0.36) and one moved to +1 (0.19)
+    crosses the switch: the survey's own pair is a definitive finding, and the search is
+    skipped as such."""
+    bad = audit_mechanism(VarianceSwitch(rounded=True), DATA, np.random.default_rng(2),
+                          n=20_000)
+    grey = bad.result("greybox")
+    assert grey.verdict is Verdict.VIOLATION and grey.guarantee is Guarantee.GREYBOX_SCALE
+    assert grey.details["boundary"] == {"skipped": "the survey already has a definitive finding"}
+    assert bad.witness.label.startswith("tail count: 2 targets")
 
 
 def test_violation_findings_rank_first_for_the_certifiers():

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpgp_audit.audit.blackbox.fixed import audit_blackbox
@@ -259,10 +259,14 @@ def _hex_structure(x: float) -> tuple[int, int]:
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=True))
+@example(0.0)
+@example(-0.0)
+@example(5e-324)
 def test_A7_float_structure_matches_the_hex_digits(x):
     code = int(float_structure(np.array([[x]]))[0, 0])
-    if x == 0:
-        assert code == float_structure(np.array([[0.0]]))[0, 0]
+    if x == 0:  # each zero has a code of its own, by its sign (0·m is -0.0 when m < 0)
+        plus, minus = (int(float_structure(np.array([[z]]))[0, 0]) for z in (0.0, -0.0))
+        assert plus != minus and code == (plus if math.copysign(1.0, x) > 0 else minus)
         return
     e, t = _hex_structure(x)
     assert code % (FLOAT_TRAILING_CAP + 1) == min(t, FLOAT_TRAILING_CAP)

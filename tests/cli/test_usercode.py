@@ -657,7 +657,7 @@ def test_A8_pairs_bets_on_every_generated_pair_where_the_pilot_cannot_rank(tmp_p
     assert "2 pair(s) bet on together" in default
     assert main([*argv, "--pairs", "100"]) == EXIT_VIOLATION
     every = capsys.readouterr().out
-    assert "74 pair(s) bet on together" in every  # every generated pair the data allow
+    assert "78 pair(s) bet on together" in every  # every generated pair the data allow
     assert main([*argv, "--pairs", "0"]) == EXIT_USAGE
     assert "--pairs must be >= 1, got 0" in capsys.readouterr().err
 
@@ -677,13 +677,13 @@ def test_A8_evidence_lets_every_pair_bet_with_draws_that_follow_its_wealth(tmp_p
             "--auditor", "blackbox", "--no-progress"]
     assert main([*argv, "--evidence", "--json", str(js)]) == EXIT_VIOLATION
     out = capsys.readouterr().out
-    assert "2 pair(s) bet on together" in out and "72 more pair(s) bet as evidence" in out
+    assert "2 pair(s) bet on together" in out and "76 more pair(s) bet as evidence" in out
     rep = json.loads(js.read_text())["reports"][0]
     assert rep["inputs"]["evidence"] is True  # recorded, so the run can be repeated
     bb = rep["results"][0]
     ev = bb["details"]["evidence"]
     assert bb["details"]["witness_label"] not in bb["details"]["pair_labels"]  # an evidence pair
-    assert ev["draws_per_side"] < 74 * 200_000 / 20
+    assert ev["draws_per_side"] < 78 * 200_000 / 20
     assert main([*argv, "--evidence", "--mode", "fixed"]) == EXIT_USAGE
     assert "--evidence needs the sequential mode" in capsys.readouterr().err
 
@@ -693,17 +693,17 @@ def test_A8_the_draw_estimate_counts_the_evidence_pairs():
     from dpgp_audit.cli import estimate_draws
 
     base = estimate_draws(200_000, "sequential")
-    # each of about 74 pairs: its fitting round (16) and warm-up, then at most KEEP caps
+    # each of about 78 pairs: its fitting round (16) and warm-up, then at most KEEP caps
     assert estimate_draws(200_000, "sequential", evidence=True) - base == \
-        2 * (74 * (16 + EVIDENCE_WARMUP) + EVIDENCE_KEEP * 200_000)
+        2 * (78 * (16 + EVIDENCE_WARMUP) + EVIDENCE_KEEP * 200_000)
     assert estimate_draws(640, "sequential", evidence=True) - estimate_draws(640, "sequential") \
-        == 2 * (74 * (16 + 20) + EVIDENCE_KEEP * 640)
+        == 2 * (78 * (16 + 20) + EVIDENCE_KEEP * 640)
     assert estimate_draws(20_000, "fixed", evidence=True) == estimate_draws(20_000, "fixed")
     # memory: every evidence pair keeps both sides' raw draws until its wealth decides
     from dpgp_audit.cli import estimate_memory_bytes
 
     assert estimate_memory_bytes(None, 200_000, 3, evidence=True) - \
-        estimate_memory_bytes(None, 200_000, 3) == 16 * 74 * (16 + EVIDENCE_WARMUP) * 3
+        estimate_memory_bytes(None, 200_000, 3) == 16 * 78 * (16 + EVIDENCE_WARMUP) * 3
 
 
 def test_A8_the_draw_estimate_scales_with_the_confirmed_pairs():
