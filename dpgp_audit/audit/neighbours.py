@@ -113,9 +113,9 @@ __all__ = [
     "query_edge_pairs",
     "rank_pairs",
     "structural_pairs",
+    "structure_paths",
     "tail_count_pairs",
     "tail_counts",
-    "structure_paths",
     "within_inputs",
 ]
 

@@ -63,7 +63,7 @@ from dpgp_audit.dataset import Dataset
 from dpgp_audit.norms import L1, L2, Norm
 from dpgp_audit.privacy.claims import ApproxDP, Neighbour, NeighbourRelation
 
-__all__ = ["check_sensitivity", "witness_pair"]
+__all__ = ["check_sensitivity", "noise_norm", "witness_pair"]
 
 # Objective value for infinite / rejected candidates: large, but its square (which
 # differential_evolution takes for its convergence test) must stay finite.
@@ -344,8 +344,8 @@ def noise_norm(claim: object, declared: object) -> tuple[str, Norm] | None:
     mechanism), which the checker cannot see, so it is named, not judged. Returns ``(the
     noise that needs it, the norm)`` for those two and ``None`` otherwise: a declaration
     in the noise's own norm or a larger one, a Mahalanobis or RKHS norm, and L∞ under a
-    pure claim, the utility sensitivity of the exponential mechanism and of report noisy
-    max (Dwork & Roth, Thm 3.10). On a scalar query the norms agree, so the caller's
+    pure claim, the utility sensitivity of report noisy max and of the exponential
+    mechanism (Dwork & Roth, Claim 3.9 and Thm 3.10). On a scalar query the norms agree, so the caller's
     comparison of the two values never fires there.
     """
     name = getattr(declared, "name", None)
