@@ -345,8 +345,8 @@ def noise_norm(claim: object, declared: object) -> tuple[str, Norm] | None:
     noise that needs it, the norm)`` for those two and ``None`` otherwise: a declaration
     in the noise's own norm or a larger one, a Mahalanobis or RKHS norm, and L∞ under a
     pure claim, the utility sensitivity of report noisy max and of the exponential
-    mechanism (Dwork & Roth, Claim 3.9 and Thm 3.10). On a scalar query the norms agree, so the caller's
-    comparison of the two values never fires there.
+    mechanism (Dwork & Roth, Claim 3.9 and Thm 3.10). On a scalar query the norms agree,
+    so the caller's comparison of the two values never fires there.
     """
     name = getattr(declared, "name", None)
     if claim is None or name not in ("L2", "Linf"):
