@@ -1648,20 +1648,24 @@ def _declared_inner_grid(mechanism: object, *, absolute: bool = False) -> np.nda
     return grid if absolute else grid / sd
 
 
-def _unbounded_status(des0: NoiseDesign | str, des1: NoiseDesign | str, reason: str) -> str:
-    """Why a pair got no bound, as its status: three causes a user acts on differently.
+def _unbounded_status(des0: NoiseDesign | str, des1: NoiseDesign | str,
+                      reason: str) -> tuple[str, dict]:
+    """Why a pair got no bound, as its status (and what it records): three causes a user
+    acts on differently.
 
     ``"other-noise"`` when a side drew noise other than Gaussian or Laplace (a discrete or
-    uniform law: no exact bound here), ``"unfitted"`` when the call had too few releases
-    to check an affine fit (the survey's row cap or release budget: more noise values per
-    release than it affords), and ``"not-additive"`` when the fit was checked and failed
-    (the noisy value passed through a transform, or noise that is not added).
+    uniform law: no exact bound here; ``{"draws": sampler}``), ``"unfitted"`` when the call
+    had too few releases to check an affine fit (the survey's row cap or release budget:
+    more noise values per release than it affords), and ``"not-additive"`` when the fit was
+    checked and failed (the noisy value passed through a transform, or noise that is not
+    added).
     """
-    if any(isinstance(d, str) and d.startswith(OTHER_NOISE) for d in (des0, des1)):
-        return "other-noise"
+    for d in (des0, des1):
+        if isinstance(d, str) and d.startswith(OTHER_NOISE):  # "<OTHER_NOISE> (method)"
+            return "other-noise", {"draws": d[len(OTHER_NOISE) + 2:-1]}
     if CANNOT_CHECK in reason:
-        return "unfitted"
-    return "not-additive"
+        return "unfitted", {}
+    return "not-additive", {}
 
 
 def _analyse_run(run: CoupledRun, index: int, label: str,
@@ -1731,12 +1735,9 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
             if isinstance(grid, PairCoupling):
                 return grid
             reason = f"{reason}; {grid}"
-        status = _unbounded_status(des0, des1, reason)
-        drawn = next((d[len(OTHER_NOISE) + 2:-1] for d in (des0, des1) if isinstance(d, str)
-                      and d.startswith(OTHER_NOISE)), None) if status == "other-noise" else None
+        status, extra = _unbounded_status(des0, des1, reason)
         return PairCoupling(status=status, score=score, delta_out=mean, spread=spread,
-                            detail=f"{reason}; {how}",
-                            extra={} if drawn is None else {"draws": drawn}, **base)
+                            detail=f"{reason}; {how}", extra=extra, **base)
     assert isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
     cov0 = fit0.A @ des0.cov @ fit0.A.T  # the law of each release's noise
     cov1 = fit1.A @ des1.cov @ fit1.A.T
@@ -2044,8 +2045,9 @@ class CouplingSurvey:
         strong = not any(c.weak and c.status != "unchanged" for c in self.couplings)
         # with a pilot beside them, the findings go first in their own order (violations,
         # then by score): huge finite values, above any pilot z, that keep that order
-        found = sorted((i for i, c in enumerate(self.couplings) if c.finding),
-                       key=lambda i: self.couplings[i].rank_key(), reverse=True)
+        found = [] if strong else sorted(
+            (i for i, c in enumerate(self.couplings) if c.finding),
+            key=lambda i: self.couplings[i].rank_key(), reverse=True)
         place = {i: _FINDING_TOP / (1 + r) for r, i in enumerate(found)}
         scores = [None if c.status in _UNSAMPLED else -math.inf if c.status == "not-run"
                   else c.score if strong else place[i] if c.finding else math.nan
