@@ -40,12 +40,14 @@ DELTA ?=
 N     ?=
 SEED  ?=
 SCHEDULER ?=
+JOBS  ?=
 # Each value is quoted for the shell: a path or a column name may hold spaces.
 AUDIT_ARGS = $(if $(MECH),--mechanism '$(MECH)',--all) $(if $(DATA),--data '$(DATA)') \
              $(if $(Y),--y '$(Y)') $(if $(X),--x '$(X)') $(if $(EPS),--epsilon '$(EPS)') \
              $(if $(DELTA),--delta '$(DELTA)') $(if $(N),--samples '$(N)') \
              $(if $(SEED),--seed '$(SEED)') $(if $(SCHEDULER),--scheduler '$(SCHEDULER)') \
-             $(if $(PAIRS),--pairs '$(PAIRS)') $(if $(EVIDENCE),--evidence)
+             $(if $(PAIRS),--pairs '$(PAIRS)') $(if $(EVIDENCE),--evidence) \
+             $(if $(JOBS),--jobs '$(JOBS)')
 
 # Headless test and audit runs draw with Agg. `lab` and `notebooks` do not set a backend:
 # notebooks display their figures explicitly (dpgp_audit.viz.show), whatever the backend.
@@ -59,6 +61,7 @@ help:
 	@echo "               (or one: make audit MECH=P.1/analytic-gaussian EPS=1 DELTA=1e-5)"
 	@echo "               thorough: EVIDENCE=1 lets every generated pair bet, its draws"
 	@echo "               following its wealth (mixtures); PAIRS=100 gives each the full cap"
+	@echo "               every mechanism: one process per CPU, the same reports (JOBS=1: one)"
 	@echo "               installs the core package only; your own code and data:"
 	@echo "               make audit MECH=mymech.py:NoisyMean DATA=mydata.csv Y=target [X=a,b]"
 	@echo "make audit-thirdparty  build .venv-thirdparty/ (OpenDP, diffprivlib) and .venv-dp4gp/"

@@ -29,7 +29,7 @@ Three measurements, each on this machine with BLAS left at the defaults a user h
 
 Usage: ``python benchmarks/bench_make_audit.py [--verdicts] [--seeds 20] [--base-seed 2026]
 [--only ID ...] [--planted-only] [--conditions quiet hog] [--subprocess]``,
-``python benchmarks/bench_make_audit.py --all-timing [--runs 3] [--no-hog]`` or
+``python benchmarks/bench_make_audit.py --all-timing [--runs 3] [--no-hog] [--jobs J]`` or
 ``python benchmarks/bench_make_audit.py --costs``. Exit 1 on a missed target.
 """
 
@@ -173,7 +173,8 @@ def all_timing(args: argparse.Namespace) -> int:
             js = pathlib.Path(tmp) / f"{i}.json"
             t = time.perf_counter()
             proc = subprocess.run([sys.executable, "-m", "dpgp_audit", "audit", "--all",
-                                   "--seed", str(seed), "--no-progress", "--json", str(js)],
+                                   "--seed", str(seed), "--no-progress", "--json", str(js)]
+                                  + ([] if args.jobs is None else ["--jobs", str(args.jobs)]),
                                   env=_env(), capture_output=True, text=True)
             wall = time.perf_counter() - t
             walls.append(wall)
@@ -187,7 +188,9 @@ def all_timing(args: argparse.Namespace) -> int:
                   f"{sum(bool(r['guard']['fired']) for r in reps)} guard(s) fired; slowest: "
                   + ", ".join(f"{r['mechanism']} {r['timings']['total']:.1f} s" for r in slow)
                   + f"; load average {os.getloadavg()[0]:.1f}", flush=True)
-    print(f"\naudit --all over {len(walls)} seeds{'' if args.no_hog else ' with a CPU hog'}: "
+    jobs = "" if args.jobs is None else f" --jobs {args.jobs}"
+    print(f"\naudit --all{jobs} over {len(walls)} seeds"
+          f"{'' if args.no_hog else ' with a CPU hog'}: "
           f"median {np.median(walls):.1f} s, max {max(walls):.1f} s (target < {TARGET_S:g} s)")
     return 0 if max(walls) < TARGET_S else 1
 
@@ -239,6 +242,8 @@ def main() -> int:
     ap.add_argument("--subprocess", action="store_true",
                     help="run each audit as `python -m dpgp_audit audit` (slower)")
     ap.add_argument("--no-hog", action="store_true", help="--all-timing: no CPU hog")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="--all-timing: audit --all --jobs J (default: the CLI's, one per CPU)")
     ap.add_argument("--evidence", action="store_true",
                     help="--verdicts: audit with the thorough setting --evidence")
     args = ap.parse_args()

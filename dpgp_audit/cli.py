@@ -25,7 +25,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -319,6 +319,10 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
     sub.add_argument("--scheduler", metavar="ADDRESS", default=None,
                      help="Dask scheduler to sample on (default: $DPGP_AUDIT_SCHEDULER, else "
                           "in process); needs the dask extra")
+    sub.add_argument("--jobs", type=int, metavar="J", default=None,
+                     help="with --all: audit J mechanisms at once, each in its own process "
+                          "(default: the CPUs this process may use). Each keeps its own "
+                          "seed's stream, so the reports are those of --jobs 1")
     sub.add_argument("--time-guard-s", type=_guard_seconds, metavar="S",
                      default=DEFAULT_TIME_GUARD_S,
                      help=f"time guard per mechanism, seconds or 'none' (default "
@@ -460,14 +464,87 @@ def _gb(nbytes: float) -> str:
 
 
 def _check_memory(args: argparse.Namespace, n_rows: int | None, samples: int,
-                  outputs: int = 1) -> None:
-    need = estimate_memory_bytes(n_rows, samples, outputs, getattr(args, "evidence", False))
+                  outputs: int = 1, at_once: int = 1) -> None:
+    """Refuse an audit whose estimated memory, times the audits run at once, is too much."""
+    need = at_once * estimate_memory_bytes(n_rows, samples, outputs,
+                                           getattr(args, "evidence", False))
     if need > args.max_memory_gb * 1e9:
+        together = f", {at_once} audits at once (--jobs)" if at_once > 1 else ""
         raise UsageError(
             f"this audit needs an estimated {_gb(need)} of memory (dataset rows: "
-            f"{n_rows or 'default'}, samples per side: {samples}, outputs: {outputs}), above "
-            f"the limit of {args.max_memory_gb:g} GB; reduce --samples or --dataset, or raise "
-            "the limit with --max-memory-gb")
+            f"{n_rows or 'default'}, samples per side: {samples}, outputs: {outputs}"
+            f"{together}), above the limit of {args.max_memory_gb:g} GB; reduce --samples, "
+            "--dataset or --jobs, or raise the limit with --max-memory-gb")
+
+
+def _jobs(args: argparse.Namespace, n_entries: int) -> int:
+    """Audits run at once: 1 but under ``--all``; there ``--jobs``, else the usable CPUs.
+
+    A Dask scheduler (``--scheduler`` or ``$DPGP_AUDIT_SCHEDULER``) spreads each audit's
+    sampling instead, and a platform without ``fork`` audits one at a time (the built
+    mechanisms reach the workers by forking, not by pickling).
+    """
+    import multiprocessing
+    import os
+
+    if not args.all:
+        return 1
+    if args.scheduler or os.environ.get("DPGP_AUDIT_SCHEDULER"):
+        if args.jobs is not None and args.jobs > 1:
+            raise UsageError("--jobs and a Dask scheduler both spread the work: give one")
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        if args.jobs is not None and args.jobs > 1:
+            sys.stderr.write("note: --jobs needs the 'fork' start method, which this platform "
+                             "lacks; auditing one mechanism at a time\n")
+        return 1
+    if args.jobs is not None:
+        return max(1, min(args.jobs, n_entries))
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - platforms without affinity masks
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, n_entries))
+
+
+#: What the forked workers of :func:`_in_order` read: the audit function and its arguments.
+_FORKED_WORK: list = []
+
+
+def _run_forked(i: int) -> object:
+    fn, items = _FORKED_WORK
+    return fn(*items[i])
+
+
+def _in_order(fn: Callable[..., object], items: Sequence[tuple],
+              jobs: int) -> Iterator[object]:
+    """``fn(*item)`` for every item, yielded in the items' order, ``jobs`` at a time.
+
+    With ``jobs > 1`` the calls run in forked worker processes, which inherit ``fn`` and
+    the items (mechanisms need not pickle; only the results travel back). Each call draws
+    from its own generator, so the results are those of the sequential loop; only their
+    timings differ.
+    """
+    if jobs <= 1:
+        for item in items:
+            yield fn(*item)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _FORKED_WORK[:] = [fn, items]
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_run_forked, i) for i in range(len(items))]
+            try:
+                for future in futures:
+                    yield future.result()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    finally:
+        _FORKED_WORK.clear()
 
 
 def _probe(mech: object, data: object, n: int, rng: object) -> object:
@@ -696,6 +773,11 @@ def _run_audit(args: argparse.Namespace) -> int:
                          "--mode fixed splits alpha over the confirmed pairs instead)")
     if not (0 < args.alpha < 1):
         raise UsageError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if args.jobs is not None and not args.all:
+        raise UsageError("--jobs needs --all (one mechanism is audited in one process; "
+                         "--scheduler spreads its sampling)")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     if args.seed is not None and not (0 <= args.seed < 2**128):
         raise UsageError(f"--seed must lie in [0, 2**128), got {args.seed}")
     for flag, value in (("--max-memory-gb", args.max_memory_gb),
@@ -735,8 +817,9 @@ def _run_audit(args: argparse.Namespace) -> int:
     # its data only (through the samples' term)
     n_rows = (None if origins else user_data.n) if user_data is not None \
         else _dataset_size(args.dataset)
+    jobs = _jobs(args, len(todo))
     for entry in todo:  # refuse before the dataset is allocated
-        _check_memory(args, n_rows, _samples_for(args, entry))
+        _check_memory(args, n_rows, _samples_for(args, entry), at_once=jobs)
     seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
     from dpgp_audit.audit.runner import DEFAULT_AUDITORS
 
@@ -785,7 +868,8 @@ def _run_audit(args: argparse.Namespace) -> int:
                                  "grey-box auditor can couple D and D'\n")
         samples = _samples_for(args, entry, mech)
         if args.auditor in ("all", "blackbox", "precision"):
-            _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng))
+            _check_memory(args, n_rows, samples, _output_size(mech, data, shape_rng),
+                          at_once=jobs)
             declared = _declared_seconds_per_draw(mech, entry)
             _check_time(args, entry.id, declared, samples)
             timed = None
@@ -806,8 +890,8 @@ def _run_audit(args: argparse.Namespace) -> int:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(built), desc="make audit", unit="mechanism", file=sys.stderr)
-    reports = []
-    for entry, mech, data, child in built:
+
+    def audit_one(entry: object, mech: object, data: object, child: object) -> object:
         # every entry its draw cap (--samples, the catalogue's rule, or for one user
         # mechanism the library's default path, which plans the cap from a declared cost):
         # never the clock
@@ -835,6 +919,10 @@ def _run_audit(args: argparse.Namespace) -> int:
             provenance["seeded_globals"] = seeded_globals[entry.id]
         if provenance:  # the report names the code and data it audited (A.10)
             report = dataclasses.replace(report, inputs={**report.inputs, **provenance})
+        return report
+
+    reports = []
+    for report in _in_order(audit_one, built, min(jobs, len(built))):
         reports.append(report)
         table = report.table()
         if args.all:  # the "no violation is not a proof" note is printed once, at the end

@@ -147,3 +147,56 @@ def test_A6_builder_rejecting_an_option_is_a_usage_error(capsys, monkeypatch):
     monkeypatch.setitem(catalogue._table(), entry.id, entry)
     assert main(["audit", "--mechanism", "test/no-delta", "--delta", "1e-5"]) == 2
     assert "cannot build test/no-delta" in capsys.readouterr().err
+
+
+def _without_timings(value: object) -> object:
+    """A report with every wall-clock reading dropped (the keys that name seconds)."""
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items()
+                if k != "timings" and not k.endswith("_s") and "seconds" not in k}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+def test_A6_all_in_parallel_gives_the_reports_of_one_process(tmp_path, capsys, monkeypatch):
+    from dpgp_audit import catalogue
+
+    few = [catalogue.get(i) for i in ("P.2/laplace-sum", "A.5/exp-mech", "A.5/noisy-max")]
+    monkeypatch.setattr(catalogue, "entries", lambda: few)
+    docs, outs = [], []
+    for jobs in (1, 2):
+        js = tmp_path / f"jobs{jobs}.json"
+        code = main(["audit", "--all", "--samples", "4000", "--seed", "11", "--jobs",
+                     str(jobs), "--json", str(js), "--no-progress"])
+        assert code == 0
+        docs.append(json.loads(js.read_text()))
+        outs.append(capsys.readouterr().out)
+    assert [r["mechanism"] for r in docs[1]["reports"]] == [e.id for e in few]
+    assert _without_timings(docs[0]["reports"]) == _without_timings(docs[1]["reports"])
+    # the printed tables come in the catalogue's order, whichever worker finished first
+    for out in outs:
+        assert [out.index(f"{e.id}") for e in few] == sorted(out.index(e.id) for e in few)
+
+
+def test_A6_in_order_runs_in_other_processes_and_keeps_the_order():
+    import os
+
+    from dpgp_audit.cli import _in_order
+
+    def who(k: int) -> tuple[int, int]:
+        return k, os.getpid()
+
+    got = list(_in_order(who, [(k,) for k in range(6)], jobs=2))
+    assert [k for k, _ in got] == list(range(6))
+    assert os.getpid() not in {pid for _, pid in got}
+    assert [k for k, _ in _in_order(who, [(k,) for k in range(3)], jobs=1)] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["audit", "--all", "--jobs", "0"], "--jobs must be >= 1"),
+    (["audit", "--mechanism", "P.1/gaussian-sum", "--jobs", "2"], "--jobs needs --all"),
+])
+def test_A6_jobs_usage_errors(argv, words, capsys):
+    assert main(argv) == 2
+    assert words in capsys.readouterr().err
