@@ -260,10 +260,41 @@ def round_to_grid(query: object, noise: object, grid: object, lo: object | None 
     """
     noise = np.asarray(noise, dtype=float)
     shape = noise.shape
+    _check_noise(query, noise, grid)
     out = _round_exact(np.atleast_1d(np.asarray(query, dtype=float)),
                        None if lo is None else np.atleast_1d(np.asarray(lo, dtype=float)),
                        np.atleast_1d(noise), np.atleast_1d(np.asarray(grid, dtype=float)))
     return out.reshape(np.broadcast_shapes(shape, np.shape(query), np.shape(grid)))
+
+
+def _check_noise(query: object, noise: np.ndarray, grid: object) -> None:
+    """Refuse non-finite values, and noise with fewer values than the release has (ValueError).
+
+    The grid's own error ("too large for its float-safe grid") would point at the domain
+    bound instead: an ``inf`` or ``nan`` comes from the sampler (a logarithm of 0 drawn
+    from a float32 uniform, an overflow), and noise of shape ``(n, 1)`` beside a query of
+    ``k > 1`` coordinates would add one value to them all, releasing their differences
+    exactly.
+    """
+    bad = noise.size - int(np.count_nonzero(np.isfinite(noise)))
+    if bad:
+        raise ValueError(f"the noise holds {bad} non-finite value(s) (inf or nan) among "
+                         f"{noise.size}: the sampler produced them (a logarithm of 0, e.g. "
+                         "from a float32 uniform that can be 0, or an overflow), and a "
+                         "release cannot carry them")
+    q = np.asarray(query, dtype=float)
+    if not np.isfinite(q).all():
+        raise ValueError("the query holds a non-finite value (inf or nan): it cannot be "
+                         "released on a grid")
+    try:
+        full = np.broadcast_shapes(noise.shape, q.shape, np.shape(grid))
+    except ValueError:
+        full = None
+    if full != noise.shape:
+        raise ValueError(f"noise of shape {noise.shape} for a query of shape {q.shape}: draw "
+                         "one noise value per released value (noise of the release's full "
+                         "shape, e.g. (n, k) for k coordinates); one value shared by several "
+                         "coordinates would release their differences exactly")
 
 
 def _round_exact(hi: np.ndarray, lo: np.ndarray | None, noise: np.ndarray, grid: np.ndarray

@@ -19,6 +19,7 @@ from scipy import stats
 from dpgp_audit.privacy.float_release import (
     GRID_BITS,
     decode_laplace_exact_uniform,
+    float_safe_release,
     gaussian_release,
     gaussian_tv_bound,
     iid_gaussian_release,
@@ -74,6 +75,25 @@ def test_rounding_is_that_of_the_exact_real_sum(q, z, e, nudge, at_mid):
 def test_rounding_refuses_a_sum_too_large_for_its_grid():
     with pytest.raises(ValueError, match="too large for its float-safe grid"):
         round_to_grid(1e15, np.array([0.3]), 2.0**-10)
+
+
+@pytest.mark.parametrize("bad", [-np.inf, np.inf, np.nan])
+def test_A7_non_finite_noise_is_named_not_taken_for_a_large_release(bad):
+    # a float32 inverse-CDF sampler draws log(0) once in 2**24 draws: the error names the
+    # noise, not the domain bound (the grid's own check would read it as a large release)
+    with pytest.raises(ValueError, match="noise holds 1 non-finite value"):
+        float_safe_release(0.02, np.array([[0.01], [bad]]), 0.047)
+    with pytest.raises(ValueError, match="query holds a non-finite value"):
+        float_safe_release(bad, np.array([[0.01]]), 0.047)
+
+
+def test_A7_noise_narrower_than_the_release_is_refused():
+    # one noise column beside 4 counts would add the same value to every bin
+    with pytest.raises(ValueError, match=r"noise of shape \(5, 1\) for a query of shape "
+                                         r"\(4,\): draw one noise value per released value"):
+        float_safe_release(np.zeros(4), np.ones((5, 1)), 1.0)
+    assert float_safe_release(np.zeros(4), np.ones((5, 4)), 1.0).shape == (5, 4)
+    assert float_safe_release(0.5, np.ones((3, 1)), 1.0).shape == (3, 1)
 
 
 @settings(max_examples=100, deadline=None)
