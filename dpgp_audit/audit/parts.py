@@ -550,6 +550,27 @@ class ModelCheckPart(AuditorPart):
 
 _WB_SCOPE = ("exact only over the {k} pairs it was given (generated, query-edge and "
              "sensitivity-witness pairs); pairs never generated are not covered")
+#: The white-box line's word when the grey-box survey saw sample() draw no normals.
+_WB_OTHER_NOISE = ("sample() draws its noise as {draws}, not as normals: exact for the "
+                   "Gaussian law mean()/cov() state, which sample() follows only as far as "
+                   "{reach}")
+
+
+def _model_check_reach(mc: AuditResult | None) -> str:
+    """How far the model check ties ``sample()`` to the stated law, in words.
+
+    A law that differs from the Gaussian only beyond ``t`` standard deviations is at
+    Kolmogorov distance at most ``Φ(−t)`` from it, so the test cannot reach the tails
+    whose mass is below the distance it detects with power 0.8 — and those tails are
+    where a Gaussian mechanism's δ is decided (a sum of 12 uniforms passes it).
+    """
+    from scipy import stats
+
+    reach = mc.details.get("power", {}).get("distance") if mc is not None else None
+    if not reach or not (0 < reach < 0.5):
+        return "the model check tells, which did not run"
+    return (f"the model check tells: a law that differs from it only beyond "
+            f"{stats.norm.isf(reach):.2g} sd can pass that test")
 
 
 def _usable(mechanism: Mechanism, pairs: Sequence[NeighbourPair], attr: str) -> list[NeighbourPair]:
@@ -625,6 +646,11 @@ class WhiteBoxPart(AuditorPart):
         if singular:
             res.details["pairs_left_to_blackbox"] = singular
         mc = context.result_of(ModelCheckPart.name)
+        gb = context.result_of(GreyBoxPart.name)
+        drawn = gb.details.get("other_noise_draws") if gb is not None else None
+        if drawn:  # the noise is not drawn as normals: the stated law is a transform's
+            res.details["noise_drawn"] = _WB_OTHER_NOISE.format(
+                draws=", ".join(drawn), reach=_model_check_reach(mc))
         if mc is not None and mc.violation:
             res.details["model_check"] = ("VOID: sample() contradicts mean()/cov() "
                                           "(see model-check); this exact result "

@@ -60,7 +60,8 @@ class Guarantee(StrEnum):
                   "holds with confidence 1 - alpha (DKW, no asymptotics)")
     GREYBOX_EXACT = ("exact for the witness pair given the noise structure recorded on "
                      "coupled runs (release verified affine in the noise drawn from the "
-                     "handed generator, or drawing none); no alpha spent")
+                     "handed generator, or drawing nothing from it: then the release is "
+                     "fixed by the data, whatever it draws elsewhere); no alpha spent")
     GREYBOX_GRID = ("a lower bound for the witness pair given the noise structure recorded on "
                     "coupled runs (release verified affine in the noise drawn from the handed "
                     "generator up to rounding to a public power-of-two grid); no alpha spent")
@@ -498,7 +499,8 @@ def _extra_line(r: AuditResult) -> str:
         return line
     if r.auditor == "whitebox" and "mu" in d:
         return (f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs; "
-                f"{d.get('scope', '')}{'; ' + d['model_check'] if 'model_check' in d else ''}")
+                f"{d.get('scope', '')}{'; ' + d['noise_drawn'] if 'noise_drawn' in d else ''}"
+                f"{'; ' + d['model_check'] if 'model_check' in d else ''}")
     if r.auditor == "greybox":
         st = d.get("statuses", {})
         return (f"coupled runs (same seed on D and D'): {d.get('releases_per_side')} "

@@ -392,3 +392,44 @@ def test_A6_a_whitebox_result_voided_by_the_model_check_is_not_no_evidence():
     assert rep.result("model-check").verdict is Verdict.VIOLATION
     wb = rep.result("whitebox")
     assert wb.verdict is Verdict.INCONCLUSIVE and wb.details["model_check"].startswith("VOID")
+
+
+class SumOfUniformsGaussian(StatesMoreNoise):
+    """A "normal" drawn as the sum of 12 uniforms minus 6 (Irwin–Hall): bounded, light
+    tails, and within a Kolmogorov distance of about 0.001 of N(0, 1)."""
+
+    def sample(self, data, n, rng):
+        z = rng.random((n, 1, 12)).sum(axis=2) - 6.0
+        return self.mean(data) + self.sigma * z
+
+
+class NormalGaussian(StatesMoreNoise):
+    def sample(self, data, n, rng):
+        return self.mean(data) + self.sigma * rng.standard_normal((n, 1))
+
+
+def test_A2_the_whitebox_line_says_when_sample_draws_no_normals():
+    """An exact white-box result holds for the law mean()/cov() state; when the grey-box
+    survey saw sample() draw uniforms instead of normals, the line says how far the model
+    check ties the two: tails beyond Φ⁻¹(1 − D*) sd, D* the Kolmogorov distance the check
+    detects with power 0.8, which a sum of uniforms passes."""
+    from scipy import stats
+
+    from dpgp_audit.audit.model_check import detectable_effects
+
+    auditors = ("greybox", "model-check", "whitebox")
+    rep = audit_mechanism(SumOfUniformsGaussian(), default_dataset(12),
+                          np.random.default_rng(0), auditors=auditors)
+    mc = rep.result("model-check")
+    assert mc.verdict is Verdict.NO_EVIDENCE  # the check cannot see these tails
+    wb = rep.result("whitebox")
+    reach = detectable_effects(mc.details["power"]["n"], mc.details["power"]["level"])
+    t = stats.norm.isf(reach["distance"])
+    assert 1.0 < t < 2.5
+    assert wb.details["noise_drawn"].startswith("sample() draws its noise as random, not as "
+                                                "normals")
+    assert f"only beyond {t:.2g} sd can pass that test" in wb.details["noise_drawn"]
+    assert "draws its noise as random" in rep.table()
+    clean = audit_mechanism(NormalGaussian(), default_dataset(12), np.random.default_rng(0),
+                            auditors=auditors)
+    assert "noise_drawn" not in clean.result("whitebox").details
