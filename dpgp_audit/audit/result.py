@@ -427,8 +427,10 @@ def _support_reading_line(d: dict) -> str:
         return (f"; witness by float support, whose categories differ mostly in their "
                 f"exponents ({tvs}): the values' law depends on the data, not only their "
                 "low bits; a calibration error shows here too (see the other lines)")
-    return (f"; witness by float support: the low bits depend on the data ({tvs}), a "
-            "float-release leak")
+    return (f"; witness by float support: the low bits depend on the data ({tvs}): a "
+            "float-release leak where a query and its noise are added; where noisy values "
+            "are transformed (multiplied, clipped, rooted) the low bits also carry their "
+            "law, so a calibration error shows here too (see the other lines)")
 
 
 def _boundary_line(b: dict | None) -> str:
