@@ -363,16 +363,23 @@ def _provenance_lines(inputs: dict) -> list[str]:
     return out
 
 
+#: The sequential line's word on a bound it stopped at: the size of a leak is not measured.
+STOPPED_NOTE = ("; it stops at its first certified violation, so its bound lies just above "
+                "the claim however large the leak (the grey-box, white-box and precision "
+                "lines size it where they can; --samples with --mode fixed measures it)")
 #: The grey-box line's word when no pair it coupled was affine in its recorded noise.
 NOT_ADDITIVE_NOTE = ("; no pair was affine in its recorded noise, so no bound (the noisy "
                      "value passed through a transform such as a probit, a sigmoid, an "
-                     "exponential or a clip, or noise that is not added?): the other "
+                     "exponential, a clip or an argmax (a noisy selection), or noise that "
+                     "is not added?): the other "
                      "auditors judge such a release")
 #: ... when pairs drew noise it has no exact bound for, or had too few releases to fit.
 OTHER_NOISE_NOTE = ("; the noise drawn ({draws}) is neither Gaussian nor Laplace, which the "
-                    "coupled runs give no exact bound for (integers count here, whether an "
-                    "exact sampler's words or a seed for another generator): the other "
-                    "auditors judge it")
+                    "coupled runs give no exact bound for{integers}: the other auditors "
+                    "judge it")
+#: ... and why integers drawn are noise too.
+OTHER_NOISE_INTEGERS = (" (integers count here, whether an exact sampler's words or a seed "
+                        "for another generator)")
 UNFITTED_NOTE = ("; {n} pair(s) unfitted: one release draws more noise values than the "
                  "survey's calls could fit (its row cap or its release budget), so those "
                  "pairs have a heuristic score only")
@@ -385,7 +392,10 @@ def _greybox_notes(d: dict) -> str:
     if st.get("not-additive") and set(st) <= {"not-additive", "unchanged"}:
         out += NOT_ADDITIVE_NOTE
     if st.get("other-noise") and set(st) <= {"other-noise", "unchanged", "unfitted"}:
-        out += OTHER_NOISE_NOTE.format(draws=", ".join(d.get("other_noise_draws", [])) or "?")
+        drawn = d.get("other_noise_draws", [])
+        out += OTHER_NOISE_NOTE.format(
+            draws=", ".join(drawn) or "?",
+            integers=OTHER_NOISE_INTEGERS if "integers" in drawn else "")
     if st.get("unfitted"):
         out += UNFITTED_NOTE.format(n=st["unfitted"])
     return out
@@ -473,7 +483,8 @@ def _extra_line(r: AuditResult) -> str:
                 f"{_fmt(d.get('epsilon_ceiling', math.nan))}; "
                 f"{d.get('pairs_confirmed', 1)} pair(s) bet on together" + pilot
                 + _evidence_text(d.get("evidence"))
-                + (f"; witness score: {d['score']}" if d.get("score") else ""))
+                + (f"; witness score: {d['score']}" if d.get("score") else "")
+                + (STOPPED_NOTE if d.get("stopped") == "violation" else ""))
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
         return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "

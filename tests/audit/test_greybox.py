@@ -1557,6 +1557,7 @@ def test_the_survey_says_why_a_pair_got_no_bound():
     geo = _survey(WideLaplace(scale=1.0, draw="geometric", width=3))
     assert geo.couplings[0].status == "other-noise"
     assert "noise drawn (geometric) is neither Gaussian nor Laplace" in line(geo)
+    assert "integers count here" not in line(geo)  # said only where integers were drawn
     assert "no pair was affine" not in line(geo)
 
 

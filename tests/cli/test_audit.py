@@ -60,6 +60,16 @@ def test_A6_planted_bug_exits_1_with_json_and_png(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_A8_a_bound_stopped_at_says_it_does_not_size_the_leak(capsys):
+    """std used as the variance (true epsilon far above 1): the sequential test stops just
+    above the claim, and its line says that this is where it stopped, not the leak's size."""
+    code = main(["audit", "--mechanism", "planted/std-as-variance", "--seed", "1",
+                 "--auditor", "blackbox", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1 and "stopped by violation" in out
+    assert "it stops at its first certified violation, so its bound lies just above" in out
+
+
 def test_A6_correct_mechanism_exits_0(tmp_path, capsys):
     js = tmp_path / "ok.json"
     code = main(["audit", "--mechanism", "P.1/gaussian-sum", "--samples", "5000", "--seed", "1",
