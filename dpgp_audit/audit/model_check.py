@@ -36,6 +36,18 @@ least ``c_a + sqrt(ln(2/β)/(2n))``. :func:`detectable_effects` turns this into 
 smallest standard-deviation ratio and mean shift (in noise standard deviations)
 detected with power ``1 − β = 0.8``.
 
+**Tail counts.** A law that differs from N(0, 1) only beyond ``t`` standard deviations is
+at Kolmogorov distance at most ``Φ(−t)`` from it, so the tests above cannot see tails —
+and the tails decide a Gaussian mechanism's δ (a "normal" summed from 12 uniforms, or one
+truncated at 3 sd, passes them). So the check also counts, on ``tail_n`` draws
+(:data:`TAIL_N` by default, at most the audit's cap), the whitened residuals beyond
+``t`` ∈ :data:`TAIL_THRESHOLDS` along every tested direction, ``K ~ Bin(tail_n, 2Φ(−t))``
+under the model, and rejects when the exact binomial lower tail ``P(K' <= K)`` is at most
+the test's share of α: too *few* draws far out (lighter tails, a smaller scale, a bound
+on the noise). Too many is not tested there: more noise than stated is no privacy
+concern, and the Kolmogorov tests see a scale that is too large. Half of each dataset's α
+goes to the Kolmogorov tests and half to the tail counts (Bonferroni within each).
+
 Moments (mean of ``z``, the extreme eigenvalues of its sample covariance) are
 reported beside the tests as descriptive numbers.
 """
@@ -56,15 +68,23 @@ from dpgp_audit.dataset import Dataset
 
 __all__ = [
     "CHECK_N",
+    "TAIL_N",
+    "TAIL_THRESHOLDS",
     "ModelTest",
+    "TailTest",
+    "tail_power",
     "check_model",
     "detectable_effects",
     "dkw_critical",
     "kolmogorov_distance",
 ]
 
-#: Samples per dataset of the check: the model-check part's allowance (runner, parts.py).
+#: Samples per dataset of the Kolmogorov tests (runner, parts.py).
 CHECK_N = 4_000
+#: Samples per dataset of the tail counts (at most the audit's cap; the part's allowance).
+TAIL_N = 100_000
+#: Thresholds, in whitened standard deviations, of the tail counts.
+TAIL_THRESHOLDS = (2.5, 3.0, 3.5)
 _MAX_AXES = 16  # whitened axes tested (smallest and largest eigen-directions first)
 _N_RANDOM = 4  # random unit directions
 _POWER = 0.8  # power at which detectable effects are stated
@@ -151,6 +171,69 @@ class ModelTest:
         return self.distance > self.critical
 
 
+@dataclass(frozen=True)
+class TailTest:
+    """One tail count of the whitened residuals along a direction (too few is a mismatch).
+
+    Attributes
+    ----------
+    dataset, statistic
+        As for :class:`ModelTest` (the statistic names the direction and the threshold).
+    count, expected
+        Draws beyond the threshold, and ``n · 2Φ(−t)`` under the stated model.
+    pvalue
+        The exact binomial ``P(K' <= count)`` under the stated model.
+    level
+        The test's share of α.
+    """
+
+    dataset: str
+    statistic: str
+    count: int
+    expected: float
+    pvalue: float
+    level: float
+
+    @property
+    def rejected(self) -> bool:
+        """True when there are too few draws beyond the threshold for the stated model."""
+        return self.pvalue <= self.level
+
+    @property
+    def ratio(self) -> float:
+        """``log p / log level``: above 1 exactly when rejected (the table's scale)."""
+        return math.log(max(self.pvalue, 1e-300)) / math.log(self.level)
+
+
+def tail_power(n: int, level: float, t: float = 3.0, power: float = _POWER) -> float:
+    """Largest ratio ρ of the true tail mass beyond ``±t`` to the Gaussian's that the tail
+    count on ``n`` draws at ``level`` detects with probability ≥ ``power`` (exact binomial).
+    """
+    p0 = 2.0 * stats.norm.sf(t)
+    k = int(stats.binom.ppf(level, n, p0))  # the largest count rejected is k or k - 1
+    while k >= 0 and stats.binom.cdf(k, n, p0) > level:
+        k -= 1
+    if k < 0:
+        return 0.0
+    return float(optimize.brentq(lambda r: stats.binom.cdf(k, n, r * p0) - power,
+                                 1e-12, 1.0))
+
+
+def _tail_tests(tag: str, z: np.ndarray, dirs: list[tuple[str, np.ndarray]],
+                level: float) -> list[TailTest]:
+    """Counts of ``|zᵀv| > t`` for every direction and threshold, each at ``level``."""
+    n = z.shape[0]
+    out = []
+    for name, v in dirs:
+        a = np.abs(z @ v)
+        for t in TAIL_THRESHOLDS:
+            p0 = 2.0 * stats.norm.sf(t)
+            k = int(np.count_nonzero(a > t))
+            out.append(TailTest(tag, f"{name}: beyond {t:g} sd", k, n * p0,
+                                float(stats.binom.cdf(k, n, p0)), level))
+    return out
+
+
 #: Chance that the largest of ``n`` draws of the dropped directions' noise exceeds
 #: :func:`dropped_noise_allowance` (Gaussian concentration, union over the draws).
 _DROPPED_P = 1e-9
@@ -205,20 +288,25 @@ def _directions(factor: object, rng: np.random.Generator) -> list[tuple[str, np.
 
 
 def _check_one(mechanism: object, data: Dataset, tag: str, n: int, a: float,
-               rng: np.random.Generator) -> tuple[list[ModelTest], dict]:
+               rng: np.random.Generator, tail_n: int
+               ) -> tuple[list[ModelTest], list[TailTest], dict]:
     from dpgp_audit.audit.whitebox import factor_covariance
 
     m = np.ravel(np.asarray(mechanism.mean(data), dtype=float))  # type: ignore[attr-defined]
     factor = factor_covariance(np.asarray(mechanism.cov(data), dtype=float))  # type: ignore
     rng_dir, rng_sample = rng.spawn(2)
-    x = np.asarray(checked_sample(mechanism, data, n, rng_sample), dtype=float)
-    x = x.reshape(n, -1)
-    if x.shape[1] != m.size:
-        return [ModelTest(tag, f"output size {x.shape[1]} != mean size {m.size}", 1.0, 0.0)], {}
-    resid = x - m
+    drawn = max(n, tail_n)
+    x_all = np.asarray(checked_sample(mechanism, data, drawn, rng_sample), dtype=float)
+    x_all = x_all.reshape(drawn, -1)
+    if x_all.shape[1] != m.size:
+        return [ModelTest(tag, f"output size {x_all.shape[1]} != mean size {m.size}", 1.0,
+                          0.0)], [], {}
     dirs = _directions(factor, rng_dir)
+    tails = _tail_tests(tag, factor.whiten(x_all[:tail_n] - m), dirs,
+                        a / 2 / (len(dirs) * len(TAIL_THRESHOLDS)))
+    resid = x_all[:n] - m
     J = len(dirs) + 2  # + the χ² norm test + the range test
-    crit = dkw_critical(n, a / J)
+    crit = dkw_critical(n, a / 2 / J)
     tests: list[ModelTest] = []
     # Outside the range the model says the release is exactly the mean, up to the noise of
     # the eigen-directions the factor drops (each of variance at most its cut-off): a
@@ -242,13 +330,14 @@ def _check_one(mechanism: object, data: Dataset, tag: str, n: int, a: float,
     moments = {"dataset": tag, "n": n, "rank": r,
                "max_abs_mean_z": float(np.max(np.abs(z.mean(axis=0)))),
                "cov_z_eig_min": float(ev[0]), "cov_z_eig_max": float(ev[-1]),
-               "out_of_range_max": out_norm, "tests": J, "critical": crit}
-    return tests, moments
+               "out_of_range_max": out_norm, "tests": J, "critical": crit,
+               "tail_tests": len(tails), "tail_n": tail_n}
+    return tests, tails, moments
 
 
 def check_model(mechanism: object, datasets: Sequence[tuple[str, Dataset]] | Dataset,
                 rng: np.random.Generator, *, n: int = CHECK_N, alpha: float = 0.05,
-                power: float = _POWER) -> AuditResult:
+                power: float = _POWER, tail_n: int | None = None) -> AuditResult:
     """Test ``mechanism.sample`` against its own ``mean``/``cov`` on each dataset.
 
     Parameters
@@ -261,7 +350,10 @@ def check_model(mechanism: object, datasets: Sequence[tuple[str, Dataset]] | Dat
     rng
         Generator for the samples and the random directions.
     n
-        Samples per dataset.
+        Samples per dataset of the Kolmogorov tests.
+    tail_n
+        Samples per dataset of the tail counts (default ``n``); the first ``n`` of them
+        serve the Kolmogorov tests.
     alpha
         Family-wise level of the whole check.
     power
@@ -270,14 +362,16 @@ def check_model(mechanism: object, datasets: Sequence[tuple[str, Dataset]] | Dat
     Returns
     -------
     AuditResult
-        ``auditor="model-check"``, ``quantity="ks-distance"``; ``estimate`` is the
-        largest ratio distance/critical over all tests (> 1: rejected).
+        ``auditor="model-check"``, ``quantity="statistic/critical"``; ``estimate`` is
+        the largest ratio over all tests, > 1 exactly when one rejects: Kolmogorov
+        distance / critical value, or ``log p / log level`` of a tail count.
         VIOLATION means the sampler contradicts the mechanism's own description
         (valid with confidence 1 − α): the white-box result and every other use of
         ``mean``/``cov`` are void for this mechanism, whatever they said.
     """
     rng = check_rng(rng)
     n = check_positive_int("n", n)
+    tail_n = n if tail_n is None else check_positive_int("tail_n", tail_n)
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     if isinstance(datasets, Dataset):
@@ -287,31 +381,50 @@ def check_model(mechanism: object, datasets: Sequence[tuple[str, Dataset]] | Dat
         raise ValueError("datasets must not be empty")
     a = alpha / len(datasets)
     all_tests: list[ModelTest] = []
+    all_tails: list[TailTest] = []
     moments = []
     for (tag, d), child in zip(datasets, rng.spawn(len(datasets)), strict=True):
-        tests, mom = _check_one(mechanism, d, tag, n, a, child)
+        tests, tails, mom = _check_one(mechanism, d, tag, n, a, child, tail_n)
         all_tests += tests
+        all_tails += tails
         moments.append(mom)
     worst = max(all_tests, key=lambda t: t.distance / t.critical if t.critical > 0 else math.inf)
     ratio = worst.distance / worst.critical if worst.critical > 0 else math.inf
+    worst_tail = max(all_tails, key=lambda t: t.ratio, default=None)
     rejected = [t for t in all_tests if t.rejected]
+    tails_rejected = [t for t in all_tails if t.rejected]
     J = moments[0].get("tests", len(all_tests)) if moments else len(all_tests)
+    T = moments[0].get("tail_tests", len(all_tails)) if moments else len(all_tails)
     details = {
-        "n_per_dataset": n, "datasets": [t for t, _ in datasets],
-        "alpha_per_dataset": a, "tests_per_dataset": J,
+        "n_per_dataset": n, "tail_n_per_dataset": tail_n, "datasets": [t for t, _ in datasets],
+        "alpha_per_dataset": a, "tests_per_dataset": J, "tail_tests_per_dataset": T,
         "rule": ("DKW-Massart Kolmogorov tests of the whitened residuals (axes, sum of "
-                 "outputs, random directions, |z|^2 ~ chi2) and a range check; Bonferroni "
-                 "over tests and datasets"),
+                 "outputs, random directions, |z|^2 ~ chi2) and a range check, with half of "
+                 "alpha; exact binomial counts of too few residuals beyond "
+                 f"{', '.join(f'{t:g}' for t in TAIL_THRESHOLDS)} sd along the same "
+                 "directions, with the other half; Bonferroni over tests and datasets"),
         "rejected": [f"{t.dataset}: {t.statistic} (D={t.distance:.3g} > {t.critical:.3g})"
-                     for t in rejected],
+                     for t in rejected]
+        + [f"{t.dataset}: {t.statistic} ({t.count} drawn, {t.expected:.4g} expected; "
+           f"p={t.pvalue:.3g} <= {t.level:.3g})" for t in tails_rejected],
         "worst": {"dataset": worst.dataset, "statistic": worst.statistic,
                   "distance": worst.distance, "critical": worst.critical},
+        "ks_rejected": len(rejected), "tail_rejected": len(tails_rejected),
         "moments": moments,
-        "power": detectable_effects(n, a / max(J, 1), power),
+        "power": detectable_effects(n, a / 2 / max(J, 1), power),
         "meaning": ("VIOLATION: sample() contradicts the mechanism's own mean()/cov(); "
                     "white-box results and model-based scores are void for it"),
     }
-    verdict = Verdict.VIOLATION if rejected else Verdict.NO_EVIDENCE
+    if worst_tail is not None:
+        details["worst_tail"] = {"dataset": worst_tail.dataset,
+                                 "statistic": worst_tail.statistic,
+                                 "count": worst_tail.count, "expected": worst_tail.expected,
+                                 "pvalue": worst_tail.pvalue}
+        details["tail_power"] = {
+            "threshold": 3.0, "power": power,
+            "mass_ratio_below": tail_power(tail_n, a / 2 / max(T, 1), 3.0, power)}
+        ratio = max(ratio, worst_tail.ratio)
+    verdict = Verdict.VIOLATION if rejected or tails_rejected else Verdict.NO_EVIDENCE
     return AuditResult(auditor="model-check", verdict=verdict, guarantee=Guarantee.MODEL_TEST,
-                       estimate=float(ratio), claimed=1.0, quantity="ks-distance/critical",
+                       estimate=float(ratio), claimed=1.0, quantity="statistic/critical",
                        alpha=alpha, details=details)

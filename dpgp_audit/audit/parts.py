@@ -513,16 +513,19 @@ class ModelCheckPart(AuditorPart):
         return None
 
     def allowance(self, settings: AuditSettings) -> Allowance:
-        """:data:`~dpgp_audit.audit.model_check.CHECK_N` draws per dataset (at most the
-        cap ``n``), one pair.
+        """Half the cap ``n`` per dataset, at least
+        :data:`~dpgp_audit.audit.model_check.CHECK_N` and at most
+        :data:`~dpgp_audit.audit.model_check.TAIL_N` (never above ``n``): the first
+        ``CHECK_N`` serve the Kolmogorov tests, all of them the tail counts; one pair.
         """
-        from dpgp_audit.audit.model_check import CHECK_N
+        from dpgp_audit.audit.model_check import CHECK_N, TAIL_N
 
-        return Allowance(draws=min(CHECK_N, settings.n), pairs=1)
+        return Allowance(draws=min(settings.n, max(CHECK_N, min(TAIL_N, settings.n // 2))),
+                         pairs=1)
 
     def run(self, context: AuditContext) -> AuditResult | str:
         """The DKW goodness-of-fit check on D and the first pair's D′."""
-        from dpgp_audit.audit.model_check import check_model
+        from dpgp_audit.audit.model_check import CHECK_N, check_model
 
         mech = context.mechanism
         allowance = self.allowance(context.settings)
@@ -538,7 +541,8 @@ class ModelCheckPart(AuditorPart):
         if not sets:
             return "the mechanism's mean()/cov() accept no dataset of the audit"
         try:
-            res = check_model(mech, sets, context.rngs[self.name], n=allowance.draws,
+            res = check_model(mech, sets, context.rngs[self.name],
+                              n=min(CHECK_N, allowance.draws), tail_n=allowance.draws,
                               alpha=context.alpha_share * MODEL_CHECK_ALPHA_FRACTION)
         except ContractError:
             raise  # sample() broke the contract: not a property of cov()
@@ -569,8 +573,15 @@ def _model_check_reach(mc: AuditResult | None) -> str:
     reach = mc.details.get("power", {}).get("distance") if mc is not None else None
     if not reach or not (0 < reach < 0.5):
         return "the model check tells, which did not run"
-    return (f"the model check tells: a law that differs from it only beyond "
-            f"{stats.norm.isf(reach):.2g} sd can pass that test")
+    words = (f"the model check tells: a law that differs from it only beyond "
+             f"{stats.norm.isf(reach):.2g} sd can pass its Kolmogorov tests")
+    tail = mc.details.get("tail_power", {})  # type: ignore[union-attr]
+    if "mass_ratio_below" in tail:
+        words += (f", and its tail counts on {mc.details.get('tail_n_per_dataset')} draws "  # type: ignore[union-attr]
+                  f"catch a mass beyond {tail['threshold']:g} sd below "
+                  f"{tail['mass_ratio_below']:.2g} of the Gaussian's with power "
+                  f"{tail['power']:g}")
+    return words
 
 
 def _usable(mechanism: Mechanism, pairs: Sequence[NeighbourPair], attr: str) -> list[NeighbourPair]:

@@ -57,7 +57,8 @@ class Guarantee(StrEnum):
     SEARCH_LOWER_BOUND = "largest value found by search: a lower bound on the true supremum"
     POINT_ESTIMATE = "point estimate (no confidence guarantee)"
     MODEL_TEST = ("goodness-of-fit of sample() against the stated mean()/cov(): a rejection "
-                  "holds with confidence 1 - alpha (DKW, no asymptotics)")
+                  "holds with confidence 1 - alpha (DKW and exact binomial tail counts, no "
+                  "asymptotics)")
     GREYBOX_EXACT = ("exact for the witness pair given the noise structure recorded on "
                      "coupled runs (release verified affine in the noise drawn from the "
                      "handed generator, or drawing nothing from it: then the release is "
@@ -494,11 +495,20 @@ def _extra_line(r: AuditResult) -> str:
                 f"{d.get('bonferroni', '')}")
     if r.auditor == "model-check":
         p = d.get("power", {})
-        return (f"{len(d.get('rejected', []))} of {d.get('tests_per_dataset')} tests/dataset "
+        tp = d.get("tail_power", {})
+        tails = (f"; tail counts: {d.get('tail_rejected', 0)} of "
+                 f"{d.get('tail_tests_per_dataset')}/dataset rejected on "
+                 f"{d.get('tail_n_per_dataset')} draws, power {_fmt(tp['power'])} against a "
+                 f"mass beyond {tp['threshold']:g} sd below "
+                 f"{_fmt(tp['mass_ratio_below'])} of the Gaussian's"
+                 if "mass_ratio_below" in tp else "")
+        ks = d.get("ks_rejected", len(d.get("rejected", [])))
+        return (f"{ks} of {d.get('tests_per_dataset')} tests/dataset over "
+                f"{len(d.get('datasets', [])) or 1} dataset(s) "
                 f"rejected; power 0.8 against sd ratio outside "
                 f"[{_fmt(p.get('sd_ratio_below', math.nan))}, "
                 f"{_fmt(p.get('sd_ratio_above', math.nan))}] or a mean shift > "
-                f"{_fmt(p.get('mean_shift', math.nan))} sd along a tested direction")
+                f"{_fmt(p.get('mean_shift', math.nan))} sd along a tested direction" + tails)
     if r.auditor == "sensitivity":
         loc, glob = (_fmt(float(d.get(k, math.nan))) for k in ("local_sensitivity",
                                                                "global_searched"))

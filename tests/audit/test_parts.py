@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgp_audit.audit.model_check import CHECK_N
+from dpgp_audit.audit.model_check import CHECK_N, TAIL_N
 from dpgp_audit.audit.neighbours import NeighbourPair
 from dpgp_audit.audit.parts import (
     AUDITORS,
@@ -130,8 +130,12 @@ def _settings(n, mode):
 def test_A6_allowances_are_work_units_from_the_settings():
     fixed, seq = _settings(400, "fixed"), _settings(200_000, "sequential")
     assert SensitivityPart().allowance(fixed) == Allowance(queries=300)
-    # the model check's draws per dataset, at most the cap
-    assert ModelCheckPart().allowance(seq) == Allowance(draws=CHECK_N, pairs=1)
+    # the model check's draws per dataset: half the cap in [CHECK_N, TAIL_N], at most the cap
+    assert ModelCheckPart().allowance(seq) == Allowance(draws=TAIL_N, pairs=1)
+    assert ModelCheckPart().allowance(_settings(30_000, "sequential")) == Allowance(
+        draws=15_000, pairs=1)
+    assert ModelCheckPart().allowance(_settings(6_000, "sequential")) == Allowance(
+        draws=CHECK_N, pairs=1)
     assert ModelCheckPart().allowance(fixed) == Allowance(draws=400, pairs=1)
     assert WhiteBoxPart().allowance(fixed) == Allowance(pairs=None, mc_draws=20_000)
     # pilot: a tenth of a fixed n in [20, 200], a thousandth of a sequential cap in [8, 200]
@@ -408,11 +412,11 @@ class NormalGaussian(StatesMoreNoise):
         return self.mean(data) + self.sigma * rng.standard_normal((n, 1))
 
 
-def test_A2_the_whitebox_line_says_when_sample_draws_no_normals():
-    """An exact white-box result holds for the law mean()/cov() state; when the grey-box
-    survey saw sample() draw uniforms instead of normals, the line says how far the model
-    check ties the two: tails beyond Φ⁻¹(1 − D*) sd, D* the Kolmogorov distance the check
-    detects with power 0.8, which a sum of uniforms passes."""
+def test_A2_a_sum_of_uniforms_behind_a_gaussian_model_is_caught_by_its_tails():
+    """Twelve uniforms summed minus 6 are within a Kolmogorov distance of about 0.001 of
+    N(0, 1), below what 4 000 draws resolve; their mass beyond 3.5 sd is 0.52 of the
+    Gaussian's (Irwin–Hall's closed form), which the tail counts on 100 000 draws see. The
+    white-box line says that sample() draws no normals, and the check's reach."""
     from scipy import stats
 
     from dpgp_audit.audit.model_check import detectable_effects
@@ -421,15 +425,21 @@ def test_A2_the_whitebox_line_says_when_sample_draws_no_normals():
     rep = audit_mechanism(SumOfUniformsGaussian(), default_dataset(12),
                           np.random.default_rng(0), auditors=auditors)
     mc = rep.result("model-check")
-    assert mc.verdict is Verdict.NO_EVIDENCE  # the check cannot see these tails
+    assert mc.verdict is Verdict.VIOLATION
+    assert mc.details["ks_rejected"] == 0 and mc.details["tail_rejected"] > 0
+    assert all(re.search(r"beyond (2\.5|3|3\.5) sd \(\d+ drawn, \d+ expected", r)
+               for r in mc.details["rejected"])
     wb = rep.result("whitebox")
-    reach = detectable_effects(mc.details["power"]["n"], mc.details["power"]["level"])
+    assert wb.verdict is Verdict.INCONCLUSIVE  # voided by the model check
+    reach = detectable_effects(CHECK_N, mc.details["power"]["level"])
     t = stats.norm.isf(reach["distance"])
     assert 1.0 < t < 2.5
-    assert wb.details["noise_drawn"].startswith("sample() draws its noise as random, not as "
-                                                "normals")
-    assert f"only beyond {t:.2g} sd can pass that test" in wb.details["noise_drawn"]
+    note = wb.details["noise_drawn"]
+    assert note.startswith("sample() draws its noise as random, not as normals")
+    assert f"only beyond {t:.2g} sd can pass its Kolmogorov tests" in note
+    assert "tail counts on 100000 draws" in note
     assert "draws its noise as random" in rep.table()
     clean = audit_mechanism(NormalGaussian(), default_dataset(12), np.random.default_rng(0),
                             auditors=auditors)
+    assert clean.result("model-check").verdict is Verdict.NO_EVIDENCE
     assert "noise_drawn" not in clean.result("whitebox").details
