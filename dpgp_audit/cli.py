@@ -321,8 +321,9 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                           "in process); needs the dask extra")
     sub.add_argument("--jobs", type=int, metavar="J", default=None,
                      help="with --all: audit J mechanisms at once, each in its own process "
-                          "(default: the CPUs this process may use). Each keeps its own "
-                          "seed's stream, so the reports are those of --jobs 1")
+                          "(default: the CPUs this process may use, its container's quota "
+                          "included, at most 4). Each keeps its own seed's stream, so the "
+                          "reports are those of --jobs 1")
     sub.add_argument("--time-guard-s", type=_guard_seconds, metavar="S",
                      default=DEFAULT_TIME_GUARD_S,
                      help=f"time guard per mechanism, seconds or 'none' (default "
@@ -500,11 +501,55 @@ def _jobs(args: argparse.Namespace, n_entries: int) -> int:
         return 1
     if args.jobs is not None:
         return max(1, min(args.jobs, n_entries))
+    return max(1, min(usable_cpus(), DEFAULT_MAX_JOBS, n_entries))
+
+
+#: At most this many mechanisms at once by default: each worker holds its own imports and
+#: audit (a few hundred MB), and a Binder session has 2 GB.
+DEFAULT_MAX_JOBS = 4
+
+
+def usable_cpus() -> int:
+    """CPUs this process may use: its affinity mask, cut to its cgroup's CPU quota.
+
+    A container (Binder, CI runners) often shows every CPU of its host in the affinity
+    mask while its quota (cgroup v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``) allows one or
+    two; forking for the host's count would only share those among more processes.
+    """
+    import os
+
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - platforms without affinity masks
         cpus = os.cpu_count() or 1
-    return max(1, min(cpus, n_entries))
+    quota = _cgroup_cpu_quota()
+    return max(1, min(cpus, math.ceil(quota))) if quota is not None else max(1, cpus)
+
+
+def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
+    """The cgroup's CPU quota in CPUs (``None``: no quota, or no cgroup files to read)."""
+    import os
+
+    for quota_file, period_file in ((os.path.join(root, "cpu.max"), None),
+                                    (os.path.join(root, "cpu", "cpu.cfs_quota_us"),
+                                     os.path.join(root, "cpu", "cpu.cfs_period_us"))):
+        try:
+            with open(quota_file, encoding="ascii") as fh:
+                fields = fh.read().split()
+            if period_file is not None:
+                with open(period_file, encoding="ascii") as fh:
+                    fields = fields[:1] + fh.read().split()[:1]
+            quota, period = fields[0], float(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if quota in ("max", "-1") or period <= 0:
+            return None
+        try:
+            q = float(quota)
+        except ValueError:
+            return None
+        return q / period if q > 0 else None
+    return None
 
 
 #: What the forked workers of :func:`_in_order` read: the audit function and its arguments.

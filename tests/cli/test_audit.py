@@ -210,3 +210,38 @@ def test_A6_in_order_runs_in_other_processes_and_keeps_the_order():
 def test_A6_jobs_usage_errors(argv, words, capsys):
     assert main(argv) == 2
     assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("files, quota", [
+    ({"cpu.max": "200000 100000\n"}, 2.0),
+    ({"cpu.max": "max 100000\n"}, None),
+    ({"cpu/cpu.cfs_quota_us": "150000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1.5),
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({}, None),
+])
+def test_A6_a_containers_cpu_quota_caps_the_jobs(tmp_path, files, quota):
+    """A Binder or CI container shows its host's CPUs but may use one or two: --all forks
+    for the quota (cgroup v2 cpu.max, v1 cfs_quota_us / cfs_period_us), not the host."""
+    from dpgp_audit.cli import _cgroup_cpu_quota
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _cgroup_cpu_quota(str(tmp_path)) == quota
+
+
+def test_A6_default_jobs_follow_the_usable_cpus(monkeypatch):
+    import argparse
+
+    from dpgp_audit import cli
+
+    args = argparse.Namespace(all=True, jobs=None, scheduler=None)
+    monkeypatch.delenv("DPGP_AUDIT_SCHEDULER", raising=False)
+    monkeypatch.setattr(cli, "_cgroup_cpu_quota", lambda: 1.5)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(16)))
+    assert cli.usable_cpus() == 2 and cli._jobs(args, 46) == 2
+    monkeypatch.setattr(cli, "_cgroup_cpu_quota", lambda: None)
+    assert cli.usable_cpus() == 16 and cli._jobs(args, 46) == cli.DEFAULT_MAX_JOBS
+    assert cli._jobs(args, 1) == 1
+    assert cli._jobs(argparse.Namespace(all=True, jobs=3, scheduler=None), 46) == 3
+    assert cli._jobs(argparse.Namespace(all=False, jobs=None, scheduler=None), 46) == 1
