@@ -496,16 +496,16 @@ def _extra_line(r: AuditResult) -> str:
     if r.auditor == "model-check":
         p = d.get("power", {})
         tp = d.get("tail_power", {})
+        sets = len(d.get("datasets", [])) or 1
         tails = (f"; tail counts: {d.get('tail_rejected', 0)} of "
-                 f"{d.get('tail_tests_per_dataset')}/dataset rejected on "
-                 f"{d.get('tail_n_per_dataset')} draws, power {_fmt(tp['power'])} against a "
-                 f"mass beyond {tp['threshold']:g} sd below "
+                 f"{sets * int(d.get('tail_tests_per_dataset', 0))} rejected on "
+                 f"{d.get('tail_n_per_dataset')} draws per dataset, power "
+                 f"{_fmt(tp['power'])} against a mass beyond {tp['threshold']:g} sd below "
                  f"{_fmt(tp['mass_ratio_below'])} of the Gaussian's"
                  if "mass_ratio_below" in tp else "")
         ks = d.get("ks_rejected", len(d.get("rejected", [])))
-        return (f"{ks} of {d.get('tests_per_dataset')} tests/dataset over "
-                f"{len(d.get('datasets', [])) or 1} dataset(s) "
-                f"rejected; power 0.8 against sd ratio outside "
+        return (f"{ks} of {sets * int(d.get('tests_per_dataset') or 0)} tests over {sets} "
+                f"dataset(s) rejected; power 0.8 against sd ratio outside "
                 f"[{_fmt(p.get('sd_ratio_below', math.nan))}, "
                 f"{_fmt(p.get('sd_ratio_above', math.nan))}] or a mean shift > "
                 f"{_fmt(p.get('mean_shift', math.nan))} sd along a tested direction" + tails)
