@@ -478,14 +478,20 @@ def _check_memory(args: argparse.Namespace, n_rows: int | None, samples: int,
             "--dataset or --jobs, or raise the limit with --max-memory-gb")
 
 
+#: At most this many mechanisms at once by default: each worker holds its own imports and
+#: audit (the whole ``audit --all`` peaked at 170 MB resident here), and a Binder session
+#: has 2 GB.
+DEFAULT_MAX_JOBS = 4
+
+
 def _jobs(args: argparse.Namespace, n_entries: int) -> int:
     """Audits run at once: 1 but under ``--all``; there ``--jobs``, else the usable CPUs.
 
     A Dask scheduler (``--scheduler`` or ``$DPGP_AUDIT_SCHEDULER``) spreads each audit's
-    sampling instead, and a platform without ``fork`` audits one at a time (the built
-    mechanisms reach the workers by forking, not by pickling).
+    sampling instead, and a platform other than Linux audits one at a time: the built
+    mechanisms reach the workers by forking, not by pickling, and forking is unsafe on
+    macOS (its system libraries) and missing on Windows.
     """
-    import multiprocessing
     import os
 
     if not args.all:
@@ -494,19 +500,14 @@ def _jobs(args: argparse.Namespace, n_entries: int) -> int:
         if args.jobs is not None and args.jobs > 1:
             raise UsageError("--jobs and a Dask scheduler both spread the work: give one")
         return 1
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not sys.platform.startswith("linux"):
         if args.jobs is not None and args.jobs > 1:
-            sys.stderr.write("note: --jobs needs the 'fork' start method, which this platform "
-                             "lacks; auditing one mechanism at a time\n")
+            sys.stderr.write("note: --jobs forks worker processes, which only Linux does "
+                             "safely; auditing one mechanism at a time\n")
         return 1
     if args.jobs is not None:
         return max(1, min(args.jobs, n_entries))
     return max(1, min(usable_cpus(), DEFAULT_MAX_JOBS, n_entries))
-
-
-#: At most this many mechanisms at once by default: each worker holds its own imports and
-#: audit (a few hundred MB), and a Binder session has 2 GB.
-DEFAULT_MAX_JOBS = 4
 
 
 def usable_cpus() -> int:

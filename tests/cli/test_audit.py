@@ -206,6 +206,8 @@ def test_A6_in_order_runs_in_other_processes_and_keeps_the_order():
 @pytest.mark.parametrize("argv, words", [
     (["audit", "--all", "--jobs", "0"], "--jobs must be >= 1"),
     (["audit", "--mechanism", "P.1/gaussian-sum", "--jobs", "2"], "--jobs needs --all"),
+    (["audit", "--all", "--jobs", "2", "--scheduler", "tcp://127.0.0.1:1"],
+     "--jobs and a Dask scheduler both spread the work"),
 ])
 def test_A6_jobs_usage_errors(argv, words, capsys):
     assert main(argv) == 2
@@ -245,3 +247,5 @@ def test_A6_default_jobs_follow_the_usable_cpus(monkeypatch):
     assert cli._jobs(args, 1) == 1
     assert cli._jobs(argparse.Namespace(all=True, jobs=3, scheduler=None), 46) == 3
     assert cli._jobs(argparse.Namespace(all=False, jobs=None, scheduler=None), 46) == 1
+    monkeypatch.setattr(cli.sys, "platform", "darwin")  # forking is unsafe there
+    assert cli._jobs(args, 46) == 1
