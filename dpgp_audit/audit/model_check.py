@@ -205,11 +205,16 @@ class TailTest:
         return math.log(max(self.pvalue, 1e-300)) / math.log(self.level)
 
 
+def _gaussian_tail(t: float) -> float:
+    """``P(|Z| > t)`` for ``Z ~ N(0, 1)``: the tail count's rate under the stated model."""
+    return 2.0 * float(stats.norm.sf(t))
+
+
 def tail_power(n: int, level: float, t: float = 3.0, power: float = _POWER) -> float:
     """Largest ratio ρ of the true tail mass beyond ``±t`` to the Gaussian's that the tail
     count on ``n`` draws at ``level`` detects with probability ≥ ``power`` (exact binomial).
     """
-    p0 = 2.0 * stats.norm.sf(t)
+    p0 = _gaussian_tail(t)
     k = int(stats.binom.ppf(level, n, p0))  # the largest count rejected is k or k - 1
     while k >= 0 and stats.binom.cdf(k, n, p0) > level:
         k -= 1
@@ -227,7 +232,7 @@ def _tail_tests(tag: str, z: np.ndarray, dirs: list[tuple[str, np.ndarray]],
     for name, v in dirs:
         a = np.abs(z @ v)
         for t in TAIL_THRESHOLDS:
-            p0 = 2.0 * stats.norm.sf(t)
+            p0 = _gaussian_tail(t)
             k = int(np.count_nonzero(a > t))
             out.append(TailTest(tag, f"{name}: beyond {t:g} sd", k, n * p0,
                                 float(stats.binom.cdf(k, n, p0)), level))
@@ -302,8 +307,8 @@ def _check_one(mechanism: object, data: Dataset, tag: str, n: int, a: float,
         return [ModelTest(tag, f"output size {x_all.shape[1]} != mean size {m.size}", 1.0,
                           0.0)], [], {}
     dirs = _directions(factor, rng_dir)
-    tails = _tail_tests(tag, factor.whiten(x_all[:tail_n] - m), dirs,
-                        a / 2 / (len(dirs) * len(TAIL_THRESHOLDS)))
+    z_all = factor.whiten(x_all - m)  # once: the first n rows serve the Kolmogorov tests
+    tails = _tail_tests(tag, z_all[:tail_n], dirs, a / 2 / (len(dirs) * len(TAIL_THRESHOLDS)))
     resid = x_all[:n] - m
     J = len(dirs) + 2  # + the χ² norm test + the range test
     crit = dkw_critical(n, a / 2 / J)
@@ -318,7 +323,7 @@ def _check_one(mechanism: object, data: Dataset, tag: str, n: int, a: float,
         + dropped_noise_allowance(factor, n)
     tests.append(ModelTest(tag, "residual outside range(cov)", 1.0 if out_norm > tol else 0.0,
                            crit))
-    z = factor.whiten(resid)
+    z = z_all[:n]
     r = factor.rank
     tests.append(ModelTest(tag, f"|z|^2 ~ chi2({r})",
                            kolmogorov_distance(np.sum(z * z, axis=1),
