@@ -1986,6 +1986,9 @@ class CouplingSurvey:
             "scores_by_label": self.scores_by_label(),
             "note": ("leads are exploratory: they rank pairs for the white-box and black-box "
                      "auditors and never set a violation by themselves")}
+        gave_up = sum(1 for c in self.couplings if c.status == "unfitted" and "gave_up" in c.extra)
+        if gave_up:  # unfitted because the release failed every fit tried, not for the budget
+            details["unfitted_not_additive"] = gave_up
         drawn = sorted({c.extra["draws"] for c in self.couplings if "draws" in c.extra})
         if drawn:  # the samplers of the pairs with noise it gives no exact bound for
             details["other_noise_draws"] = drawn
@@ -2197,6 +2200,11 @@ def couple_pairs(mechanism: Mechanism, pairs: Sequence[object], rng: np.random.G
             elif need is not None and need > max_rows and res.status == "unfitted":
                 res = _replace(res, detail=res.detail + f" (an affine fit needs {need} "
                                                         f"releases per call, above {max_rows})")
+            elif res.status == "unfitted" and hopeless:
+                # not the budget: earlier fits all failed, so the survey stopped refitting
+                res = _replace(res, extra={**res.extra, "gave_up": fits["not"]},
+                               detail=res.detail + f" (not refitted: {fits['not']} earlier "
+                                                   "pairs failed an affine fit and none passed)")
             if res.status in ("additive", "additive-mixed", "additive-grid",
                               "additive-declared-grid"):
                 fits["affine"] += 1

@@ -384,6 +384,22 @@ OTHER_NOISE_INTEGERS = (" (integers count here, whether an exact sampler's words
 UNFITTED_NOTE = ("; {n} pair(s) unfitted: one release draws more noise values than the "
                  "survey's calls could fit (its row cap or its release budget), so those "
                  "pairs have a heuristic score only")
+#: ... when the survey stopped fitting because every fit it checked failed.
+UNFITTED_NOT_ADDITIVE_NOTE = ("; {n} pair(s) unfitted: the affine fits checked on earlier "
+                              "pairs all failed (the noise reaches the output through a "
+                              "transform: a clamp, a rescaling, a selection), so the survey "
+                              "stopped fitting and those pairs have a heuristic score only")
+
+
+def _support_screen_line(d: dict, violation: bool) -> str:
+    """The float-support screen's count, and what it means when its test certified nothing."""
+    n = int(d["support_visible"])
+    line = f"; float supports differ visibly for {n} pair(s)"
+    if n and not violation and d.get("support_certified"):
+        # a pilot's outputs seen on one side only: a lead the test then judged, not a leak
+        line += (" on the pilot (outputs seen on one side only, as rare values are); the "
+                 "certifying test on fresh draws found no difference")
+    return line
 
 
 def _greybox_notes(d: dict) -> str:
@@ -397,8 +413,11 @@ def _greybox_notes(d: dict) -> str:
         out += OTHER_NOISE_NOTE.format(
             draws=", ".join(drawn) or "?",
             integers=OTHER_NOISE_INTEGERS if "integers" in drawn else "")
-    if st.get("unfitted"):
-        out += UNFITTED_NOTE.format(n=st["unfitted"])
+    gave_up = int(d.get("unfitted_not_additive", 0))
+    if gave_up:
+        out += UNFITTED_NOT_ADDITIVE_NOTE.format(n=gave_up)
+    if st.get("unfitted", 0) > gave_up:
+        out += UNFITTED_NOTE.format(n=st["unfitted"] - gave_up)
     return out
 
 
@@ -539,7 +558,7 @@ def _extra_line(r: AuditResult) -> str:
                 f"{d.get('visible', 0)} of {d.get('candidates', '?')} pairs "
                 f"({d.get('refused', 0)} refused by the mechanism)"
                 + (f"; {d['support_skipped']}" if "support_skipped" in d else
-                   f"; float supports differ visibly for {d['support_visible']} pair(s)"
+                   _support_screen_line(d, r.violation)
                    if "support_visible" in d else "")
                 + (_support_reading_line(d) if r.violation else "")
                 + ("" if d.get("domain_y_bound") is not None else

@@ -1561,6 +1561,38 @@ def test_the_survey_says_why_a_pair_got_no_bound():
     assert "no pair was affine" not in line(geo)
 
 
+@dataclass(frozen=True)
+class ClampedShares:
+    """Eight Gaussian-noised cells, clamped at 0 and rescaled to sum to 1: the noise reaches
+    the output through a transform, so no affine fit can pass."""
+
+    claim: object = GAUSS
+
+    def sample(self, data, n, rng):
+        rng = check_rng(rng)
+        q = float(np.sum(data.y)) + np.arange(8.0)
+        noisy = np.maximum(q + 3.0 * rng.standard_normal((n, 8)), 0.0)
+        total = noisy.sum(axis=1, keepdims=True)
+        return np.where(total > 0, noisy / np.where(total > 0, total, 1.0), 1.0 / 8)
+
+
+def test_a_survey_that_stops_fitting_says_why():
+    """When the first pairs' affine fits all fail, later pairs are left unfitted without
+    a refit; the line names that cause, not the row cap or the release budget."""
+    from dpgp_audit.audit.result import AuditReport
+
+    pairs = [NeighbourPair(BASE, BASE.with_target(i, 2.0), f"y[{i}]") for i in range(5)]
+    sv = _survey(ClampedShares(), pairs=pairs)
+    statuses = [c.status for c in sv.couplings]
+    assert statuses[:3] == ["not-additive"] * 3, [c.detail for c in sv.couplings]
+    assert statuses[3:] == ["unfitted"] * 2
+    assert all(c.extra["gave_up"] == 3 for c in sv.couplings[3:])
+    assert sv.result().details["unfitted_not_additive"] == 2
+    line = AuditReport(mechanism="M", claim={}, inputs={}, results=(sv.result(),)).table()
+    assert "2 pair(s) unfitted: the affine fits checked on earlier pairs all failed" in line
+    assert "more noise values than the survey's calls could fit" not in line
+
+
 def test_beside_a_pilot_the_findings_keep_their_own_order():
     """When some pair has only a few-release guess, the pilot ranks the pairs without a
     finding; the findings go first, and among them the confirmed violation, then the lead

@@ -41,3 +41,24 @@ def test_A6_tables_show_a_bare_violation_as_above_the_claim():
         _raise(rep, seed=1, max_n=200, alpha=0.05, mechanism_id=None)
     assert "blackbox: epsilon > claimed 1 [" in str(info.value)
     assert "epsilon 1 > claimed 1" not in str(info.value)
+
+
+@pytest.mark.parametrize(("verdict", "certified", "said"), [
+    (Verdict.NO_EVIDENCE, [{"epsilon_lb": 0.0}], True),
+    (Verdict.NO_EVIDENCE, None, False),  # the test never ran (a guard): nothing claimed
+    (Verdict.VIOLATION, [{"epsilon_lb": 4.0}], False),
+])
+def test_A7_a_support_screen_lead_the_test_cleared_is_said_to_be_cleared(verdict, certified,
+                                                                         said):
+    """The screen's count of pairs whose pilot outputs fell on one side only is a lead;
+    where the certifying test ran and found nothing, the line says so, so that rare
+    values of a discrete release do not read as a float leak."""
+    details = {"max_ratio": 1e-15, "visible": 0, "candidates": 13, "refused": 0,
+               "support_visible": 1, "domain_y_bound": 1.0}
+    if certified is not None:
+        details["support_certified"] = certified
+    res = AuditResult(auditor="precision", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,
+                      estimate=0.0, claimed=1.0, details=details)
+    line = AuditReport(mechanism="M", claim={}, inputs={}, results=(res,)).table()
+    assert "float supports differ visibly for 1 pair(s)" in line
+    assert ("certifying test on fresh draws found no difference" in line) is said
