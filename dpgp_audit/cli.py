@@ -401,7 +401,10 @@ def _user_entry(args: argparse.Namespace, data: Dataset, overrides: dict
     mech = built.mechanism
     problem = domain_problem(mech.claim, data)
     if problem:
-        raise UsageError(f"the data lie outside the claim's declared domain: {problem}")
+        whose = "" if args.data else (
+            f" (these are the kit's default data, {data.n} targets sin(x) in [-1, 1], "
+            "audited because no --data was given: give yours with --data FILE.csv --y COLUMN)")
+        raise UsageError(f"the data lie outside the claim's declared domain: {problem}{whose}")
     warning = missing_domain_warning(args.mechanism, mech.claim)
     if warning:
         sys.stderr.write(f"dpgp-audit audit: warning: {warning}\n")

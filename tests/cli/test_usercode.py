@@ -188,6 +188,12 @@ MECHS = textwrap.dedent('''
         claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(4.0), domain=DOMAIN)
         def sample(self, data, n, rng):
             raise ValueError("needs at least 1000 rows")
+
+    class LabelRate:  # binary labels declared: the kit's default data (sin x) are not labels
+        claim = PureDP(epsilon=1.0, relation=outputs_only(1.0),
+                       domain=PublicDomain(1.0, labels=(0.0, 1.0)))
+        def sample(self, data, n, rng):
+            return np.mean(data.y) + rng.laplace(0.0, 1.0 / data.n, size=(n, 1))
 ''')
 
 
@@ -301,7 +307,10 @@ def test_A10_no_declared_domain_warns_how_to_declare_one(files, capsys):
     (["--mechanism", "mechs.py:NoisyMean", "--data", "data.csv"], "--y"),
     (["--mechanism", "mechs.py:NoisyMean", "--y", "target"], "give --data"),
     (["--mechanism", "mechs.py:NoisyMean", "--data", "big.csv", "--y", "y"],
-     "outside the claim's declared domain"),
+     "outside the claim's declared domain: "),
+    (["--mechanism", "mechs.py:LabelRate"],
+     "(these are the kit's default data, 20 targets sin(x) in [-1, 1], audited because no "
+     "--data was given: give yours with --data FILE.csv --y COLUMN)"),
     (["--mechanism", "mechs.py:NoisyMean", "--data", "data.csv", "--dataset", "sine:5"],
      "not both"),
 ])
@@ -311,6 +320,8 @@ def test_A10_bad_input_is_one_line_and_exit_2(files, capsys, argv, needle):
     assert code == EXIT_USAGE, (out, err)
     assert needle in err, err
     assert err.count("\n") == 1 and "Traceback" not in err and "Audit of" not in out
+    if "--data" in argv:  # the user's own file: no word about the kit's default data
+        assert "default data" not in err, err
 
 
 def test_A10_an_error_after_the_progress_bar_started_stands_on_its_own_line(files):
