@@ -96,6 +96,7 @@ __all__ = [
     "NeighbourPair",
     "StructurePath",
     "adversarial_rows",
+    "box_corner_pairs",
     "clip_inputs",
     "coverage_pairs",
     "dataset_from_dict",
@@ -112,10 +113,12 @@ __all__ = [
     "pair_score",
     "query_edge_pairs",
     "rank_pairs",
+    "smallest_accepted_size",
     "structural_pairs",
     "structure_paths",
     "tail_count_pairs",
     "tail_counts",
+    "tiny_pairs",
     "within_inputs",
 ]
 
@@ -303,7 +306,8 @@ COVERAGE_ROWS = 32
 def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.Generator, *,
                     n_random: int = 4, adversarial: bool = True, max_rows: int = 6,
                     y_bound: float | None = None, tiny_n: bool | None = None,
-                    coverage: int = COVERAGE_ROWS) -> list[NeighbourPair]:
+                    coverage: int = COVERAGE_ROWS,
+                    x_bound: float | None = None) -> list[NeighbourPair]:
     """Candidate neighbouring pairs (D, D′) for ``relation`` (catalogue A.1).
 
     Parameters
@@ -332,6 +336,9 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
     coverage
         With ``adversarial``: up to this many more rows, each moved alone by
         :func:`coverage_pairs`, so that no row of a small dataset goes unvaried.
+    x_bound
+        Whole rows: the declared input bound ``|x_j| <= x_bound``; with ``adversarial``,
+        :func:`box_corner_pairs` move a row between the declared box's corners.
 
     Returns
     -------
@@ -384,16 +391,110 @@ def neighbour_pairs(data: Dataset, relation: NeighbourRelation, rng: np.random.G
         if tiny_n:
             for m in (1, 2):
                 if base.n > m:
-                    small = Dataset(base.X[:m], base.y[:m], base.name)
-                    pairs += _rows_pairs(small, [0], b, rng, prefix=f"N={m}: ", far_only=True)
+                    pairs += tiny_pairs(data, relation, m)
     if adversarial:
         pairs += _domain_end_pairs(data, relation, y_bound)
         pairs += _data_value_pairs(data, relation, rows, y_bound)
         pairs += structural_pairs(data, relation, y_bound=y_bound)
         pairs += full_swing_pairs(data, relation, y_bound=y_bound)
         pairs += tail_count_pairs(data, relation, y_bound=y_bound)
+        pairs += box_corner_pairs(data, relation, x_bound)
         pairs += coverage_pairs(data, relation, varied, rng, y_bound=y_bound, k=coverage)
     return pairs
+
+
+def tiny_pairs(data: Dataset, relation: NeighbourRelation, m: int) -> list[NeighbourPair]:
+    """Whole rows on the first ``m`` rows of the data (targets clipped to ``|y| <= b``).
+
+    On a tiny dataset one row is a large share of every statistic: the substitutions of
+    row 0 (its target flipped, or the row moved far out with ``y = ±b``), labelled
+    ``N=m``. Draws nothing.
+    """
+    b = relation.d
+    base = _clip_dataset(data, b)
+    small = Dataset(base.X[:m], base.y[:m], base.name)
+    return _rows_pairs(small, [0], b, None, prefix=f"N={m}: ", far_only=True)
+
+
+def smallest_accepted_size(mechanism: Mechanism, data: Dataset,
+                           rng: np.random.Generator) -> int | None:
+    """The fewest leading rows of ``data`` the mechanism releases, when it refuses two.
+
+    A mechanism may refuse small datasets (a ``ValueError``, the contract's refusal), and
+    then the tiny datasets of :func:`neighbour_pairs` (one and two rows) are refused with
+    it — while the loss it hides may be largest at the smallest size it does accept
+    (a mean over ten points moves by a tenth of the box). One draw on the first two rows;
+    if they are refused, a bisection over the sizes 3 … n − 1 (one draw each, assuming a
+    refusal by size is monotone). ``None`` when two rows are released, when n − 1 rows are
+    refused too, when a call breaks the contract (the audit reports that itself), or when
+    the mechanism cannot be copied: the draws are made on a deep copy, so that the user's
+    object is first called by the state probe (:func:`~dpgp_audit.contract.stateless_releases`),
+    which a scale cached on the first dataset seen would otherwise escape.
+    """
+    import copy
+
+    try:
+        probe = copy.deepcopy(mechanism)
+    except Exception:  # noqa: BLE001 - any object may refuse a copy; then no search
+        return None
+
+    def accepts(m: int) -> bool:
+        small = Dataset(data.X[:m], data.y[:m], data.name)
+        checked_sample(probe, small, 1, rng.spawn(1)[0])
+        return True
+
+    def released(m: int) -> bool | None:
+        try:
+            return accepts(m)
+        except ContractError:
+            return None
+        except ValueError:
+            return False
+        except Exception:  # noqa: BLE001 - the user's error: the audit meets it elsewhere
+            return None
+
+    if data.n <= 3 or released(2) is not False or released(data.n - 1) is not True:
+        return None
+    lo, hi = 3, data.n - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        ok = released(mid)
+        if ok is None:
+            return None
+        if ok:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def box_corner_pairs(data: Dataset, relation: NeighbourRelation,
+                     x_bound: float | None) -> list[NeighbourPair]:
+    """Whole rows: a row moved from the declared box's lower corner to its upper corner.
+
+    The structural bases place inputs at the corners of the *data's* box, but the domain
+    allows the whole declared box ``|x_j| <= x_bound``: for a statistic that is Lipschitz
+    in the inputs (a centroid, a kernel sum) the largest change is one row crossing the
+    box's diagonal, ``2 x_bound sqrt(dim)``, which no pair inside the data's span reaches.
+    Two bases, every input at the lower corner with the targets alternating ``±b`` or all
+    ``+b``; the central row moves to the upper corner with its target at the far end.
+    No pairs for other relations or without a declared ``x_bound``.
+    """
+    if x_bound is None or relation.kind is not Neighbour.ROWS:
+        return []
+    b, n = float(relation.d), data.n
+    dim = np.asarray(data.X).reshape(n, -1).shape[1]
+    lo, hi = np.full(dim, -float(x_bound)), np.full(dim, float(x_bound))
+    i = n // 2
+    alt = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    out = []
+    for label, y in (("y alternating +-b", b * alt), ("every y=+b", np.full(n, b))):
+        base = Dataset(np.tile(lo, (n, 1)), y, data.name)
+        y_new = -b if y[i] > 0 else b
+        out.append(NeighbourPair(base, base.with_row(i, hi, y_new),
+                                 f"declared box: every x at -{x_bound:g}, {label}; row {i} -> "
+                                 f"every x at +{x_bound:g}, y={y_new:+g}"))
+    return out
 
 
 def coverage_pairs(data: Dataset, relation: NeighbourRelation, varied: set[int],
@@ -462,8 +563,9 @@ def _outputs_pairs(data: Dataset, rows: Sequence[int], d: float, y_bound: float 
     return out
 
 
-def _rows_pairs(data: Dataset, rows: Sequence[int], b: float, rng: np.random.Generator,
-                prefix: str = "", far_only: bool = False) -> list[NeighbourPair]:
+def _rows_pairs(data: Dataset, rows: Sequence[int], b: float,
+                rng: np.random.Generator | None, prefix: str = "",
+                far_only: bool = False) -> list[NeighbourPair]:
     out: list[NeighbourPair] = []
     far = _far_input(data)
     for i in rows:
@@ -474,7 +576,7 @@ def _rows_pairs(data: Dataset, rows: Sequence[int], b: float, rng: np.random.Gen
         for y_new, tag in ((b, "+b"), (-b, "-b")):
             out.append(NeighbourPair(data, data.with_row(i, far, y_new),
                                      f"{prefix}row {i} -> far x, y={tag}"))
-        if far_only or data.n < 2:
+        if far_only or data.n < 2 or rng is None:
             continue
         j = int((i + 1 + rng.integers(data.n - 1)) % data.n)
         y_dup = -math.copysign(b, float(data.y[j]) if data.y[j] != 0 else 1.0)

@@ -89,6 +89,8 @@ from dpgp_audit.audit.neighbours import (
     neighbour_pairs,
     on_labels,
     query_edge_pairs,
+    smallest_accepted_size,
+    tiny_pairs,
     within_inputs,
 )
 from dpgp_audit.audit.parts import (
@@ -455,12 +457,22 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         pairs = [_as_pair(p, i) for i, p in enumerate(pairs)]
         _check_given_pairs(pairs, claim)
     if pairs is None:
-        pairs = neighbour_pairs(data, relation, rng_pairs, y_bound=y_bound)
+        # the declared box's corners where a model ranks them (a sample-only release's
+        # pilot would rank their large but legal moves above a smaller exposing one; the
+        # grey-box position search moves a row between the corners for those instead)
+        ranked_by_model = isinstance(mechanism, (GaussianRelease, SensitivityQuery))
+        pairs = neighbour_pairs(data, relation, rng_pairs, y_bound=y_bound,
+                                x_bound=x_bound if ranked_by_model else None)
         if isinstance(mechanism, SensitivityQuery) and relation.kind is not Neighbour.ANSWERS:
             # where the query jumps (bin/fold edges, ties): handed to every auditor
             rows = adversarial_rows(data, 2, rng_pairs)
             pairs = list(pairs) + query_edge_pairs(mechanism, data, relation, rows,
                                                    y_bound=y_bound)
+        if relation.kind is Neighbour.ROWS:  # two rows refused: the smallest size released
+            # (its draws from a child of the pairs' stream, after every other use of it)
+            m = smallest_accepted_size(mechanism, data, rng_pairs.spawn(1)[0])
+            if m is not None:
+                pairs = list(pairs) + tiny_pairs(data, relation, m)
         if x_bound is not None:  # far and random inputs clipped into the declared bound
             pairs = within_inputs(pairs, x_bound)
         if labels is not None:  # on the declared labels only, with every row's label moves

@@ -275,7 +275,7 @@ def check_sensitivity(mechanism: SensitivityQuery, data: Dataset, rng: np.random
 
     # 2. extreme replacements
     for pair in neighbour_pairs(data, relation, rng, n_random=0, max_rows=min(data.n, 12),
-                                y_bound=y_bound):
+                                y_bound=y_bound, x_bound=x_bound):
         for p in (pair, pair.swapped()):
             search.value(p, "extremes")
 

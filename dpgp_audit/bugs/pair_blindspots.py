@@ -39,6 +39,17 @@ place of the release's own:
   (:mod:`~dpgp_audit.audit.positions`) finds the place. Twin: the sensitivity ``2b``, the
   kernel's supremum over every input.
 
+A fifth hides its worst pairs behind a refusal of small datasets:
+
+* :class:`MinSizeLaplaceMean` — whole rows, the mean of ``|y| <= b`` plus Laplace noise,
+  refusing datasets of fewer than ``n_min`` rows. ``scale_for="cohort"`` (BUG, planted):
+  the scale ``2b/(ε N₀)`` of the cohort size N₀ it was written for (the user's data),
+  right at N₀ and too small for every accepted size below it; the tiny datasets the
+  pairs would expose it on (one and two rows) are refused. ``scale_for="minimum"`` (twin):
+  the scale ``2b/(ε n_min)`` of the smallest size it accepts, private at every size. The
+  pairs on the smallest accepted size (:func:`~dpgp_audit.audit.neighbours.smallest_accepted_size`)
+  show the bug.
+
 Never use these mechanisms on data.
 """
 
@@ -57,6 +68,7 @@ from dpgp_audit.privacy.calibrate import calibrate_gaussian
 from dpgp_audit.privacy.claims import ApproxDP, PureDP, outputs_only, whole_rows
 from dpgp_audit.privacy.domain import PublicDomain
 from dpgp_audit.privacy.float_release import (
+    FloatRelease,
     iid_gaussian_release,
     laplace_noise_exact_uniform,
     laplace_release,
@@ -65,8 +77,9 @@ from dpgp_audit.privacy.float_release import (
 )
 
 __all__ = ["ClippedMeanRelease", "GroupMeans", "KernelSumAtPoint", "MaxScaledLaplaceSum",
-           "build_clipped_mean", "build_group_means", "build_kernel_sum", "build_max_scaled",
-           "clipped_mean_data", "kernel_sum_true_epsilon", "true_epsilon"]
+           "MinSizeLaplaceMean", "build_clipped_mean", "build_group_means", "build_kernel_sum",
+           "build_max_scaled", "build_min_size_mean", "clipped_mean_data",
+           "kernel_sum_true_epsilon", "true_epsilon"]
 
 
 # ----------------------------------------------------------------------------- the bound
@@ -351,3 +364,75 @@ def kernel_sum_true_epsilon(mech: KernelSumAtPoint) -> float:
     from dpgp_audit.privacy.gdp import gdp_epsilon
 
     return gdp_epsilon(mech.delta, 2.0 * mech.b / mech.sigma)
+
+
+# ------------------------------------------------------------------- the smallest size
+#: Fewest rows :class:`MinSizeLaplaceMean` releases.
+MIN_ROWS = 5
+
+
+@dataclass(frozen=True, eq=False)
+class MinSizeLaplaceMean:
+    """``mean(y) + Lap(scale)``, whole rows with ``|y| <= b``, refusing fewer than ``n_min`` rows.
+
+    The mean moves by at most ``2b/n`` when one row is substituted, so the loss at size n
+    is ``2b / (n · scale)``. ``scale_for="cohort"`` (BUG, planted): ``scale = 2b/(ε N₀)``
+    for the cohort size ``N₀`` it was written for, ε·N₀/n_min at the smallest size it
+    accepts. ``scale_for="minimum"`` (twin): ``scale = 2b/(ε n_min)``, at most ε at every
+    accepted size. Sample only.
+    """
+
+    epsilon: float
+    cohort: int
+    scale_for: str = "cohort"
+    n_min: int = MIN_ROWS
+    b: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_positive_int("cohort", self.cohort)
+        check_positive_int("n_min", self.n_min)
+        if self.scale_for not in ("cohort", "minimum"):
+            raise ValueError(f"scale_for must be 'cohort' or 'minimum', got {self.scale_for!r}")
+
+    @property
+    def scale(self) -> float:
+        """The Laplace scale: ``2b/(ε N₀)`` (the bug) or ``2b/(ε n_min)`` (the twin)."""
+        size = self.cohort if self.scale_for == "cohort" else self.n_min
+        return 2.0 * self.b / (self.epsilon * size)
+
+    def float_release(self) -> FloatRelease:
+        """The public grid of the scale and its float total variation τ (issue 20 §4)."""
+        return laplace_release([self.scale])
+
+    @property
+    def claim(self) -> PureDP:
+        """ε-DP under whole-row substitution, ``|y| <= b``."""
+        return PureDP(epsilon=self.epsilon, relation=whole_rows(self.b),
+                      domain=PublicDomain(self.b), float_tv=self.float_release().tv)
+
+    def true_epsilon(self) -> float:
+        """The largest loss over every accepted size: ``2b / (n_min · scale)``."""
+        return 2.0 * self.b / (self.n_min * self.scale)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, 1), rounded to the grid of the scale (issue 20 §4)."""
+        data = check_dataset(data)
+        if data.n < self.n_min:
+            raise ValueError(f"the mean needs at least {self.n_min} rows, got {data.n}")
+        y = np.asarray(data.y, dtype=float)
+        if np.any(np.abs(y) > self.b):
+            raise ValueError(f"y: targets outside |y| <= {self.b:g}")
+        n = check_positive_int("n", n)
+        fr = self.float_release()
+        return fr.round_linear(np.full((1, y.size), 1.0 / y.size), y,
+                               laplace_noise_exact_uniform(self.scale, (n, 1), check_rng(rng)))
+
+
+def build_min_size_mean(scale_for: str):  # noqa: ANN201 - a build function for the zoo
+    """``build(data, epsilon)`` for :class:`MinSizeLaplaceMean`, its cohort the data's size."""
+
+    def build(data: Dataset, *, epsilon: float) -> MinSizeLaplaceMean:
+        return MinSizeLaplaceMean(epsilon=epsilon, cohort=data.n, scale_for=scale_for)
+
+    return build

@@ -169,6 +169,10 @@ def controls() -> tuple[Control, ...]:
                 "Control: kernel-weighted sum at a public point, sensitivity 2b (the kernel's "
                 "supremum; whole rows, sample only)",
                 pp.build_kernel_sum(False), default_dataset, dict(_GAUSS)),
+        Control("A.5/mean-min-size",
+                f"Control: Laplace mean refusing fewer than {pp.MIN_ROWS} rows, noise for the "
+                "smallest size it accepts (whole rows, sample only)",
+                pp.build_min_size_mean("minimum"), default_dataset, dict(_PURE)),
         # The StatDP/DP-Sniper set's correct twins that no control above already is (the
         # Laplace noisy max and SVT Alg. 1 are A.5/noisy-max and A.5/svt at eps = 1).
         Control("A.5/statdp-noisy-max-exp",
@@ -402,6 +406,7 @@ def _pair_blindspots() -> list[Bug]:
     group = pp.build_group_means(False)(default_dataset(), **_GAUSS)
     kernel = pp.build_kernel_sum(True)(default_dataset(), **_GAUSS)
     clipped = pp.build_clipped_mean(False)(pp.clipped_mean_data(), **_GAUSS)
+    min_size = pp.build_min_size_mean("cohort")(default_dataset(), **_PURE)
     return [
         Bug("planted/laplace-max-scaled", "A.5",
             "Laplace sum, README claim |y| <= 1 and d = 2, noise scaled by the observed max |y|",
@@ -424,6 +429,12 @@ def _pair_blindspots() -> list[Bug]:
             pp.build_kernel_sum(True), default_dataset, dict(_GAUSS),
             "A.5/kernel-sum-at-point", pp.kernel_sum_true_epsilon(kernel), "greybox", 0,
             bug_class="a row substituted at the release's own point (position search)"),
+        Bug("planted/mean-min-size-cohort-scale", "A.5",
+            f"Laplace mean refusing fewer than {pp.MIN_ROWS} rows, noise for the cohort size "
+            "it was written for (whole rows, sample only)",
+            pp.build_min_size_mean("cohort"), default_dataset, dict(_PURE),
+            "A.5/mean-min-size", min_size.true_epsilon(), "blackbox", 2_000,
+            bug_class="a refusal of small datasets (pairs at the smallest accepted size)"),
     ]
 
 

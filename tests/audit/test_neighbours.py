@@ -13,6 +13,7 @@ from dpgp_audit.audit.neighbours import (
     COVERAGE_ROWS,
     NeighbourPair,
     adversarial_rows,
+    box_corner_pairs,
     domain_labels,
     domain_y_bound,
     full_swing_pairs,
@@ -22,9 +23,11 @@ from dpgp_audit.audit.neighbours import (
     on_labels,
     pair_score,
     rank_pairs,
+    smallest_accepted_size,
     structural_pairs,
     tail_count_pairs,
     tail_counts,
+    tiny_pairs,
 )
 from dpgp_audit.audit.strategies import neighbouring_datasets
 from dpgp_audit.dataset import Dataset
@@ -807,3 +810,97 @@ def test_A1_tail_counts_cross_the_order_statistic_a_winsorised_mean_reads(k, rel
         assert max(abs(_winsorised_mean(p.d1.y, k) - _winsorised_mean(p.d0.y, k))
                    for p in before) < (2 * k + 2) * s / n - 1e-9
     assert tail_count_pairs(data, relation, y_bound=1.0) == tails
+
+
+def test_A1_box_corner_pairs_cross_the_declared_box():
+    """Whole rows with a declared |x_j| <= B: one row moves from (-B, ..., -B) to
+    (B, ..., B), a change of 2 B sqrt(dim) in the inputs, wider than any pair inside the
+    data's own span; nothing without the bound or under outputs only."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.3, 0.3, size=(12, 2))
+    data = Dataset(X, np.zeros(12))
+    pairs = box_corner_pairs(data, whole_rows(1.0), 2.0)
+    assert len(pairs) == 2
+    for p in pairs:
+        assert is_neighbour(p.d0, p.d1, whole_rows(1.0)), p.label
+        (i,) = _changed_rows(p)
+        assert np.all(p.d0.X == -2.0) and np.array_equal(p.d1.X[i], [2.0, 2.0])
+        assert np.linalg.norm(p.d1.X[i] - p.d0.X[i]) == pytest.approx(4 * math.sqrt(2))
+        assert abs(p.d1.y[i] - p.d0.y[i]) == 2.0  # the target crosses too
+    assert box_corner_pairs(data, whole_rows(1.0), None) == []
+    assert box_corner_pairs(data, outputs_only(1.0), 2.0) == []
+    generated = neighbour_pairs(data, whole_rows(1.0), rng, x_bound=2.0)
+    assert sum(p.label.startswith("declared box: ") for p in generated) == 2
+    assert not any(p.label.startswith("declared box: ")
+                   for p in neighbour_pairs(data, whole_rows(1.0), rng))
+
+
+class _NeedsRows:
+    """Refuses fewer than ``least`` rows (a ValueError); ``broken`` sizes break the contract.
+
+    ``calls``: the sizes drawn on, by this object or a copy of it (one list); ``direct``:
+    those drawn on by this object itself.
+    """
+
+    def __init__(self, least, broken=(), calls=None, copied=False):
+        self.least, self.broken = least, set(broken)
+        self.calls = [] if calls is None else calls
+        self.copied, self.direct = copied, []
+
+    def __deepcopy__(self, memo):
+        return _NeedsRows(self.least, self.broken, self.calls, copied=True)
+
+    def sample(self, data, n, rng):
+        self.calls.append(data.n)
+        if not self.copied:
+            self.direct.append(data.n)
+        if data.n in self.broken:
+            return np.zeros((n + 1, 1))  # a wrong number of rows: a ContractError
+        if data.n < self.least:
+            raise ValueError(f"needs {self.least} rows")
+        return rng.standard_normal((n, 1))
+
+
+@pytest.mark.parametrize("least", [3, 4, 7, 10, 29])
+def test_A1_smallest_accepted_size_is_found_by_bisection(least):
+    data = default_dataset(30)
+    mech = _NeedsRows(least)
+    assert smallest_accepted_size(mech, data, np.random.default_rng(0)) == least
+    # two rows, the data less one, then a bisection over 3 .. 29: at most 7 calls
+    assert mech.calls[:2] == [2, 29] and len(mech.calls) <= 2 + math.ceil(math.log2(27))
+
+
+def test_A1_smallest_accepted_size_is_none_unless_two_rows_are_refused():
+    data = default_dataset(30)
+    assert smallest_accepted_size(_NeedsRows(2), data, np.random.default_rng(0)) is None
+    assert smallest_accepted_size(_NeedsRows(30), data, np.random.default_rng(0)) is None
+    assert smallest_accepted_size(_NeedsRows(3, broken={2}), data,
+                                  np.random.default_rng(0)) is None  # a contract error at 2
+    assert smallest_accepted_size(_NeedsRows(5, broken={16}), data,
+                                  np.random.default_rng(0)) is None  # ... at the first midpoint
+    assert smallest_accepted_size(_NeedsRows(3), default_dataset(3),
+                                  np.random.default_rng(0)) is None  # nothing in between
+
+
+def test_A1_tiny_pairs_substitute_row_zero_of_the_prefix():
+    data = default_dataset(20)
+    pairs = tiny_pairs(data, whole_rows(1.0), 7)
+    assert [p.label for p in pairs] == ["N=7: row 0: y=+b -> y=-b", "N=7: row 0 -> far x, y=+b",
+                                        "N=7: row 0 -> far x, y=-b"]
+    for p in pairs:
+        assert p.d0.n == p.d1.n == 7 and is_neighbour(p.d0, p.d1, whole_rows(1.0))
+
+
+def test_A1_smallest_accepted_size_leaves_the_mechanism_uncalled():
+    """The search draws on a copy: a sample() that caches what it first sees would
+    otherwise be primed before the audit's state probe, which then could not see it."""
+    mech = _NeedsRows(7)
+    assert smallest_accepted_size(mech, default_dataset(30), np.random.default_rng(0)) == 7
+    assert mech.calls and mech.direct == []  # every draw on the copy
+
+    class _Uncopyable(_NeedsRows):
+        def __deepcopy__(self, memo):
+            raise TypeError("holds a process handle")
+
+    assert smallest_accepted_size(_Uncopyable(7), default_dataset(30),
+                                  np.random.default_rng(0)) is None

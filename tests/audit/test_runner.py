@@ -627,3 +627,51 @@ def test_A1_the_state_probe_leaves_every_auditors_draws_as_they_were(monkeypatch
     monkeypatch.setattr(runner, "stateless_releases", lambda *a, **k: StateProbe(None, None))
     without = audit_mechanism(mech, data, np.random.default_rng(3), n=4096).as_dict()
     assert clock_free(with_probe) == clock_free(without)
+
+
+class _BoxCentroid:
+    """The mean of 2-D inputs in a declared box |x_j| <= 1 plus Gaussian noise calibrated
+    for the box's side 2/n; a row can cross the diagonal, 2 sqrt(2)/n (a hunt's slip)."""
+
+    def __init__(self):
+        from dpgp_audit.privacy.claims import whole_rows
+
+        self.claim = ApproxDP(epsilon=1.0, delta=1e-5, relation=whole_rows(1.0),
+                              domain=PublicDomain(1.0, x_bound=1.0))
+
+    def sigma(self, n):
+        return analytic_gaussian_sigma(1.0, 1e-5, 2.0 / n)
+
+    def mean(self, data):
+        return np.clip(np.asarray(data.X, dtype=float), -1, 1).mean(axis=0)
+
+    def cov(self, data):
+        return self.sigma(data.n) ** 2 * np.eye(2)
+
+    def sample(self, data, n, rng):
+        s = self.sigma(data.n)
+        return float_safe_release(self.mean(data), s * rng.standard_normal((n, 2)), s)
+
+
+def test_A1_the_declared_box_sizes_a_centroid_exactly():
+    """Inputs inside a small part of the declared box: only a row crossing the box's
+    diagonal shows the whole loss, mu = 2 sqrt(2) / (n sigma), which the white-box
+    auditor then reads exactly (Balle & Wang's curve)."""
+    from dpgp_audit.privacy.gdp import gdp_epsilon
+
+    rng = np.random.default_rng(4)
+    data = Dataset(rng.uniform(-0.3, 0.3, size=(20, 2)), np.zeros(20))
+    mech = _BoxCentroid()
+    report = audit_mechanism(mech, data, np.random.default_rng(0), auditors=("whitebox",))
+    wb = report.result("whitebox")
+    true = gdp_epsilon(1e-5, 2 * np.sqrt(2) / (20 * mech.sigma(20)))
+    assert wb.verdict is Verdict.VIOLATION
+    assert wb.estimate == pytest.approx(true, rel=1e-9)
+    assert report.witness.label.startswith("declared box: ")
+    from dpgp_audit.audit.neighbours import neighbour_pairs, within_inputs
+
+    inside = within_inputs(neighbour_pairs(data, mech.claim.relation, np.random.default_rng(0)),
+                           1.0)  # the pairs made without the declared box
+    short = audit_mechanism(mech, data, np.random.default_rng(0), auditors=("whitebox",),
+                            pairs=inside).result("whitebox")
+    assert short.estimate < 0.95 * true

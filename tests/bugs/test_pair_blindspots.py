@@ -19,12 +19,14 @@ from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.bugs import pair_blindspots as pp
 from dpgp_audit.bugs import zoo
 from dpgp_audit.catalogue import get
+from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.gdp import gdp_epsilon
 
 CASES = [("planted/laplace-max-scaled", "A.5/laplace-sum-declared-bound", "blackbox"),
          ("planted/group-means-balanced", "A.5/group-means-nominal", "sensitivity"),
          ("planted/clipped-mean-half-swing", "A.5/clipped-mean", "sensitivity"),
-         ("planted/kernel-sum-data-sensitivity", "A.5/kernel-sum-at-point", "greybox")]
+         ("planted/kernel-sum-data-sensitivity", "A.5/kernel-sum-at-point", "greybox"),
+         ("planted/mean-min-size-cohort-scale", "A.5/mean-min-size", "blackbox")]
 NEW_FAMILIES = ("base: ", "full swing: ", "tail count: ")  # the whole-dataset bases
 
 
@@ -123,3 +125,33 @@ def test_A5_the_kernel_sum_true_epsilon_from_its_worst_row():
         assert max(change(p) for p in pairs) <= mech.sensitivity * (1 + 1e-9)
     twin, _ = get("A.5/kernel-sum-at-point").make()
     assert pp.kernel_sum_true_epsilon(twin) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_A1_the_min_size_bug_is_exposed_only_at_the_smallest_accepted_size(rng):
+    """The pairs generated from the data (and its one- and two-row prefixes, refused) never
+    expose the cohort-scaled mean: handed exactly those, the default auditors find nothing.
+    The default path adds the pairs on the smallest size released (5 rows) and flags it
+    there."""
+    mech, data = get("planted/mean-min-size-cohort-scale").make()
+    relation = mech.claim.relation
+    generated = neighbour_pairs(data, relation, rng)
+    assert {p.d0.n for p in generated} == {1, 2, data.n}
+    blind = audit_mechanism(mech, data, np.random.default_rng(3), pairs=generated)
+    assert blind.verdict is not Verdict.VIOLATION, blind.table()
+    report = audit_mechanism(mech, data, np.random.default_rng(3))
+    assert report.verdict is Verdict.VIOLATION, report.table()
+    assert report.witness.d0.n == pp.MIN_ROWS
+
+
+def test_A5_the_min_size_true_epsilon_is_the_cohort_over_the_minimum():
+    """Laplace mean of |y| <= 1: one substituted row moves it by 2/n, so the loss at n rows
+    is (2/n) / scale; the bug's scale 2/(eps N0) gives eps N0 / n at n, largest at n_min."""
+    rows = {b.id: b for b in zoo.planted()}
+    mech, data = get("planted/mean-min-size-cohort-scale").make()
+    assert mech.scale == pytest.approx(2.0 / (1.0 * data.n))
+    assert rows["planted/mean-min-size-cohort-scale"].true_epsilon == pytest.approx(
+        data.n / pp.MIN_ROWS)
+    twin, _ = get("A.5/mean-min-size").make()
+    assert (2.0 / pp.MIN_ROWS) / twin.scale == pytest.approx(1.0)  # private at every size
+    with pytest.raises(ValueError, match="at least 5 rows"):
+        twin.sample(Dataset(data.X[:4], data.y[:4]), 1, rng=np.random.default_rng(0))

@@ -179,6 +179,9 @@ SENSITIVITY_NOT_APPLICABLE = {
     "A.5/kernel-sum-at-point": "sample-only on purpose: the twin of "
                                "planted/kernel-sum-data-sensitivity, found by the grey-box "
                                "position search (test_pair_blindspots, test_positions)",
+    "A.5/mean-min-size": "sample-only on purpose: the black-box twin of "
+                         "planted/mean-min-size-cohort-scale, exposed at the smallest size "
+                         "it accepts (test_pair_blindspots)",
     "A.5/svt": "all-answers relation: probed by the multi-coordinate pattern pairs, not by "
                "the one-record sensitivity search (test_blindspots, test_blindspots_cli)",
     "A.5/noisy-max": "all-answers relation: probed by the multi-coordinate pattern pairs "
