@@ -77,6 +77,7 @@ from dpgp_audit.audit.neighbours import NeighbourPair, rank_pairs
 from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import (
     ContractError,
+    DiscreteRelease,
     Executor,
     GaussianRelease,
     Mechanism,
@@ -756,7 +757,10 @@ def _explore_and_confirm(context: AuditContext, allowance: Allowance, *, gdp: bo
         details.update(pairs_confirmed=len(top), witness={**wit.as_dict()},
                        confirmed=[{"label": p.label, "exploration_score": sc} for p, sc in top],
                        alpha_per_pair=alpha, ranking=cost["source"],
-                       used={**used, "draws": r.details["n_per_side"]})
+                       used={**used, "draws": r.details["n_per_side"]},
+                       # False: no model score ranked the pairs, the pilot's samples did
+                       ranked_by_model=isinstance(mech, (GaussianRelease, SensitivityQuery,
+                                                         DiscreteRelease)))
         return dataclasses.replace(r, details=details)
     m = len(top)
     fn = gdp_fit.audit_gdp_fit if gdp else blackbox.audit_blackbox

@@ -482,6 +482,23 @@ def _positions_line(p: dict | None) -> str:
             f"pair(s) added{flat}, {p.get('calls')} coupled calls")
 
 
+#: Said by a sequential black-box audit that found nothing on the pairs a pilot chose.
+UNBET_PAIRS_HINT = ("; the other {rest} piloted pair(s) were not bet on: without a model, a "
+                    "few draws per pair chose these {k}, and a leak those draws cannot rank "
+                    "(a selection, a count, a mixture) may sit on another pair: --evidence "
+                    "(evidence=True) bets on every pair, in about 2-4x the time")
+
+
+def _unbet_pairs_hint(r: AuditResult) -> str:
+    """What to try when the cap was drawn on pilot-chosen pairs and nothing was found."""
+    d = r.details
+    k, ranked = int(d.get("pairs_confirmed", 1)), int(d.get("used", {}).get("pilot_pairs", 0))
+    if (r.verdict is not Verdict.NO_EVIDENCE or d.get("stopped") != "max_n"
+            or d.get("evidence") or d.get("ranked_by_model", True) or ranked <= k):
+        return ""
+    return UNBET_PAIRS_HINT.format(rest=ranked - k, k=k)
+
+
 def _evidence_text(ev: dict | None) -> str:
     """The evidence pairs of a sequential audit, in words (``""`` when there were none)."""
     if not ev:
@@ -504,7 +521,8 @@ def _extra_line(r: AuditResult) -> str:
                 f"{d.get('pairs_confirmed', 1)} pair(s) bet on together" + pilot
                 + _evidence_text(d.get("evidence"))
                 + (f"; witness score: {d['score']}" if d.get("score") else "")
-                + (STOPPED_NOTE if d.get("stopped") == "violation" else ""))
+                + (STOPPED_NOTE if d.get("stopped") == "violation" else "")
+                + _unbet_pairs_hint(r))
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
         return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "

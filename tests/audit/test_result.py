@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from dpgp_audit.audit.result import AuditReport, AuditResult, Guarantee, Verdict
+from dpgp_audit.audit.runner import audit_mechanism
+from dpgp_audit.catalogue import get
 from dpgp_audit.testing import _raise
 
 
@@ -62,3 +65,42 @@ def test_A7_a_support_screen_lead_the_test_cleared_is_said_to_be_cleared(verdict
     line = AuditReport(mechanism="M", claim={}, inputs={}, results=(res,)).table()
     assert "float supports differ visibly for 1 pair(s)" in line
     assert ("certifying test on fresh draws found no difference" in line) is said
+
+
+def _sequential_line(**details):
+    base = {"mode": "sequential", "n_per_side": 200000, "max_n": 200000, "stopped": "max_n",
+            "epsilon_ceiling": 11.0, "pairs_confirmed": 2, "ranking": "rank_pairs",
+            "used": {"pilot_pairs": 98, "pilot_draws": 200}, "ranked_by_model": False}
+    base.update(details)
+    verdict = base.pop("verdict", Verdict.NO_EVIDENCE)
+    res = AuditResult(auditor="blackbox", verdict=verdict, guarantee=Guarantee.LOWER_BOUND,
+                      estimate=0.0, claimed=1.0, details=base)
+    return AuditReport(mechanism="M", claim={}, inputs={}, results=(res,)).table()
+
+
+def test_A8_pilot_chosen_pairs_that_found_nothing_point_to_evidence():
+    """A sample-only release audited to the cap on the two pairs a pilot chose: the line
+    says how many piloted pairs were never bet on and what bets on all of them."""
+    line = _sequential_line()
+    assert "the other 96 piloted pair(s) were not bet on" in line
+    assert "--evidence (evidence=True) bets on every pair" in line
+    for quiet in ({"ranked_by_model": True}, {"stopped": "violation",
+                                              "verdict": Verdict.VIOLATION},
+                  {"stopped": "time_guard", "verdict": Verdict.INCONCLUSIVE},
+                  {"evidence": {"pairs": 96, "draws_per_side": 4096, "warmup_per_side": 4096,
+                                "keep": 2}},
+                  {"used": {"pilot_pairs": 0, "pilot_draws": 0}},
+                  {"used": {"pilot_pairs": 2, "pilot_draws": 200}}):
+        assert "were not bet on" not in _sequential_line(**quiet), quiet
+
+
+def test_A8_the_hint_follows_the_mechanism_kind():
+    """End to end: a sample-only release gets the line, a release with a model does not."""
+    mech, data = get("A.5/mean-min-size").make()
+    line = audit_mechanism(mech, data, np.random.default_rng(0), auditors=("blackbox",),
+                           n=2000).table()
+    assert "piloted pair(s) were not bet on" in line
+    mech, data = get("P.1/gaussian-sum").make()
+    line = audit_mechanism(mech, data, np.random.default_rng(0), auditors=("blackbox",),
+                           n=2000).table()
+    assert "were not bet on" not in line
