@@ -225,6 +225,11 @@ def adversarial_rows(data: Dataset, k: int, rng: np.random.Generator) -> list[in
     return order
 
 
+def _alternating(n: int) -> np.ndarray:
+    """``+1, -1, +1, …`` of length n: targets that cancel in pairs."""
+    return np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+
+
 def _far_input(data: Dataset, scale: float = 10.0) -> np.ndarray:
     """An input far outside the data: the bounding box's top corner moved ``scale`` widths out."""
     X = np.asarray(data.X)
@@ -438,20 +443,18 @@ def smallest_accepted_size(mechanism: Mechanism, data: Dataset,
     except Exception:  # noqa: BLE001 - any object may refuse a copy; then no search
         return None
 
-    def accepts(m: int) -> bool:
-        small = Dataset(data.X[:m], data.y[:m], data.name)
-        checked_sample(probe, small, 1, rng.spawn(1)[0])
-        return True
-
     def released(m: int) -> bool | None:
+        """One draw on the first m rows: released, refused (False) or broken (None)."""
         try:
-            return accepts(m)
+            checked_sample(probe, Dataset(data.X[:m], data.y[:m], data.name), 1,
+                           rng.spawn(1)[0])
         except ContractError:
             return None
         except ValueError:
             return False
         except Exception:  # noqa: BLE001 - the user's error: the audit meets it elsewhere
             return None
+        return True
 
     if data.n <= 3 or released(2) is not False or released(data.n - 1) is not True:
         return None
@@ -486,7 +489,7 @@ def box_corner_pairs(data: Dataset, relation: NeighbourRelation,
     dim = np.asarray(data.X).reshape(n, -1).shape[1]
     lo, hi = np.full(dim, -float(x_bound)), np.full(dim, float(x_bound))
     i = n // 2
-    alt = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    alt = _alternating(n)
     out = []
     for label, y in (("y alternating +-b", b * alt), ("every y=+b", np.full(n, b))):
         base = Dataset(np.tile(lo, (n, 1)), y, data.name)
@@ -989,7 +992,7 @@ def _answers_pairs(data: Dataset, d: float) -> list[NeighbourPair]:
     out: list[NeighbourPair] = []
     k = data.n
     half = np.arange(k) < (k + 1) // 2
-    alt = np.where(np.arange(k) % 2 == 0, 1.0, -1.0)
+    alt = _alternating(k)
     one = np.arange(k) == 0
     last = np.arange(k) == k - 1
     patterns = [
@@ -1331,7 +1334,7 @@ def _structural_bases(data: Dataset, relation: NeighbourRelation, y_bound: float
     """
     n = data.n
     idx = np.arange(n)
-    alt = np.where(idx % 2 == 0, 1.0, -1.0)
+    alt = _alternating(n)
     if relation.kind is Neighbour.OUTPUTS:
         s = _scale(relation.d, y_bound)
         half = np.where(idx < (n + 1) // 2, 1.0, -1.0)
@@ -1716,7 +1719,7 @@ def structure_paths(data: Dataset, relation: NeighbourRelation, *,
         amp = float(y_bound) if y_bound is not None else max(float(relation.d), top)
     n = data.n
     idx = np.arange(n)
-    alt = np.where(idx % 2 == 0, 1.0, -1.0)
+    alt = _alternating(n)
     half = np.where(idx < (n + 1) // 2, 1.0, -1.0)
     paths = []
     own = y * (amp / top) if top > 0 else None
