@@ -476,8 +476,9 @@ def audit_mechanism(mechanism: Mechanism, data: Dataset, rng: np.random.Generato
         if x_bound is not None:  # far and random inputs clipped into the declared bound
             pairs = within_inputs(pairs, x_bound)
         if labels is not None:  # on the declared labels only, with every row's label moves
-            pairs = on_labels(list(pairs) + label_pairs(data, relation, labels), relation,
-                              labels)
+            # (their far inputs clipped into the declared bound too, like every other pair)
+            pairs = on_labels(list(pairs) + within_inputs(label_pairs(data, relation, labels),
+                                                          x_bound), relation, labels)
             if not pairs:  # e.g. one label under outputs only: no two datasets differ
                 raise ValueError(f"no neighbouring pair lies in the claim's declared domain "
                                  f"({claim.domain.describe()}) under its relation "  # type: ignore[attr-defined]
