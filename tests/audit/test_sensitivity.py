@@ -333,6 +333,24 @@ def test_A4_a_bound_in_a_smaller_norm_than_the_noise_needs_is_named(declared, le
         assert f"in {expected[0]}, the norm" in table and "K-norm" in table
 
 
+def test_A4_a_scalar_query_over_its_bound_names_no_noise_norm(rng):
+    # One output: L1, L2 and Linf of a change agree, so an L2 bound under a pure claim
+    # that is exceeded is the declared norm's violation alone (a hunt's confusing line).
+    W = np.full((1, 12), 0.25)
+    data = Dataset(np.linspace(0, 1, 12), np.zeros(12))
+    level = PureDP(epsilon=1.0, relation=outputs_only(1.0))
+    res = check_sensitivity(ClaimedLinearQuery(W, L2(), 0.125, level=level), data, rng)
+    assert res.verdict is Verdict.VIOLATION
+    assert res.estimate == pytest.approx(0.25, rel=1e-12)  # one target moved by 1, / 4
+    assert "noise_norm" not in res.details
+    table = AuditReport(mechanism="M", claim={}, inputs={}, results=(res,)).table()
+    assert "K-norm" not in table
+    # the same bound on 16 coordinates: L1 reaches 4 against L2's 1, and it is named
+    wide = check_sensitivity(ClaimedLinearQuery(np.full((16, 12), 0.25), L2(), 0.125,
+                                                level=level), data, rng)
+    assert wide.details["noise_norm"]["largest"] == pytest.approx(4.0, rel=1e-12)
+
+
 def test_A4_a_selections_utility_bound_is_not_read_as_a_noise_norm(rng):
     # A DiscreteRelease (the exponential mechanism, noisy max) adds no noise to the query's
     # coordinates: its L-inf utility bound is named nowhere, whatever the claim.
