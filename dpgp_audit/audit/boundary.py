@@ -64,15 +64,17 @@ from dpgp_audit.audit.neighbours import (
     LabelCountPath,
     NeighbourPair,
     StructurePath,
+    group_size_pairs,
+    on_labels,
     structure_paths,
 )
 from dpgp_audit.contract import ContractError, Mechanism
 from dpgp_audit.dataset import Dataset
-from dpgp_audit.privacy.claims import NeighbourRelation
+from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
 __all__ = ["ADDITIVE_STATUSES", "BISECT", "BOUNDARY_RELEASES", "MAX_CALLS", "MAX_PAIRS",
            "SEGMENTS", "BoundarySearch", "moves_without_noise", "search_boundaries",
-           "skip_reason", "with_boundaries"]
+           "skip_reason", "with_boundaries", "with_group_sizes"]
 
 #: Grid steps per path in the first pass.
 SEGMENTS = 6
@@ -241,3 +243,32 @@ def with_boundaries(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
                                paths=paths)
     survey = survey.with_pairs(mechanism, search.pairs, rng, max_releases=BOUNDARY_RELEASES)
     return dataclasses.replace(survey, boundary=search.as_dict()), list(search.pairs)
+
+
+def with_group_sizes(mechanism: Mechanism, survey: CouplingSurvey, data: Dataset,
+                     relation: NeighbourRelation, rng: np.random.Generator, *,
+                     labels: Sequence[float] | None = None
+                     ) -> tuple[CouplingSurvey, list[NeighbourPair]]:
+    """The grey-box step for a noise law read off the data: the smallest input groups.
+
+    Under whole rows, when some surveyed pair's noise parameters depended on the data
+    (status ``noise-depends-on-data``), a scale computed from how many rows share an
+    input (a group's size) changes most where a group holds one or two rows, which the
+    user's data rarely has: the pairs of
+    :func:`~dpgp_audit.audit.neighbours.group_size_pairs` (moved onto the declared
+    labels) are surveyed like every other pair (at most :data:`BOUNDARY_RELEASES` releases
+    per side, findings confirmed on a second seed) and returned for the later auditors.
+    The survey's ``group_sizes`` records the pairs added, or why none were.
+    """
+    if relation.kind is not Neighbour.ROWS or not any(
+            c.status == "noise-depends-on-data" for c in survey.couplings):
+        return survey, []
+    why = skip_reason(survey, additive=False)
+    if why is not None:
+        return dataclasses.replace(survey, group_sizes={"skipped": why}), []
+    pairs = group_size_pairs(data, relation)
+    if labels is not None:
+        pairs = on_labels(pairs, relation, labels)
+    survey = survey.with_pairs(mechanism, pairs, rng, max_releases=BOUNDARY_RELEASES)
+    return (dataclasses.replace(survey, group_sizes={"pairs": [p.label for p in pairs]}),
+            list(pairs))

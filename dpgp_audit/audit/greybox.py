@@ -1936,6 +1936,8 @@ class CouplingSurvey:
     boundary: dict | None = None
     #: what the substitution-position search did (:mod:`~dpgp_audit.audit.positions`), if run
     positions: dict | None = None
+    #: the group-size pairs surveyed (:func:`~dpgp_audit.audit.boundary.with_group_sizes`)
+    group_sizes: dict | None = None
 
     def extended(self, other: CouplingSurvey, boundary: dict | None = None) -> CouplingSurvey:
         """One survey: these pairs, then ``other``'s (their indices shifted)."""
@@ -1996,6 +1998,8 @@ class CouplingSurvey:
             details["boundary"] = self.boundary
         if self.positions is not None:
             details["positions"] = self.positions
+        if self.group_sizes is not None:
+            details["group_sizes"] = self.group_sizes
         if self.reproducible is False:  # said only when it is not: the runner reports it
             details["reproducible"] = False
         if _data_unread(self.couplings):  # said only when so: the runner reports it

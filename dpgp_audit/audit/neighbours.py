@@ -90,6 +90,7 @@ from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
 __all__ = [
     "COVERAGE_ROWS",
+    "GROUP_SIZES",
     "BasePath",
     "LabelCountPath",
     "PILOT_LEAD_Z",
@@ -105,6 +106,7 @@ __all__ = [
     "domain_x_bound",
     "domain_y_bound",
     "full_swing_pairs",
+    "group_size_pairs",
     "is_neighbour",
     "label_count_paths",
     "label_pairs",
@@ -1490,6 +1492,47 @@ def tail_count_pairs(data: Dataset, relation: NeighbourRelation, *,
         else:
             moved = base.with_row(i, np.asarray(data.X, dtype=float)[i], s)
             out.append(NeighbourPair(base, moved, f"{label}; row {i} -> y=+b"))
+    return out
+
+
+#: The sizes of the small input group in the group-size bases (:func:`group_size_pairs`).
+GROUP_SIZES = (1, 2)
+
+
+def group_size_pairs(data: Dataset, relation: NeighbourRelation) -> list[NeighbourPair]:
+    """Whole rows: a group of inputs at its smallest sizes, and one more row joining it.
+
+    A statistic computed per group of inputs (a treatment arm, a stratum, a bin) and a
+    noise scale read off the groups' sizes (``1/n₁ + 1/n₀``, often behind a guard
+    ``max(n₁, 1)``) move most where a group holds one or two rows: its size then halves
+    or doubles with one record, while on the user's data every group is large. For each
+    ``k`` of :data:`GROUP_SIZES` and each corner of the data's input box, ``k`` rows sit
+    at that corner with ``y = +b`` and the rest at the opposite corner with ``y = −b``;
+    row ``k`` moves to join the ``k`` with ``y = +b``. Draws nothing; none under outputs
+    only (the inputs are public), for fewer than ``2 k + 1`` rows, or when every input is
+    the same.
+    """
+    if relation.kind is not Neighbour.ROWS:
+        return []
+    n, b = data.n, float(relation.d)
+    X = np.asarray(data.X, dtype=float)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    if np.array_equal(lo, hi):
+        return []
+    out = []
+    for name, small, big in (("upper", hi, lo), ("lower", lo, hi)):
+        for k in GROUP_SIZES:
+            if n < 2 * k + 1:
+                continue
+            Xb = np.tile(big, (n, 1)).reshape((n, *X.shape[1:]))
+            Xb[:k] = small
+            y = np.full(n, -b)
+            y[:k] = b
+            base = Dataset(Xb, y, data.name)
+            out.append(NeighbourPair(base, base.with_row(k, small, b),
+                                     f"group sizes: {k} row(s) at the {name} corner with "
+                                     f"y=+b, the rest at the other with y=-b; row {k} joins "
+                                     f"them"))
     return out
 
 

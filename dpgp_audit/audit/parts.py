@@ -401,11 +401,12 @@ class GreyBoxPart(AuditorPart):
         """The coupled survey of every pair (confirmed findings on a second seed).
 
         Then the structure-boundary search (:mod:`~dpgp_audit.audit.boundary`) and, under
-        whole rows, the substitution-position search (:mod:`~dpgp_audit.audit.positions`):
-        the pairs they find are surveyed too and appended to ``context.pairs``, for every
-        later part.
+        whole rows, the substitution-position search (:mod:`~dpgp_audit.audit.positions`)
+        and, where a noise law moved with the data, the smallest input groups
+        (:func:`~dpgp_audit.audit.boundary.with_group_sizes`): the pairs they find are
+        surveyed too and appended to ``context.pairs``, for every later part.
         """
-        from dpgp_audit.audit.boundary import with_boundaries
+        from dpgp_audit.audit.boundary import with_boundaries, with_group_sizes
         from dpgp_audit.audit.greybox import couple_pairs
         from dpgp_audit.audit.positions import with_positions
 
@@ -420,6 +421,9 @@ class GreyBoxPart(AuditorPart):
                                        context.relation, rng, y_bound=context.settings.y_bound,
                                        labels=context.settings.labels,
                                        x_bound=context.settings.x_bound)
+        context.pairs.extend(added)
+        survey, added = with_group_sizes(context.mechanism, survey, context.data,
+                                         context.relation, rng, labels=context.settings.labels)
         context.pairs.extend(added)
         return survey.result()
 

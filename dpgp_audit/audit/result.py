@@ -482,6 +482,14 @@ def _positions_line(p: dict | None) -> str:
             f"pair(s) added{flat}, {p.get('calls')} coupled calls")
 
 
+def _group_sizes_line(g: dict | None) -> str:
+    """The group-size step's part of the grey-box line (``""`` when it did not run)."""
+    if not g or "skipped" in g:
+        return ""
+    return (f"; a noise law moved with the data, so {len(g.get('pairs', []))} pair(s) with "
+            "an input group of one or two rows were added")
+
+
 #: Said by a sequential black-box audit that found nothing on the pairs a pilot chose.
 UNBET_PAIRS_HINT = ("; the other {rest} piloted pair(s) were not bet on: without a model, a "
                     "few draws per pair chose these {k}, and a leak those draws cannot rank "
@@ -569,7 +577,8 @@ def _extra_line(r: AuditResult) -> str:
                 + _greybox_notes(d)
                 + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory)"
                 + _boundary_line(d.get("boundary"))
-                + _positions_line(d.get("positions")) + "; no alpha spent")
+                + _positions_line(d.get("positions"))
+                + _group_sizes_line(d.get("group_sizes")) + "; no alpha spent")
     if r.auditor == "precision":
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "

@@ -408,3 +408,46 @@ def test_lengthscale_twin_has_no_boundary():
     fixed = LengthscaleSelectedGP(EPS, DELTA, 1.0, select=False)
     out = search_boundaries(fixed, DATA, fixed.claim.relation, np.random.default_rng(0))
     assert out.boundaries == [] and out.pairs == []
+
+
+# --------------------------------------------------------------------------- group sizes
+@dataclass(frozen=True)
+class ArmDifference:
+    """The difference of two arms' success rates, Laplace noise scaled by the arm sizes
+    (1/n1 + 1/n0)/ε, each size guarded by max(n, 1): a tenth hunt's slip. The sizes are
+    private under whole rows; on data with two large arms one record moves the scale by
+    under 1 % (within the claim over every output the sampler reaches), while one treated
+    row against two halves it (ε = ∞)."""
+
+    claim = PureDP(epsilon=1.0, relation=whole_rows(1.0),
+                   domain=PublicDomain(1.0, labels=(0.0, 1.0), x_bound=1.0))
+
+    def sample(self, data, n, rng):
+        arm = np.asarray(data.X, dtype=float).ravel() > 0.5
+        y = np.asarray(data.y, dtype=float)
+        n1, n0 = max(int(arm.sum()), 1), max(int((~arm).sum()), 1)
+        diff = y[arm].sum() / n1 - y[~arm].sum() / n0
+        b = 1.0 / n1 + 1.0 / n0
+        return float_safe_release(float(diff), rng.laplace(0.0, b, (n, 1)), math.sqrt(2.0) * b)
+
+
+ARMS = Dataset(np.r_[np.ones(34), np.zeros(46)],
+               (np.random.default_rng(7).uniform(size=80) < 0.45).astype(float))
+
+
+def test_A9_a_noise_scale_read_off_group_sizes_is_found_at_the_smallest_groups(monkeypatch):
+    report = audit_mechanism(ArmDifference(), ARMS, np.random.default_rng(1),
+                             auditors=("greybox",))
+    grey = report.result("greybox")
+    assert grey.verdict is Verdict.VIOLATION and grey.guarantee is Guarantee.GREYBOX_SCALE
+    assert len(grey.details["group_sizes"]["pairs"]) == 4
+    assert report.witness.label.startswith("group sizes: 1 row(s)")
+    assert "an input group of one or two rows" in report.table()
+    # the step is what finds it: without it every surveyed pair keeps both arms large
+    from dpgp_audit.audit import boundary
+
+    monkeypatch.setattr(boundary, "with_group_sizes", lambda m, survey, *a, **k: (survey, []))
+    blind = audit_mechanism(ArmDifference(), ARMS, np.random.default_rng(1),
+                            auditors=("greybox",)).result("greybox")
+    assert not blind.violation
+    assert any(s == "noise-depends-on-data" for s in blind.details["statuses"])

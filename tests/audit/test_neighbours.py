@@ -17,6 +17,7 @@ from dpgp_audit.audit.neighbours import (
     domain_labels,
     domain_y_bound,
     full_swing_pairs,
+    group_size_pairs,
     is_neighbour,
     label_pairs,
     neighbour_pairs,
@@ -904,3 +905,22 @@ def test_A1_smallest_accepted_size_leaves_the_mechanism_uncalled():
 
     assert smallest_accepted_size(_Uncopyable(7), default_dataset(30),
                                   np.random.default_rng(0)) is None
+
+
+def test_A1_group_size_pairs_grow_an_input_group_of_one_or_two():
+    """Each base holds k rows at one corner of the input box (y=+b) and the rest at the
+    other (y=-b); the pair moves one more row into the small group: a group's size goes
+    k -> k + 1, for k = 1, 2 and each corner, and the two datasets are whole-row neighbours."""
+    relation = whole_rows(1.0)
+    data = Dataset(np.r_[np.ones(6), np.zeros(5)], np.zeros(11))
+    pairs = group_size_pairs(data, relation)
+    assert len(pairs) == 4
+    for p, (corner, k) in zip(pairs, [(1.0, 1), (1.0, 2), (0.0, 1), (0.0, 2)], strict=True):
+        x0, x1 = p.d0.X.ravel(), p.d1.X.ravel()
+        assert (np.sum(x0 == corner), np.sum(x1 == corner)) == (k, k + 1)
+        assert np.all(p.d0.y[x0 == corner] == 1.0) and np.all(p.d0.y[x0 != corner] == -1.0)
+        assert np.all(p.d1.y[x1 == corner] == 1.0)
+        assert is_neighbour(p.d0, p.d1, relation)
+    assert group_size_pairs(data, outputs_only(1.0)) == []  # inputs public: no groups move
+    assert group_size_pairs(Dataset(np.zeros(11), np.zeros(11)), relation) == []
+    assert len(group_size_pairs(Dataset(np.arange(4.0), np.zeros(4)), relation)) == 2  # k=1
