@@ -291,8 +291,9 @@ def _add_audit(sub: argparse.ArgumentParser) -> Runner:
                           "confirmed ones bets too, with a quarter of the wealth; each draws "
                           "4096 per side (a 32nd of --samples if less), then at most two at "
                           "a time draw on while their wealth grows. A thorough setting for "
-                          "subsampled, randomised-response and other mixture releases, "
-                          "whose exposing pair the pilot cannot rank; about 2-4x the "
+                          "releases whose exposing pair a few pilot draws cannot rank "
+                          "(subsampled, randomised-response and other mixtures, selections, "
+                          "counts, non-linear functions of the noise); about 2-4x the "
                           "default's time for a vectorised release, more for a slow one")
     sub.add_argument("--seed", type=int, help="seed (default: fresh entropy, printed)")
     sub.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")

@@ -457,10 +457,17 @@ def _support_reading_line(d: dict) -> str:
         return (f"; witness by float support, whose categories differ mostly in their "
                 f"exponents ({tvs}): the values' law depends on the data, not only their "
                 "low bits; a calibration error shows here too (see the other lines)")
-    return (f"; witness by float support: the low bits depend on the data ({tvs}): a "
-            "float-release leak where a query and its noise are added; where noisy values "
-            "are transformed (multiplied, clipped, rooted) the low bits also carry their "
-            "law, so a calibration error shows here too (see the other lines)")
+    if r.get("reading") == "grids":
+        g0, g1 = r.get("grid_exponents", (math.nan, math.nan))
+        return (f"; witness by float support: each side's outputs lie on a power-of-two "
+                f"grid of its own (2^{g0} on one, 2^{g1} on the other): a float-safe "
+                "release rounds to a grid set by its noise scale, so that scale moves with "
+                "the data (a scale read off the private data), not the float rounding")
+    return (f"; witness by float support: the low bits depend on the data ({tvs}); three "
+            "causes show so: a query and its noise added in floats (the float-release "
+            "leak), an exact value read off the data added to or multiplied into a noisy "
+            "one after its noise (an un-noised width, scale or covariance), or a noise law "
+            "that moves with the data (a calibration error; see the other lines)")
 
 
 def _boundary_line(b: dict | None) -> str:
@@ -493,7 +500,8 @@ def _group_sizes_line(g: dict | None) -> str:
 #: Said by a sequential black-box audit that found nothing on the pairs a pilot chose.
 UNBET_PAIRS_HINT = ("; the other {rest} piloted pair(s) were not bet on: without a model, a "
                     "few draws per pair chose these {k}, and a leak those draws cannot rank "
-                    "(a selection, a count, a mixture) may sit on another pair: --evidence "
+                    "(a selection, a count, a mixture, a non-linear function of the noise) "
+                    "may sit on another pair: --evidence "
                     "(evidence=True) bets on every pair, in about 2-4x the time")
 
 

@@ -681,10 +681,17 @@ def test_a_float_support_witness_says_whether_low_bits_or_magnitudes_separate():
            "support_reading": {"tv_exponent": 0.02, "tv_low_bits": 0.2, "reading": "low bits"}}
     line = _support_reading_line(low)
     assert "the low bits depend on the data" in line
-    # noisy values transformed after rounding (synthetic rows mean + clip(sd, 0) * z) show
-    # an under-noised statistic in their low bits: the line leaves room for it
-    assert "float-release leak where a query and its noise are added" in line
-    assert "a calibration error shows here too" in line
+    # noisy values transformed after rounding (synthetic rows mean + clip(sd, 0) * z, an
+    # interval noisy mean ± the data's own sd) show an un-noised statistic in their low
+    # bits: the line names it beside the float-release leak and a calibration error
+    assert "a query and its noise added in floats (the float-release leak)" in line
+    assert "an exact value read off the data added to or multiplied into" in line
+    assert "a calibration error" in line
+    grids = {"witness_test": "float support",
+             "support_reading": {"tv_exponent": 0.0, "tv_low_bits": 0.5, "reading": "grids",
+                                 "grid_exponents": [-14, -13]}}
+    line = _support_reading_line(grids)
+    assert "(2^-14 on one, 2^-13 on the other)" in line and "not the float rounding" in line
     mag = {"witness_test": "float support",
            "support_reading": {"tv_exponent": 0.8, "tv_low_bits": 0.0, "reading": "magnitudes"}}
     assert "a calibration error shows here too" in _support_reading_line(mag)
@@ -704,3 +711,25 @@ def test_a_float_support_witness_says_whether_low_bits_or_magnitudes_separate():
                                   "negative_zero_share": 0.6, "reading": "signed zeros"}}
     line = _support_reading_line(signed)
     assert "-0.0 on one side only (0.6 of its outputs)" in line and "calibration" not in line
+
+
+def test_A7_a_float_support_reading_tells_a_grid_set_by_a_data_dependent_scale():
+    """float_safe_release rounds to 2^(floor(log2 sd) - GRID_BITS): an sd read off the data
+    that crosses a power of two puts the two sides on grids a factor 2 apart. The reading
+    names the two grids (exact: the lowest set bit of each output), while a float-safe
+    release at one public sd, raw floats and a grid fixed on both sides read otherwise."""
+    from dpgp_audit.audit.blackbox.scores import float_support_reading, grid_exponent
+    from dpgp_audit.privacy.float_release import GRID_BITS, release_grid
+
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((4000, 1))
+    lo, hi = (float_safe_release(0.3, sd * z, sd) for sd in (0.9, 1.1))  # binades -1 and 0
+    assert grid_exponent(lo[:, 0]) == -1 - GRID_BITS == np.log2(release_grid(0.9))
+    assert grid_exponent(hi[:, 0]) == -GRID_BITS
+    r = float_support_reading(lo, hi)
+    assert r["reading"] == "grids" and r["grid_exponents"] == [-1 - GRID_BITS, -GRID_BITS]
+    same = float_support_reading(float_safe_release(0.3, 0.9 * z, 0.9),
+                                 float_safe_release(0.7, 0.9 * z, 0.9))
+    assert same["reading"] != "grids" and "grid_exponents" not in same
+    assert grid_exponent(0.3 + z[:, 0]) is None  # raw floats: their spacing, not a grid
+    assert grid_exponent(np.ldexp(np.arange(1.0, 10.0), -3)) is None  # under 16 outputs

@@ -64,6 +64,8 @@ __all__ = [
     "KDEScore",
     "FLOAT_GRID_MIN",
     "FLOAT_TRAILING_CAP",
+    "GRID_COARSENESS",
+    "GRID_SHARE",
     "BinadeGrid",
     "FittedScore",
     "FloatSupportScore",
@@ -89,6 +91,7 @@ __all__ = [
     "release_format_bits",
     "float_support_evidence",
     "float_support_reading",
+    "grid_exponent",
     "ledoit_wolf",
     "looks_discrete",
 ]
@@ -1230,7 +1233,10 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
         ``"atoms"`` (a point mass at a data-dependent value), ``"integers"`` (every output
         on both sides a whole number, a count or an index, so exponents and trailing zeros
         are the values' magnitudes and parities: their law depends on the data, not a
-        float-release leak), ``"low bits"`` (a support that
+        float-release leak), ``"grids"`` (the low bits separate the sides more than the
+        exponents, and each side lies on a coarse power-of-two grid of its own,
+        ``grid_exponents``: a float-safe release whose grid, set by its noise scale, moved
+        with the data, so the scale is read off the data), ``"low bits"`` (a support that
         depends on the data: the float release itself) or ``"magnitudes"`` (the values' law
         depends on the data more than their low bits: look at the calibration too).
     """
@@ -1250,16 +1256,64 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     e0, t0 = parts(c0)
     e1, t1 = parts(c1)
     tv_e, tv_t = _total_variation(e0, e1), _total_variation(t0, t1)
+    grids = _grid_change(X0, X1)
     if signed >= SUPPORT_ATOM_SHARE:
         reading = "signed zeros"
     elif _integral(X0) and _integral(X1):  # counts: every value an atom, categories are
         reading = "integers"  # magnitudes and parities
     elif atoms >= SUPPORT_ATOM_SHARE:
         reading = "atoms"
-    else:
-        reading = "low bits" if tv_t >= tv_e else "magnitudes"
-    return {"tv_exponent": tv_e, "tv_low_bits": tv_t, "atom_share": atoms,
-            "negative_zero_share": signed, "reading": reading}
+    elif tv_t < tv_e:
+        reading = "magnitudes"
+    else:  # the low bits separate the sides: two coarse grids, or the floats themselves
+        reading = "low bits" if grids is None else "grids"
+    out = {"tv_exponent": tv_e, "tv_low_bits": tv_t, "atom_share": atoms,
+           "negative_zero_share": signed, "reading": reading}
+    if reading == "grids":
+        out["grid_exponents"] = list(grids)
+    return out
+
+
+#: Least share of a coordinate's outputs whose lowest set bit is the grid's (an integer
+#: multiple k·2^g has k odd half the time) for :func:`grid_exponent` to read a grid.
+GRID_SHARE = 0.25
+#: Binary digits by which a grid must be coarser than the float spacing at the largest
+#: output, for :func:`grid_exponent` (raw floats sit on the spacing itself).
+GRID_COARSENESS = 8
+
+
+def grid_exponent(x: np.ndarray) -> int | None:
+    """The ``g`` of a coarse power-of-two grid ``2^g`` that a coordinate's outputs lie on.
+
+    A float-safe release (``privacy.float_release``) rounds to ``2^g`` with ``g`` set by its
+    noise scale alone, far above the spacing of doubles. The lowest set bit of each
+    non-zero finite output is read exactly from its mantissa; ``g`` is their minimum when at
+    least :data:`GRID_SHARE` of the outputs have it and it lies at least
+    :data:`GRID_COARSENESS` binary digits above the spacing at the largest output.
+    ``None`` otherwise (raw floats, fewer than 16 non-zero outputs).
+    """
+    v = np.abs(np.asarray(x, dtype=float).ravel())
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size < 16:
+        return None
+    m, e = np.frexp(v)  # v = m · 2^e, m in [1/2, 1): the mantissa is the integer m · 2^53
+    mant = np.ldexp(m, 53).astype(np.int64)
+    low = e.astype(np.int64) - 53 + np.log2(mant & -mant).astype(np.int64)
+    g = int(low.min())
+    if np.mean(low == g) < GRID_SHARE or g - (int(e.max()) - 53) < GRID_COARSENESS:
+        return None
+    return g
+
+
+def _grid_change(X0: np.ndarray, X1: np.ndarray) -> tuple[int, int] | None:
+    """``(g₀, g₁)`` of the first coordinate whose two sides lie on different coarse grids."""
+    A = np.asarray(X0, dtype=float).reshape(len(X0), -1)
+    B = np.asarray(X1, dtype=float).reshape(len(X1), -1)
+    for j in range(min(A.shape[1], B.shape[1])):
+        g0, g1 = grid_exponent(A[:, j]), grid_exponent(B[:, j])
+        if g0 is not None and g1 is not None and g0 != g1:
+            return g0, g1
+    return None
 
 
 def _integral(X: np.ndarray) -> bool:
