@@ -931,7 +931,10 @@ def _run_audit(args: argparse.Namespace) -> int:
     if not built:  # --all --data and no entry takes the data
         raise UsageError(f"no catalogue mechanism can be built on {args.data}: "
                          + "; ".join(s["why"] for s in skipped[:3]))
-    print(f"seed: {seed}   (rerun with --seed {seed} to reproduce)")
+    print(f"seed: {seed}   (rerun with --seed {seed} to reproduce"
+          + (f"; in Python the audit's generator is np.random.default_rng("
+             f"np.random.SeedSequence({seed}).spawn(1)[0]), not default_rng({seed})"
+             if len(built) == 1 else "") + ")")
     from dpgp_audit.audit.blackbox.executors import executor_from_address
 
     executor = executor_from_address(args.scheduler)

@@ -39,6 +39,20 @@ place of the release's own:
   (:mod:`~dpgp_audit.audit.positions`) finds the place. Twin: the sensitivity ``2b``, the
   kernel's supremum over every input.
 
+A sixth reads its noise scale off the groups' own sizes (a tenth hunt):
+
+* :class:`ArmGapLaplace` — whole rows, sample only, the difference of the mean targets of
+  the two public x-groups (``x >= edge`` against ``x < edge``) plus Laplace noise.
+  ``scale_for="sizes"`` (BUG, planted): the scale ``2b(1/n₁ + 1/n₀)/ε`` from the groups'
+  sizes, each guarded by ``max(n_g, 1)``, which are private under whole rows: neighbours
+  that move a row between the groups release Laplace laws of unequal scale (ε = ∞). On
+  the user's data (ten rows a group) one record moves the scale by about a tenth; where a
+  group holds one row and a second joins it, it halves. ``scale_for="nominal"`` (twin): the
+  groups' totals over the nominal size ``n/2``, noised for their sensitivity ``4b/n``
+  (a row leaving one group for the other moves both totals by at most b each). The
+  grey-box auditor's group-size pairs
+  (:func:`~dpgp_audit.audit.neighbours.group_size_pairs`) show the bug.
+
 A fifth hides its worst pairs behind a refusal of small datasets:
 
 * :class:`MinSizeLaplaceMean` — whole rows, the mean of ``|y| <= b`` plus Laplace noise,
@@ -76,10 +90,10 @@ from dpgp_audit.privacy.float_release import (
     round_to_grid,
 )
 
-__all__ = ["ClippedMeanRelease", "GroupMeans", "KernelSumAtPoint", "MaxScaledLaplaceSum",
-           "MinSizeLaplaceMean", "build_clipped_mean", "build_group_means", "build_kernel_sum",
-           "build_max_scaled", "build_min_size_mean", "clipped_mean_data",
-           "kernel_sum_true_epsilon", "true_epsilon"]
+__all__ = ["ArmGapLaplace", "ClippedMeanRelease", "GroupMeans", "KernelSumAtPoint",
+           "MaxScaledLaplaceSum", "MinSizeLaplaceMean", "build_arm_gap", "build_clipped_mean",
+           "build_group_means", "build_kernel_sum", "build_max_scaled", "build_min_size_mean",
+           "clipped_mean_data", "kernel_sum_true_epsilon", "true_epsilon"]
 
 
 # ----------------------------------------------------------------------------- the bound
@@ -434,5 +448,77 @@ def build_min_size_mean(scale_for: str):  # noqa: ANN201 - a build function for 
 
     def build(data: Dataset, *, epsilon: float) -> MinSizeLaplaceMean:
         return MinSizeLaplaceMean(epsilon=epsilon, cohort=data.n, scale_for=scale_for)
+
+    return build
+
+
+@dataclass(frozen=True, eq=False)
+class ArmGapLaplace:
+    """``mean(y | x >= edge) − mean(y | x < edge) + Lap(scale)``, whole rows, ``|y| <= b``.
+
+    ``scale_for="sizes"`` (BUG, planted): each group's own mean (0 for an empty group) and
+    the scale ``2b(1/n₁ + 1/n₀)/ε`` from the group sizes, each at least 1 — a hurried
+    reading of "the difference of two means moves by at most 2b/n₁ + 2b/n₀". The sizes are
+    private, so the noise law moves with the data: ε = ∞. ``scale_for="nominal"`` (twin):
+    ``(T₁ − T₀)/(n/2)`` for the groups' totals ``T``, scale ``4b/(n ε)`` from the public
+    size n, private for every pair. Both refuse a dataset of another size than the one they
+    were built for (the tiny datasets would show the bug otherwise) and are sample only.
+    """
+
+    epsilon: float
+    n_rows: int
+    scale_for: str = "sizes"
+    edge: float = 5.0
+    b: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_positive_int("n_rows", self.n_rows)
+        if self.scale_for not in ("sizes", "nominal"):
+            raise ValueError(f"scale_for must be 'sizes' or 'nominal', got {self.scale_for!r}")
+
+    def weights(self, X: np.ndarray) -> tuple[np.ndarray, float]:
+        """The query's weights on the targets and the Laplace scale, for inputs ``X``."""
+        upper = np.asarray(X, dtype=float).reshape(len(X), -1)[:, 0] >= self.edge
+        if self.scale_for == "nominal":
+            half = self.n_rows / 2.0
+            return np.where(upper, 1.0, -1.0) / half, 4.0 * self.b / (self.n_rows * self.epsilon)
+        n1, n0 = max(int(upper.sum()), 1), max(int((~upper).sum()), 1)
+        return (np.where(upper, 1.0 / n1, -1.0 / n0),
+                2.0 * self.b * (1.0 / n1 + 1.0 / n0) / self.epsilon)
+
+    def float_release(self) -> FloatRelease:
+        """The grid and float τ of the scale on two groups of n/2.
+
+        The twin's on every dataset, the bug's on balanced data only (issue 20 §4).
+        """
+        per_size = 8.0 if self.scale_for == "sizes" else 4.0
+        return laplace_release([per_size * self.b / (self.n_rows * self.epsilon)])
+
+    @property
+    def claim(self) -> PureDP:
+        """ε-DP under whole-row substitution, ``|y| <= b``, with :meth:`float_release`'s τ."""
+        return PureDP(epsilon=self.epsilon, relation=whole_rows(self.b),
+                      domain=PublicDomain(self.b), float_tv=self.float_release().tv)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, 1), rounded to the grid of the scale (issue 20 §4)."""
+        data = check_dataset(data)
+        if data.n != self.n_rows:
+            raise ValueError(f"built for {self.n_rows} rows, got {data.n}")
+        y = np.asarray(data.y, dtype=float)
+        if np.any(np.abs(y) > self.b):
+            raise ValueError(f"y: targets outside |y| <= {self.b:g}")
+        n = check_positive_int("n", n)
+        w, scale = self.weights(data.X)
+        return laplace_release([scale]).round_linear(
+            w[None, :], y, laplace_noise_exact_uniform(scale, (n, 1), check_rng(rng)))
+
+
+def build_arm_gap(scale_for: str):  # noqa: ANN201 - a build function for the zoo
+    """``build(data, epsilon)`` for :class:`ArmGapLaplace` on the data's public size."""
+
+    def build(data: Dataset, *, epsilon: float) -> ArmGapLaplace:
+        return ArmGapLaplace(epsilon=epsilon, n_rows=data.n, scale_for=scale_for)
 
     return build

@@ -169,6 +169,10 @@ def controls() -> tuple[Control, ...]:
                 "Control: kernel-weighted sum at a public point, sensitivity 2b (the kernel's "
                 "supremum; whole rows, sample only)",
                 pp.build_kernel_sum(False), default_dataset, dict(_GAUSS)),
+        Control("A.5/arm-gap-nominal",
+                "Control: difference of two x-groups' totals over the nominal size n/2, Laplace "
+                "noise for 4b/n (whole rows, sample only)",
+                pp.build_arm_gap("nominal"), default_dataset, dict(_PURE)),
         Control("A.5/mean-min-size",
                 f"Control: Laplace mean refusing fewer than {pp.MIN_ROWS} rows, noise for the "
                 "smallest size it accepts (whole rows, sample only)",
@@ -435,6 +439,12 @@ def _pair_blindspots() -> list[Bug]:
             pp.build_min_size_mean("cohort"), default_dataset, dict(_PURE),
             "A.5/mean-min-size", min_size.true_epsilon(), "blackbox", 2_000,
             bug_class="a refusal of small datasets (pairs at the smallest accepted size)"),
+        Bug("planted/arm-gap-size-scale", "A.5",
+            "difference of two x-groups' mean targets, Laplace scale read off the groups' "
+            "private sizes (whole rows, sample only)",
+            pp.build_arm_gap("sizes"), default_dataset, dict(_PURE),
+            "A.5/arm-gap-nominal", math.inf, "greybox", 0,
+            bug_class="a noise scale read off group sizes (the smallest input groups)"),
     ]
 
 

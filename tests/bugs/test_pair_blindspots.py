@@ -26,7 +26,8 @@ CASES = [("planted/laplace-max-scaled", "A.5/laplace-sum-declared-bound", "black
          ("planted/group-means-balanced", "A.5/group-means-nominal", "sensitivity"),
          ("planted/clipped-mean-half-swing", "A.5/clipped-mean", "sensitivity"),
          ("planted/kernel-sum-data-sensitivity", "A.5/kernel-sum-at-point", "greybox"),
-         ("planted/mean-min-size-cohort-scale", "A.5/mean-min-size", "blackbox")]
+         ("planted/mean-min-size-cohort-scale", "A.5/mean-min-size", "blackbox"),
+         ("planted/arm-gap-size-scale", "A.5/arm-gap-nominal", "greybox")]
 NEW_FAMILIES = ("base: ", "full swing: ", "tail count: ")  # the whole-dataset bases
 
 
@@ -155,3 +156,48 @@ def test_A5_the_min_size_true_epsilon_is_the_cohort_over_the_minimum():
     assert (2.0 / pp.MIN_ROWS) / twin.scale == pytest.approx(1.0)  # private at every size
     with pytest.raises(ValueError, match="at least 5 rows"):
         twin.sample(Dataset(data.X[:4], data.y[:4]), 1, rng=np.random.default_rng(0))
+
+
+def test_A5_the_arm_gap_scales_and_the_twins_sensitivity():
+    """The bug's Laplace scale 2b(1/n1 + 1/n0)/eps is the claim's on the default data's two
+    groups of ten (0.4), moves by 1 % when one row changes group there, and by a factor
+    19/10 where a group of one gains a second row (two Laplace laws of unequal scale: the
+    loss is unbounded, true eps = inf). The twin's query (T1 - T0)/(n/2) moves by at most
+    4b/n, reached by one target flipped within a group, on every generated pair and every
+    group-size pair."""
+    from dpgp_audit.audit.neighbours import group_size_pairs
+
+    rows = {b.id: b for b in zoo.planted()}
+    assert rows["planted/arm-gap-size-scale"].true_epsilon == np.inf
+    mech, data = get("planted/arm-gap-size-scale").make()
+    upper = data.X[:, 0] >= mech.edge
+    assert (int(upper.sum()), data.n) == (10, 20)
+    assert mech.weights(data.X)[1] == pytest.approx(0.4)
+    moved = data.with_row(int(np.flatnonzero(~upper)[0]), np.array([9.0]), 0.0)
+    assert mech.weights(moved.X)[1] / mech.weights(data.X)[1] == pytest.approx(
+        (1 / 11 + 1 / 9) / 0.2)
+    for p in group_size_pairs(data, mech.claim.relation)[::2]:  # one row joined by another
+        s0, s1 = mech.weights(p.d0.X)[1], mech.weights(p.d1.X)[1]
+        assert s0 / s1 == pytest.approx((1 + 1 / 19) / (1 / 2 + 1 / 18))
+    twin, _ = get("A.5/arm-gap-nominal").make()
+    bound = 4.0 / data.n
+
+    def change(p):
+        return abs(float(twin.weights(p.d1.X)[0] @ p.d1.y - twin.weights(p.d0.X)[0] @ p.d0.y))
+
+    pairs = neighbour_pairs(data, twin.claim.relation, np.random.default_rng(0), y_bound=1.0)
+    pairs += group_size_pairs(data, twin.claim.relation)
+    assert max(change(p) for p in pairs if p.d0.n == data.n) == pytest.approx(bound)
+    assert twin.weights(data.X)[1] * twin.epsilon == pytest.approx(bound)  # scale = 4b/(n eps)
+
+
+def test_A9_the_arm_gap_is_found_only_at_the_smallest_groups(monkeypatch):
+    """Without the grey-box step that surveys the smallest input groups, the default path
+    finds nothing on seeds 0 and 1 (every generated pair keeps both groups near ten rows)."""
+    from dpgp_audit.audit import boundary
+
+    monkeypatch.setattr(boundary, "with_group_sizes", lambda m, survey, *a, **k: (survey, []))
+    mech, data = get("planted/arm-gap-size-scale").make()
+    for seed in (0, 1):
+        report = audit_mechanism(mech, data, np.random.default_rng(seed))
+        assert report.verdict is not Verdict.VIOLATION, report.table()
