@@ -39,20 +39,6 @@ place of the release's own:
   (:mod:`~dpgp_audit.audit.positions`) finds the place. Twin: the sensitivity ``2b``, the
   kernel's supremum over every input.
 
-A sixth reads its noise scale off the groups' own sizes (a tenth hunt):
-
-* :class:`ArmGapLaplace` — whole rows, sample only, the difference of the mean targets of
-  the two public x-groups (``x >= edge`` against ``x < edge``) plus Laplace noise.
-  ``scale_for="sizes"`` (BUG, planted): the scale ``2b(1/n₁ + 1/n₀)/ε`` from the groups'
-  sizes, each guarded by ``max(n_g, 1)``, which are private under whole rows: neighbours
-  that move a row between the groups release Laplace laws of unequal scale (ε = ∞). On
-  the user's data (ten rows a group) one record moves the scale by about a tenth; where a
-  group holds one row and a second joins it, it halves. ``scale_for="nominal"`` (twin): the
-  groups' totals over the nominal size ``n/2``, noised for their sensitivity ``4b/n``
-  (a row leaving one group for the other moves both totals by at most b each). The
-  grey-box auditor's group-size pairs
-  (:func:`~dpgp_audit.audit.neighbours.group_size_pairs`) show the bug.
-
 A fifth hides its worst pairs behind a refusal of small datasets:
 
 * :class:`MinSizeLaplaceMean` — whole rows, the mean of ``|y| <= b`` plus Laplace noise,
@@ -63,6 +49,21 @@ A fifth hides its worst pairs behind a refusal of small datasets:
   the scale ``2b/(ε n_min)`` of the smallest size it accepts, private at every size. The
   pairs on the smallest accepted size (:func:`~dpgp_audit.audit.neighbours.smallest_accepted_size`)
   show the bug.
+
+A sixth reads its noise scale off the groups' own sizes (a tenth hunt):
+
+* :class:`ArmGapLaplace` — whole rows, sample only, the difference of the mean targets of
+  the two public x-groups (``x >= edge`` against ``x < edge``) plus Laplace noise.
+  ``scale_for="sizes"`` (BUG, planted): the scale ``2b(1/n₁ + 1/n₀)/ε`` from the groups'
+  sizes, each guarded by ``max(n_g, 1)``, which are private under whole rows: neighbours
+  that move a row between the groups release Laplace laws of unequal scale (ε = ∞). On
+  the user's data (ten rows a group) one record moves the scale by about 1 %; where a
+  group holds one row and a second joins it, it nearly halves.
+  ``scale_for="nominal"`` (twin): the groups' totals over the nominal size ``n/2``, noised
+  for their sensitivity ``4b/n`` (a row leaving one group for the other moves both totals
+  by at most b each). The
+  grey-box auditor's group-size pairs
+  (:func:`~dpgp_audit.audit.neighbours.group_size_pairs`) show the bug.
 
 Never use these mechanisms on data.
 """
