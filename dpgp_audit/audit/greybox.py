@@ -474,7 +474,8 @@ class PairCoupling:
     index, label
         The pair's position in the list audited, and its label.
     status
-        ``"additive"`` (verified affine in Gaussian or Laplace noise), ``"additive-mixed"``,
+        ``"additive"`` (verified affine in Gaussian or Laplace noise), ``"additive-part"``
+        (bounded on the outputs that are: :func:`_on_affine_outputs`), ``"additive-mixed"``,
         ``"diverges"`` (a), ``"noise-depends-on-data"`` (b), ``"noise-free-output"``,
         ``"no-noise"``, ``"one-side-no-noise"``, ``"not-additive"`` (an affine fit checked and
         failed), ``"unfitted"`` (too few releases in the call to check one),
@@ -1668,6 +1669,63 @@ def _unbounded_status(des0: NoiseDesign | str, des1: NoiseDesign | str,
     return "not-additive", {}
 
 
+#: Most outputs a release may have for :func:`_on_affine_outputs` to fit them one by one.
+MAX_PART_OUTPUTS = 64
+#: Statuses of a pair bounded on the affine part of its outputs (:func:`_on_affine_outputs`).
+_PART_OF = ("additive", "additive-grid", "additive-mixed")
+
+
+def _on_affine_outputs(run: CoupledRun, index: int, label: str,
+                       claim: tuple[str, float, float | None],
+                       designs: tuple[NoiseDesign, NoiseDesign], float_tv: float
+                       ) -> PairCoupling | None:
+    """The pair bounded on the outputs that are affine in the recorded noise, the rest left out.
+
+    A release of a noisy statistic beside a transform of it — a p-value, an interval end, a
+    decision — is not affine in its noise as a whole, so the survey bounds nothing; the
+    noisy statistic alone is. Each output is fitted on its own (both sides); the outputs
+    that fit, when some but not all do, are analysed as a release of their own
+    (:func:`_analyse_run`). That part is a post-processing of the release, so a bound on it
+    bounds the release from below, and a violation found on it is definitive; the pair's
+    status is ``"additive-part"`` (never read as exact for the whole release), with the
+    outputs kept in ``extra["outputs"]``. ``None`` when no output or every output fits,
+    when the part gives no bound, or for more than :data:`MAX_PART_OUTPUTS` outputs.
+    """
+    k = run.out0.shape[1]
+    if not 1 < k <= MAX_PART_OUTPUTS:
+        return None
+    des0, des1 = designs
+
+    def fits(j: int) -> bool:  # affine in the noise on both sides, exactly or up to a grid
+        o0, o1 = run.out0[:, [j]], run.out1[:, [j]]
+        if isinstance(fit_affine(o0, des0.E), AffineFit) and isinstance(fit_affine(o1, des1.E),
+                                                                        AffineFit):
+            return True
+        return all(isinstance(fit_grid([o], d.E, d.cov), GridFit)
+                   for o, d in ((o0, des0), (o1, des1)))
+
+    cols = [j for j in range(k) if fits(j)]
+    if not cols or len(cols) == k:
+        return None
+    sub = dataclasses.replace(run, out0=run.out0[:, cols], out1=run.out1[:, cols])
+    res = _analyse_run(sub, index, label, claim, None, float_tv=float_tv)
+    if res.status not in _PART_OF or math.isnan(res.estimate):
+        return None
+
+    def full(v: np.ndarray | None) -> np.ndarray | None:
+        if v is None:
+            return None
+        out = np.zeros(k)
+        out[cols] = v
+        return out
+
+    return dataclasses.replace(
+        res, status="additive-part", delta_out=full(res.delta_out), direction=full(res.direction),
+        extra={**res.extra, "outputs": cols, "part_status": res.status},
+        detail=(f"output(s) {cols} of {k} alone, the others not affine in the recorded noise "
+                f"(a transform of it, left out): {res.detail}"))
+
+
 def _analyse_run(run: CoupledRun, index: int, label: str,
                  claim: tuple[str, float, float | None],
                  maps: dict[tuple, np.ndarray] | None = None, *,
@@ -1736,6 +1794,11 @@ def _analyse_run(run: CoupledRun, index: int, label: str,
                 return grid
             reason = f"{reason}; {grid}"
         status, extra = _unbounded_status(des0, des1, reason)
+        if status == "not-additive" and isinstance(des0, NoiseDesign) \
+                and isinstance(des1, NoiseDesign):
+            part = _on_affine_outputs(run, index, label, claim, (des0, des1), float_tv)
+            if part is not None:
+                return part
         return PairCoupling(status=status, score=score, delta_out=mean, spread=spread,
                             detail=f"{reason}; {how}", extra=extra, **base)
     assert isinstance(des0, NoiseDesign) and isinstance(des1, NoiseDesign)
@@ -1836,8 +1899,8 @@ def _confirm(first: PairCoupling, second: PairCoupling, run1: CoupledRun,
     """Keep a definitive finding only if a second seed reproduces it; else demote to a lead."""
     runs = first.runs + second.runs
     rel = first.releases + second.releases
-    if first.status in ("additive-grid", "unequal-scale"):  # a bound: the second seed must
-        # give one beyond the claim too
+    if first.status in ("additive-grid", "unequal-scale", "additive-part"):  # a bound: the
+        # second seed must give one beyond the claim too
         if second.status == first.status and second.finding == "violation":
             return _replace(first, runs=runs, releases=rel,
                             score=min(first.score, second.score),
@@ -1975,7 +2038,7 @@ class CouplingSurvey:
         exact = [c for _, c in ranked if not math.isnan(c.estimate)
                  and c.status in ("additive", "no-noise", "one-side-no-noise")]
         bounded = [c for _, c in ranked if not math.isnan(c.estimate)
-                   and c.status == "additive-grid"]
+                   and c.status in ("additive-grid", "additive-part")]
         statuses: dict[str, int] = {}
         for c in self.couplings:
             statuses[c.status] = statuses.get(c.status, 0) + 1
@@ -2008,16 +2071,18 @@ class CouplingSurvey:
             top = violations[0]
             verdict, estimate = Verdict.VIOLATION, top.estimate
             guarantee = {"additive-grid": Guarantee.GREYBOX_GRID,
-                         "unequal-scale": Guarantee.GREYBOX_SCALE}.get(top.status,
-                                                                       Guarantee.GREYBOX_EXACT)
+                         "unequal-scale": Guarantee.GREYBOX_SCALE,
+                         "additive-part": Guarantee.GREYBOX_PART}.get(top.status,
+                                                                      Guarantee.GREYBOX_EXACT)
         elif exact:
             top = max(exact, key=lambda c: c.estimate)
             verdict, guarantee, estimate = Verdict.NO_EVIDENCE, Guarantee.GREYBOX_EXACT, \
                 top.estimate
         elif bounded:
             top = max(bounded, key=lambda c: c.estimate)
-            verdict, guarantee, estimate = Verdict.NO_EVIDENCE, Guarantee.GREYBOX_GRID, \
-                top.estimate
+            verdict, estimate = Verdict.NO_EVIDENCE, top.estimate
+            guarantee = Guarantee.GREYBOX_PART if top.status == "additive-part" \
+                else Guarantee.GREYBOX_GRID
         else:
             top = ranked[0][1] if ranked else None
             verdict, guarantee, estimate = Verdict.INCONCLUSIVE, Guarantee.GREYBOX_LEAD, \

@@ -70,6 +70,10 @@ class Guarantee(StrEnum):
                      "coupled runs (each side's release verified affine in its own Gaussian "
                      "or Laplace noise, up to rounding to the grid its outputs show, the "
                      "noise scale differing between D and D'); no alpha spent")
+    GREYBOX_PART = ("a lower bound for the witness pair from the outputs verified affine in "
+                    "the noise drawn from the handed generator (exactly or up to a grid), the "
+                    "other outputs left out (a part of a release is a post-processing of it); "
+                    "no alpha spent")
     GREYBOX_LEAD = ("exploratory (grey-box coupling): leads and a pair ranking only, no "
                     "guarantee; the white-box and black-box auditors certify")
 
