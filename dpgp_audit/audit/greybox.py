@@ -2092,7 +2092,8 @@ class CouplingSurvey:
             details.update(witness={**pair.as_dict()}, witness_label=pair.label,
                            witness_index=top.index, witness_coupling=top.as_dict())
         details["exact_pairs"] = len(exact)
-        details["grid_bounded_pairs"] = len(bounded)
+        details["grid_bounded_pairs"] = sum(c.status == "additive-grid" for c in bounded)
+        details["part_bounded_pairs"] = sum(c.status == "additive-part" for c in bounded)
         return AuditResult(auditor="greybox", verdict=verdict, guarantee=guarantee,
                            estimate=float(estimate), claimed=float(claimed),
                            quantity=quantity, alpha=None, details=details)

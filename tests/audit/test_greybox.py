@@ -1656,6 +1656,7 @@ def test_A9_a_release_with_a_transformed_output_is_bounded_on_its_affine_part():
     assert res.verdict is Verdict.VIOLATION and res.guarantee is Guarantee.GREYBOX_PART
     assert 0.99 * true <= res.estimate <= true * (1 + 1e-9)
     assert res.details["witness_coupling"]["status"] == "additive-part"
+    assert (res.details["part_bounded_pairs"], res.details["grid_bounded_pairs"]) == (1, 0)
     good = SignCountWithP(2.0)
     ok = audit_greybox(good, [pair], np.random.default_rng(0))
     assert ok.verdict is Verdict.NO_EVIDENCE and ok.guarantee is Guarantee.GREYBOX_PART
