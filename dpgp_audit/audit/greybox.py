@@ -90,7 +90,11 @@ from dpgp_audit.audit.result import AuditResult, Guarantee, Verdict
 from dpgp_audit.contract import ContractError, Mechanism, checked_sample, same_release_shape
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.domain import domain_problem
-from dpgp_audit.privacy.float_release import decode_laplace_exact_uniform
+from dpgp_audit.privacy.float_release import (
+    NO_SET_BIT,
+    decode_laplace_exact_uniform,
+    lowest_set_bits,
+)
 from dpgp_audit.privacy.unequal_scale import (
     FAMILIES,
     ScaleBox,
@@ -827,14 +831,8 @@ def output_grid(out: np.ndarray) -> np.ndarray:
     """
     out = np.atleast_2d(np.asarray(out, dtype=float))
     finite = np.all(np.isfinite(out), axis=0)
-    out = np.where(np.isfinite(out), out, 0.0)
-    mant, expo = np.frexp(out)  # out = mant · 2^expo, 1/2 <= |mant| < 1 (exact)
-    whole = np.abs(mant * 2.0**53).astype(np.int64)  # the 53-bit integer mantissa, exact
-    low = whole & -whole  # its lowest set bit (0 for a zero)
-    bit = np.frexp(low.astype(float))[1] - 1  # log2 of that bit, exact
-    power = np.where(out == 0, np.iinfo(np.int32).max, bit + expo - 53)
-    top = power.min(axis=0)
-    grid = np.where(top == np.iinfo(np.int32).max, np.inf,
+    top = lowest_set_bits(np.where(np.isfinite(out), out, 0.0)).min(axis=0)
+    grid = np.where(top == NO_SET_BIT, np.inf,
                     np.ldexp(1.0, np.minimum(top, 1023).astype(np.int32)))
     return np.where(finite, grid, np.nan)
 

@@ -482,19 +482,22 @@ class ArmGapLaplace:
         """The query's weights on the targets and the Laplace scale, for inputs ``X``."""
         upper = np.asarray(X, dtype=float).reshape(len(X), -1)[:, 0] >= self.edge
         if self.scale_for == "nominal":
-            half = self.n_rows / 2.0
-            return np.where(upper, 1.0, -1.0) / half, 4.0 * self.b / (self.n_rows * self.epsilon)
+            return np.where(upper, 1.0, -1.0) / (self.n_rows / 2.0), self.balanced_scale
         n1, n0 = max(int(upper.sum()), 1), max(int((~upper).sum()), 1)
         return (np.where(upper, 1.0 / n1, -1.0 / n0),
                 2.0 * self.b * (1.0 / n1 + 1.0 / n0) / self.epsilon)
 
-    def float_release(self) -> FloatRelease:
-        """The grid and float τ of the scale on two groups of n/2.
-
-        The twin's on every dataset, the bug's on balanced data only (issue 20 §4).
+    @property
+    def balanced_scale(self) -> float:
+        """The scale on two groups of n/2: the bug's ``2b(2/n + 2/n)/ε`` there, the twin's
+        ``4b/(nε)`` on every dataset.
         """
         per_size = 8.0 if self.scale_for == "sizes" else 4.0
-        return laplace_release([per_size * self.b / (self.n_rows * self.epsilon)])
+        return per_size * self.b / (self.n_rows * self.epsilon)
+
+    def float_release(self) -> FloatRelease:
+        """The grid and float τ of :attr:`balanced_scale` (issue 20 §4)."""
+        return laplace_release([self.balanced_scale])
 
     @property
     def claim(self) -> PureDP:

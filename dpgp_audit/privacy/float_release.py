@@ -52,6 +52,7 @@ __all__ = [
     "GRID_BITS",
     "GUARD_BITS",
     "MEMO_MAX_VALUES",
+    "NO_SET_BIT",
     "NORMAL_COUPLING",
     "NORMAL_LAW_TV",
     "TAIL_SDS",
@@ -67,6 +68,7 @@ __all__ = [
     "laplace_noise_exact_uniform",
     "laplace_release",
     "largest_safe_top",
+    "lowest_set_bits",
     "linear_hi_lo",
     "release_grid",
     "round_to_grid",
@@ -128,6 +130,23 @@ def release_grid(sd: object) -> np.ndarray:
                          "to a float-safe grid")
     _, ex = np.frexp(s)  # s = m · 2^ex, m in [½, 1): ⌊log₂ s⌋ = ex − 1 exactly
     return np.ldexp(np.ones_like(s), ex - 1 - GRID_BITS)
+
+
+#: :func:`lowest_set_bits` of a zero, which has no set bit: above every float's.
+NO_SET_BIT = int(np.iinfo(np.int32).max)
+
+
+def lowest_set_bits(x: object) -> np.ndarray:
+    """For each finite float ``v``, the exponent ``g`` of its lowest set bit: ``v = k · 2^g``
+    with ``k`` odd (:data:`NO_SET_BIT` for a zero). Exact: the lowest bit of the 53-bit
+    integer mantissa. A release rounded to a power-of-two grid Λ has every ``g >= log₂ Λ``.
+    """
+    x = np.asarray(x, dtype=float)
+    mant, expo = np.frexp(x)  # x = mant · 2^expo, 1/2 <= |mant| < 1 (exact)
+    whole = np.abs(mant * 2.0**53).astype(np.int64)  # the 53-bit integer mantissa, exact
+    low = whole & -whole  # its lowest set bit (0 for a zero)
+    bit = np.frexp(low.astype(float))[1] - 1  # log2 of that bit, exact
+    return np.where(x == 0, NO_SET_BIT, bit + expo - 53)
 
 
 def float_delta_budget(epsilon: float | None, delta: float | None) -> float:

@@ -56,6 +56,7 @@ import numpy as np
 from dpgp_audit.audit.blackbox.sampling import ChunkedSampler, child_rngs
 from dpgp_audit.contract import GaussianRelease, Mechanism, same_release_shape
 from dpgp_audit.dataset import Dataset
+from dpgp_audit.privacy.float_release import lowest_set_bits
 
 __all__ = [
     "CANDIDATE_RULE",
@@ -1256,7 +1257,6 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     e0, t0 = parts(c0)
     e1, t1 = parts(c1)
     tv_e, tv_t = _total_variation(e0, e1), _total_variation(t0, t1)
-    grids = _grid_change(X0, X1)
     if signed >= SUPPORT_ATOM_SHARE:
         reading = "signed zeros"
     elif _integral(X0) and _integral(X1):  # counts: every value an atom, categories are
@@ -1266,6 +1266,7 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
     elif tv_t < tv_e:
         reading = "magnitudes"
     else:  # the low bits separate the sides: two coarse grids, or the floats themselves
+        grids = _grid_change(X0, X1)
         reading = "low bits" if grids is None else "grids"
     out = {"tv_exponent": tv_e, "tv_low_bits": tv_t, "atom_share": atoms,
            "negative_zero_share": signed, "reading": reading}
@@ -1296,11 +1297,10 @@ def grid_exponent(x: np.ndarray) -> int | None:
     v = v[np.isfinite(v) & (v > 0)]
     if v.size < 16:
         return None
-    m, e = np.frexp(v)  # v = m · 2^e, m in [1/2, 1): the mantissa is the integer m · 2^53
-    mant = np.ldexp(m, 53).astype(np.int64)
-    low = e.astype(np.int64) - 53 + np.log2(mant & -mant).astype(np.int64)
+    low = lowest_set_bits(v)
     g = int(low.min())
-    if np.mean(low == g) < GRID_SHARE or g - (int(e.max()) - 53) < GRID_COARSENESS:
+    spacing = int(np.frexp(v.max())[1]) - 53  # log2 of the float spacing at the largest
+    if np.mean(low == g) < GRID_SHARE or g - spacing < GRID_COARSENESS:
         return None
     return g
 
