@@ -47,7 +47,10 @@ class MyMechanism:
         #     outside it is refused. Without a domain the auditors may try huge targets,
         #     and floating-point rounding then leaks (the precision auditor reports it).
         # Here targets lie in [-1, 1], so one change moves a target by at most 2.
-        self.n = data.n  # public: outputs-only neighbours have the same size
+        # Under outputs_only the inputs, and so the size, are public: storing it is fine.
+        # A whole_rows claim covers datasets of every size (the audit tries one and two
+        # rows): there, compute what depends on the size from data.n inside sample().
+        self.n = data.n
         # the mean moves by at most 2 / n when one target moves by 2
         self.sigma = analytic_gaussian_sigma(epsilon, delta, self.sensitivity_bound())
         # float_tv: the release is rounded to a public grid (see (2)); its floats are within

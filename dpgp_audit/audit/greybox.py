@@ -1416,6 +1416,12 @@ def _unequal_directions(laws: tuple[_SideLaw, _SideLaw]) -> list[np.ndarray]:
     return [w for w in ws if np.all(np.isfinite(w)) and np.any(w)]
 
 
+#: Where the unequal-scale bound's search for the largest refuted ε stops: it doubles from
+#: 1 and reports at most this value, a lower bound, so a leak that reaches it may be far
+#: larger (the report says so).
+BOUND_SEARCH_CEILING = 512.0
+
+
 def _unequal_compare(dl: Callable[[float], float], quantity: str, claimed: float,
                      claim_delta: float | None, float_tv: float,
                      estimate: bool = True) -> tuple[float, float, dict]:
@@ -1440,9 +1446,9 @@ def _unequal_compare(dl: Callable[[float], float], quantity: str, claimed: float
         # lo is always a point where the bound was seen beyond δ: what is returned is
         # verified, even where dl is not monotone
         lo, hi = 0.0, 1.0
-        while hi < 1e3 and dl(hi) > allowed(hi, delta):
+        while hi <= BOUND_SEARCH_CEILING and dl(hi) > allowed(hi, delta):
             lo, hi = hi, 2.0 * hi
-        while hi < 1e3 and hi - lo > 1e-6 * hi:
+        while hi <= BOUND_SEARCH_CEILING and hi - lo > 1e-6 * hi:
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if dl(mid) > allowed(mid, delta) else (lo, mid)
         return lo
@@ -2092,6 +2098,9 @@ class CouplingSurvey:
         details["exact_pairs"] = len(exact)
         details["grid_bounded_pairs"] = sum(c.status == "additive-grid" for c in bounded)
         details["part_bounded_pairs"] = sum(c.status == "additive-part" for c in bounded)
+        if (verdict is Verdict.VIOLATION and top.status == "unequal-scale"
+                and quantity == "epsilon" and estimate >= BOUND_SEARCH_CEILING):
+            details["estimate_at_ceiling"] = BOUND_SEARCH_CEILING
         return AuditResult(auditor="greybox", verdict=verdict, guarantee=guarantee,
                            estimate=float(estimate), claimed=float(claimed),
                            quantity=quantity, alpha=None, details=details)

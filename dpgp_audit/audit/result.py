@@ -509,6 +509,29 @@ UNBET_PAIRS_HINT = ("; the other {rest} piloted pair(s) were not bet on: without
                     "(evidence=True) bets on every pair, in about 2-4x the time")
 
 
+def _whitebox_pairs_text(d: dict) -> str:
+    """Which pairs the white-box μ covers: with the noise covariance moving with the data on
+    some pairs, the exact μ is the worst over the others only, and those pairs have the
+    Monte Carlo route's ε (the estimate) instead.
+    """
+    pairs = d.get("pairs")
+    unequal = int(d.get("unequal_covariance_pairs") or 0)
+    if not unequal:
+        return f"worst pair mu = {_fmt(float(d['mu']))} over {pairs} pairs; "
+    mc = d.get("monte_carlo") or {}
+    worst = max((row.get("epsilon_lower", 0.0) for row in mc.get("rows", [])), default=None)
+    tail = (f" (Monte Carlo epsilon lower bound {_fmt(float(worst))} at delta "
+            f"{_fmt(float(mc['delta_claim']))})" if worst is not None and "delta_claim" in mc
+            else "")
+    mc_text = (f"{unequal} pair(s) whose noise covariance moves with the data, bounded by "
+               f"Monte Carlo{tail}; ")
+    if "mu" not in d:
+        return mc_text
+    equal = pairs - unequal if isinstance(pairs, int) else "the other"
+    return (f"worst pair mu = {_fmt(float(d['mu']))} over the {equal} pair(s) whose noise "
+            f"covariance is the same on D and D'; " + mc_text)
+
+
 def _unbet_pairs_hint(r: AuditResult) -> str:
     """What to try when the cap was drawn on pilot-chosen pairs and nothing was found."""
     d = r.details
@@ -577,9 +600,9 @@ def _extra_line(r: AuditResult) -> str:
                      f"the {d.get('norm')} bound suits only noise whose density falls with "
                      f"the {d.get('norm')} norm (a K-norm mechanism)")
         return line
-    if r.auditor == "whitebox" and "mu" in d:
-        return (f"worst pair mu = {_fmt(float(d['mu']))} over {d.get('pairs')} pairs; "
-                f"{d.get('scope', '')}{'; ' + d['noise_drawn'] if 'noise_drawn' in d else ''}"
+    if r.auditor == "whitebox" and ("mu" in d or d.get("unequal_covariance_pairs")):
+        return (_whitebox_pairs_text(d) + f"{d.get('scope', '')}"
+                f"{'; ' + d['noise_drawn'] if 'noise_drawn' in d else ''}"
                 f"{'; ' + d['model_check'] if 'model_check' in d else ''}")
     if r.auditor == "greybox":
         st = d.get("statuses", {})
@@ -590,7 +613,10 @@ def _extra_line(r: AuditResult) -> str:
                 + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory)"
                 + _boundary_line(d.get("boundary"))
                 + _positions_line(d.get("positions"))
-                + _group_sizes_line(d.get("group_sizes")) + "; no alpha spent")
+                + _group_sizes_line(d.get("group_sizes"))
+                + (f"; the estimate is the bound search's ceiling "
+                   f"({_fmt(float(d['estimate_at_ceiling']))}): the leak may be far larger"
+                   if "estimate_at_ceiling" in d else "") + "; no alpha spent")
     if r.auditor == "precision":
         return (f"float spacing / noise sd at the largest legal values: "
                 f"{_fmt(float(d.get('max_ratio', 0.0)))}; rounding visible for "

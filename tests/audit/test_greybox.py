@@ -155,6 +155,9 @@ class Noisy:
             return rng.normal(s, self.sigma * (1 + abs(s)), size=(n, 1))
         if k == "scale-map":
             return (s + self.sigma * (1 + abs(s)) * rng.standard_normal(n))[:, None]
+        if k == "scale-jump":  # a scale picked by a branch on the data: 10⁶-fold apart
+            sd = self.sigma * (1e-6 if s > float(np.sum(BASE.y)) else 1.0)
+            return (s + sd * rng.standard_normal(n))[:, None]
         if k == "scale-safe":  # twice the noise, its sd moving 1 % with the sum: private
             return (s + 2 * self.sigma * (1 + 0.01 * abs(s)) * rng.standard_normal(n))[:, None]
         if k in ("scale-grid", "scale-grid-safe"):  # the kit's rounded release, sd from data
@@ -376,6 +379,26 @@ def test_a_noise_scale_that_depends_on_the_data_is_bounded_definitively(kind):
     r = sv.result()
     assert r.verdict is Verdict.VIOLATION and r.guarantee is Guarantee.GREYBOX_SCALE
     assert r.alpha is None and r.details["alpha_spent"] == 0.0
+
+
+def test_a_scale_bound_at_the_search_ceiling_is_said_to_be_one():
+    """Scales 10⁶-fold apart: the bound stops at the search's ceiling, and the report says
+    the estimate is that ceiling and the leak may be far larger (it is: the wide side puts
+    almost all its mass where the narrow side has next to none, so δ(ε) stays near 1 far
+    beyond 512), and a round 512 does not read as a measurement."""
+    from dpgp_audit.audit.greybox import BOUND_SEARCH_CEILING
+    from dpgp_audit.audit.result import AuditReport
+
+    sv = _survey(Noisy(kind="scale-jump"))
+    c = sv.couplings[0]
+    assert c.status == "unequal-scale" and c.finding == "violation", c.detail
+    assert c.estimate == BOUND_SEARCH_CEILING
+    r = sv.result()
+    assert r.details["estimate_at_ceiling"] == BOUND_SEARCH_CEILING
+    line = AuditReport(mechanism="M", claim={}, inputs={}, results=(r,)).table()
+    assert "the estimate is the bound search's ceiling (512): the leak may be far larger" in line
+    modest = _survey(Noisy(kind="scale-map")).result()
+    assert modest.violation and "estimate_at_ceiling" not in modest.details
 
 
 @pytest.mark.parametrize("quantity", ["mu", "rho"])

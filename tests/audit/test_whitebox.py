@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from dpgp_audit.audit.result import Guarantee, Verdict
+from dpgp_audit.audit.result import AuditReport, Guarantee, Verdict, _fmt
 from dpgp_audit.audit.whitebox import (
     audit_whitebox,
     factor_covariance,
@@ -287,6 +287,30 @@ def test_audit_with_data_dependent_covariance(rng):
     assert res.verdict is Verdict.NO_EVIDENCE
     with pytest.raises(ValueError, match="rng"):
         audit_whitebox(mech, [(_data([0.0]), _data([1.0]))])
+
+
+def test_A2_report_says_which_pairs_the_exact_mu_covers(rng):
+    """With the covariance moving on some pairs only, the report's μ is the worst over the
+    equal-covariance pairs, and the line says so and gives the Monte Carlo bound beside it
+    (a μ below the claim next to a huge ε read as a contradiction)."""
+    claim = ApproxDP(epsilon=0.1, delta=1e-3, relation=REL)
+    mech = LinearGaussian(np.eye(1), np.eye(1), claim,
+                          cov_fn=lambda d: np.array([[1.0 + max(d.y[0], 0.0) ** 2]]))
+    pairs = [(_data([0.0]), _data([-0.5])), (_data([-1.0]), _data([-0.8])),
+             (_data([0.0]), _data([1.0]))]
+    res = audit_whitebox(mech, pairs, rng=rng, n_mc=20_000)
+    assert res.details["unequal_covariance_pairs"] == 1 and res.details["mu"] == 0.5
+    line = AuditReport(mechanism="M", claim={}, inputs={}, results=(res,)).table()
+    assert "worst pair mu = 0.5 over the 2 pair(s) whose noise covariance is the same" in line
+    worst = max(r["epsilon_lower"] for r in res.details["monte_carlo"]["rows"])
+    assert f"1 pair(s) whose noise covariance moves with the data, bounded by Monte Carlo " \
+           f"(Monte Carlo epsilon lower bound {_fmt(worst)} at delta 0.001)" in line
+    only = audit_whitebox(mech, pairs[2:], rng=rng, n_mc=20_000)
+    line = AuditReport(mechanism="M", claim={}, inputs={}, results=(only,)).table()
+    assert "worst pair mu" not in line and "1 pair(s) whose noise covariance moves" in line
+    fixed = audit_whitebox(mech, pairs[:2], rng=rng)
+    line = AuditReport(mechanism="M", claim={}, inputs={}, results=(fixed,)).table()
+    assert "worst pair mu = 0.5 over 2 pairs;" in line
 
 
 def test_factor_covariance_reuse_and_same_range():
