@@ -461,7 +461,10 @@ class SensitivityPart(AuditorPart):
             return ("the all-answers relation is probed by the multi-coordinate "
                     "pattern pairs, not by the one-record sensitivity search")
         if not isinstance(mechanism, SensitivityQuery):
-            return "mechanism has no query()/norm/sensitivity_bound() (SensitivityQuery)"
+            return ("mechanism has no query()/norm/sensitivity_bound() (SensitivityQuery); "
+                    "declare them and the checker searches for a pair that moves the query "
+                    "further than your bound (for a selection, such as an exponential "
+                    "mechanism or noisy max: the score vector, norm = Linf())")
         return None
 
     def allowance(self, settings: AuditSettings) -> Allowance:

@@ -364,3 +364,58 @@ def test_A4_a_selections_utility_bound_is_not_read_as_a_noise_norm(rng):
                   ApproxDP(epsilon=1.0, delta=1e-5, relation=outputs_only(1.0))):
         res = check_sensitivity(Selection(W, Linf(), 0.25, level=level), data, rng)
         assert "noise_norm" not in res.details
+
+
+@dataclass(frozen=True, eq=False)
+class ChangePointSelection:
+    """A change point chosen by the exponential mechanism (test double): the score of a split
+    k is the absolute deviation of both segments from the overall mean, which is 2|A_k| for
+    the CUSUM A_k = Σ_{t<k}(y_t − ȳ). The score sensitivity is taken as d ("a reading moves
+    one segment"), but ȳ moves every term: the sup of |Δu(k)| is 2d(1 − 1/T), at k = 1 or
+    T − 1 with every reading on one side."""
+
+    declared: bool = True
+
+    @property
+    def claim(self):
+        from dpgp_audit.privacy.domain import PublicDomain
+
+        return PureDP(epsilon=1.0, relation=outputs_only(2.0), domain=PublicDomain(y_bound=1.0))
+
+    def scores(self, data):
+        c = self.claim.domain.targets(data.y) - np.mean(data.y)
+        left = np.cumsum(c)[:-1]
+        return np.abs(left) + np.abs(c.sum() - left)
+
+    def sample(self, data, n, rng):
+        u = self.scores(data)
+        return (np.argmax(u / (2 * 2.0) + rng.gumbel(size=(n, u.size)), axis=1) + 1.0)[:, None]
+
+
+@dataclass(frozen=True, eq=False)
+class DeclaredChangePoint(ChangePointSelection):
+    norm = Linf()
+
+    def query(self, data):
+        return self.scores(data)
+
+    def sensitivity_bound(self):
+        return 2.0
+
+
+def test_A4_a_selection_declared_as_its_scores_is_searched_and_the_skip_says_how():
+    """Without query the checker is skipped with a line saying what to declare; with the
+    scores declared (L∞, the bound the proof used) it finds a pair beyond it, no further
+    than the closed-form sup 2d(1 − 1/T)."""
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    data = Dataset(np.arange(24.0)[:, None], np.sin(np.arange(24.0) / 3.0))
+    plain = audit_mechanism(ChangePointSelection(), data, np.random.default_rng(1),
+                            auditors=("sensitivity",))
+    assert plain.result("sensitivity") is None
+    assert "for a selection, such as an exponential mechanism or noisy max: the score " \
+           "vector, norm = Linf()" in plain.skipped["sensitivity"]
+    res = audit_mechanism(DeclaredChangePoint(), data, np.random.default_rng(1),
+                          auditors=("sensitivity",)).result("sensitivity")
+    assert res.verdict is Verdict.VIOLATION and res.guarantee is Guarantee.COUNTEREXAMPLE
+    assert 2.0 < res.estimate <= 2 * 2.0 * (1 - 1 / 24) * (1 + 1e-12)
