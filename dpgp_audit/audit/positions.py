@@ -48,7 +48,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,8 +61,8 @@ from dpgp_audit.contract import ContractError, Mechanism
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.claims import Neighbour, NeighbourRelation
 
-__all__ = ["MARGIN", "MAX_CALLS", "MAX_PAIRS", "REFINE_STARTS", "START_POINTS", "SWING_CALLS",
-           "PositionSearch", "flip_pair", "search_positions", "with_positions"]
+__all__ = ["CLUSTER_CALLS", "MARGIN", "MAX_CALLS", "MAX_PAIRS", "REFINE_STARTS", "START_POINTS",
+           "SWING_CALLS", "PositionSearch", "flip_pair", "search_positions", "with_positions"]
 
 #: Positions drawn uniformly from the widened box in the first pass.
 START_POINTS = 24
@@ -77,6 +77,9 @@ MARGIN = 0.1
 #: Coupled calls more for the corner swings of a release the target does not move
 #: (:func:`_swings`).
 SWING_CALLS = 32
+#: Coupled calls more for the moves out of a cluster at a corner of the box, for a release
+#: the target does not move (:func:`_cluster_moves`).
+CLUSTER_CALLS = 80
 #: Halvings of the compass step after which a refinement stops.
 _HALVINGS = 12
 
@@ -227,7 +230,9 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
     finite = [s for s, _ in first if s > -math.inf]
     if not finite or max(finite) <= 0 or min(finite) == max(finite):
         out.flat = True  # the target moves nothing, or moves alike wherever the row sits:
-        return _swings(out, mechanism, data, i, y_hi, lo, hi, seed, max_pairs)  # the inputs
+        out = _swings(out, mechanism, data, i, y_hi, lo, hi, seed, max_pairs)  # the inputs
+        return _cluster_moves(out, mechanism, data, i, starts[-START_POINTS:], lo, hi, seed,
+                              max_pairs)
     found: list[tuple[float, np.ndarray]] = []
     near_lo, near_hi = _box(data, x_bound)  # the compass steps are sized to the data's box
     first_step = 0.5 * (near_hi - near_lo) / START_POINTS ** (1.0 / dim)
@@ -237,23 +242,8 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
                 np.all(np.abs(starts[k] - starts[j]) <= 4 * first_step) for j in chosen):
             chosen.append(k)
     for k in chosen:
-        s = seen[starts[k].tobytes()]
-        x, step = starts[k].copy(), first_step
-        for _ in range(_HALVINGS):
-            if math.isinf(s) or out.calls >= out.max_calls:
-                break
-            moved = False
-            for j in range(dim):  # compass search: each coordinate up and down
-                for sign in (1.0, -1.0):
-                    y = x.copy()
-                    y[j] = np.clip(y[j] + sign * step[j], lo[j], hi[j])
-                    sy = score(y)
-                    if sy > s:
-                        x, s, moved = y, sy, True
-                        break
-            if not moved:
-                step = step / 2
-        found.append((s, x))
+        found.append(_compass(starts[k], seen[starts[k].tobytes()], first_step, lo, hi, score,
+                              out))
     found.sort(key=lambda t: -t[0])
     kept: list[np.ndarray] = []
     for s, x in found:
@@ -265,6 +255,33 @@ def search_positions(mechanism: Mechanism, data: Dataset, relation: NeighbourRel
         out.best.append({"x": [float(v) for v in x], "score": s})
         out.pairs.append(flip_pair(data, i, x, y_hi, y_lo, " (position search)"))
     return out
+
+
+def _compass(x: np.ndarray, s: float, step: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+             score: Callable[[np.ndarray], float], out: PositionSearch
+             ) -> tuple[float, np.ndarray]:
+    """Compass search from ``x`` (score ``s``) inside ``[lo, hi]``: the best (score, place).
+
+    Each coordinate is moved by ``± step`` in turn and the first move that raises the score
+    is taken; when none does, the step is halved, at most :data:`_HALVINGS` times, and the
+    search stops early once the allowance of calls is spent.
+    """
+    x = x.copy()
+    for _ in range(_HALVINGS):
+        if math.isinf(s) or out.calls >= out.max_calls:
+            break
+        moved = False
+        for j in range(x.size):
+            for sign in (1.0, -1.0):
+                y = x.copy()
+                y[j] = np.clip(y[j] + sign * step[j], lo[j], hi[j])
+                sy = score(y)
+                if sy > s:
+                    x, s, moved = y, sy, True
+                    break
+        if not moved:
+            step = step / 2
+    return s, x
 
 
 def _swings(out: PositionSearch, mechanism: Mechanism, data: Dataset, row: int, y: float,
@@ -326,6 +343,63 @@ def _swings(out: PositionSearch, mechanism: Mechanism, data: Dataset, row: int, 
             data.with_row(row, xa, y), data.with_row(row, xb, y),
             f"row {row} moved across the input box: x=({where[0]}) -> ({where[1]}), "
             f"y {y:+g} (position search)"))
+    return out
+
+
+def _cluster_moves(out: PositionSearch, mechanism: Mechanism, data: Dataset, row: int,
+                   starts: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                   seed: np.random.SeedSequence, max_pairs: int) -> PositionSearch:
+    """Pairs on a base whose inputs all sit at one corner of the box, one row moved out.
+
+    A release of the inputs that compares them with public points of its own (a kernel
+    two-sample statistic against a reference sample, a density at public points) can move
+    most when the other rows sit far from those points and the one row lands among them:
+    an interior point that no corner reaches, on a dataset unlike the user's. For each end
+    of the box's diagonal, every input of D is placed there (targets kept), and row ``row``
+    is moved from the corner to each of ``starts`` (the first pass's positions over the
+    box), scored on the search's one seed; the best start of each corner is refined by
+    compass search, with :data:`CLUSTER_CALLS` more coupled calls in all. The best
+    ``max_pairs`` moves of distinct corners or places that move the release are kept,
+    after the corner swings' pairs.
+    """
+    out.max_calls += CLUSTER_CALLS
+    dim = lo.size
+    step = 0.5 * (hi - lo) / START_POINTS ** (1.0 / dim)
+    found: list[tuple[float, np.ndarray, np.ndarray]] = []
+    for corner in (lo, hi):
+        base = Dataset(np.tile(corner, (data.n, 1)), data.y)
+        seen: dict[bytes, float] = {}
+
+        def score(x: np.ndarray, base: Dataset = base, seen: dict = seen) -> float:
+            key = x.tobytes()
+            if key not in seen:
+                if out.calls >= out.max_calls:
+                    return -math.inf
+                where = ", ".join(f"{v:.4g}" for v in x)
+                seen[key] = _coupled_score(out, mechanism, base, base.with_row(row, x,
+                                                                               base.y[row]),
+                                           seed, f"row {row} moved out of the cluster to "
+                                                 f"x=({where})")
+            return seen[key]
+
+        first = [(score(x), k) for k, x in enumerate(starts)]
+        s, k = max(first, key=lambda t: (t[0], -t[1]))
+        if s > 0:
+            s, x = _compass(starts[k], s, step, lo, hi, score, out)
+            found.append((s, corner, x))
+    kept = 0
+    for s, corner, x in sorted(found, key=lambda t: -t[0]):
+        if kept >= max_pairs:
+            break
+        base = Dataset(np.tile(corner, (data.n, 1)), data.y)
+        where = [", ".join(f"{v:.4g}" for v in p) for p in (corner, x)]
+        out.best.append({"x": [float(v) for v in corner], "x_to": [float(v) for v in x],
+                         "score": s, "cluster": True})
+        out.pairs.append(NeighbourPair(
+            base, base.with_row(row, x, base.y[row]),
+            f"every x at the corner ({where[0]}), row {row} moved to x=({where[1]}) "
+            f"(position search)"))
+        kept += 1
     return out
 
 

@@ -14,6 +14,7 @@ import pytest
 from dpgp_audit.audit.greybox import couple_pairs, coupled_shift
 from dpgp_audit.audit.neighbours import clip_inputs, is_neighbour, neighbour_pairs, within_inputs
 from dpgp_audit.audit.positions import (
+    CLUSTER_CALLS,
     MAX_CALLS,
     START_POINTS,
     SWING_CALLS,
@@ -264,3 +265,89 @@ def test_A9_the_default_path_flags_a_release_of_the_inputs_calibrated_for_too_li
     # and calibrated for the true sensitivity, the same release is clean
     fixed = audit_mechanism(InputsOnly(kind, true_sens), data, np.random.default_rng(seed))
     assert fixed.verdict is Verdict.NO_EVIDENCE
+
+
+# ------------------------------------------------------- a cluster at a corner, one row moved out
+@dataclass(frozen=True)
+class ReferenceDistance:
+    """An unbiased MMD² between the rows' inputs and a public reference sample ``Z`` (EQ
+    kernel, lengthscale 0.3), with Laplace noise of scale ``3 / (n ε)``, whole rows in
+    ``|x| <= 1``, the target unused (test double).
+
+    The slip: one row moves the within term by 2/n (it sits in 2(n − 1) ordered pairs), not
+    1/n. Moving row j from x to x′ moves the statistic by ``ΔW − ΔC`` with
+    ``|ΔW| <= 2/n`` (the mean over the other rows of ``k(x′, ·) − k(x, ·)``, doubled) and
+    ``|ΔC| <= 2/n``, so the true ε is at most ``4/3``; both terms reach their extremes
+    together only when the other rows sit far from ``Z`` and the row lands on ``Z``, a
+    dataset unlike one spread over ``Z``.
+    """
+
+    reference: tuple[float, ...] = tuple(np.linspace(0.3, 0.7, 15))
+
+    @property
+    def claim(self):
+        from dpgp_audit.privacy.claims import PureDP
+
+        return PureDP(epsilon=1.0, relation=whole_rows(1.0),
+                      domain=PublicDomain(1.0, x_bound=1.0))
+
+    def statistic(self, x: np.ndarray) -> float:
+        z = np.asarray(self.reference)
+        n, m = x.size, z.size
+
+        def k(a, b):
+            return np.exp(-0.5 * (a[:, None] - b[None, :]) ** 2 / 0.3**2)
+
+        kxx, kzz = k(x, x), k(z, z)
+        return float((kxx.sum() - np.trace(kxx)) / (n * (n - 1)) - 2 * k(x, z).mean()
+                     + (kzz.sum() - np.trace(kzz)) / (m * (m - 1)))
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpgp_audit.privacy.float_release import (
+            laplace_noise_exact_uniform,
+            laplace_release,
+            round_to_grid,
+        )
+
+        x = self.claim.domain.inputs(data.X)[:, 0]
+        self.claim.domain.targets(data.y)
+        if x.size < 2:
+            raise ValueError(f"the unbiased MMD needs 2 rows or more, got n = {x.size}")
+        scale = np.full(1, 3.0 / x.size)
+        noise = laplace_noise_exact_uniform(scale, (n, 1), rng)
+        return round_to_grid(np.array([self.statistic(x)]), noise,
+                             laplace_release(scale).grid)
+
+
+def test_A9_a_release_of_the_inputs_is_searched_out_of_a_cluster_at_each_corner():
+    """Flipping the target moves nothing, so besides the corner swings the search puts every
+    input at one corner and moves one row out: the best place is among the reference points
+    (the statistic's largest move, against the far corner), which no corner reaches."""
+    mech = ReferenceDistance()
+    data = Dataset(np.linspace(0.0, 1.0, 40)[:, None], np.sin(np.linspace(0.0, 6.0, 40)))
+    out = search_positions(mech, data, mech.claim.relation, np.random.default_rng(1),
+                           x_bound=1.0)
+    assert out.flat
+    moves = [b for b in out.best if b.get("cluster")]
+    assert moves and all(0.3 <= b["x_to"][0] <= 0.7 for b in moves)
+    far = max(moves, key=lambda b: b["score"])
+    assert far["x"] == [-1.0]  # the corner farther from the reference sample
+    pair = next(p for p in out.pairs if "every x at the corner (-1)" in p.label)
+    assert is_neighbour(pair.d0, pair.d1, mech.claim.relation)
+    assert np.all(pair.d0.X == -1.0) and np.sum(pair.d0.X != pair.d1.X) == 1
+    assert out.calls <= out.max_calls == MAX_CALLS + START_POINTS + SWING_CALLS + CLUSTER_CALLS
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_A9_the_default_path_flags_a_reference_distance_only_a_cluster_exposes(seed):
+    """The grey-box bound on the cluster pair is definitive and within the closed-form 4/3."""
+    from dpgp_audit.audit.result import Verdict
+    from dpgp_audit.audit.runner import audit_mechanism
+
+    mech = ReferenceDistance()
+    data = Dataset(np.linspace(0.0, 1.0, 40)[:, None], np.sin(np.linspace(0.0, 6.0, 40)))
+    report = audit_mechanism(mech, data, np.random.default_rng(seed),
+                             auditors=("greybox", "blackbox"))
+    gb = report.result("greybox")
+    assert gb.verdict is Verdict.VIOLATION and 1.0 < gb.estimate <= 4 / 3
+    assert "every x at the corner" in gb.details["witness_label"]
