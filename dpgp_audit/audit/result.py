@@ -391,11 +391,12 @@ UNFITTED_NOTE = ("; {n} pair(s) unfitted: one release draws more noise values th
 #: ... when the survey stopped fitting because every fit it checked failed.
 UNFITTED_NOT_ADDITIVE_NOTE = ("; {n} pair(s) unfitted: the affine fits checked on earlier "
                               "pairs all failed (the noise reaches the output through a "
-                              "transform: a clamp, a rescaling, a selection; or the release "
-                              "is rounded to a grid while each output sums several noise "
-                              "values, a tree or prefix sums, which the fit cannot undo), so "
-                              "the survey stopped fitting and those pairs have a heuristic "
-                              "score only")
+                              "transform: a clamp, a rescaling, a selection; or an iterative "
+                              "release computes later steps where earlier noise put them; or "
+                              "the release is rounded to a grid while each output sums "
+                              "several noise values, a tree or prefix sums, which the fit "
+                              "cannot undo), so the survey stopped fitting and those pairs "
+                              "have a heuristic score only")
 
 
 def _support_screen_line(d: dict, violation: bool) -> str:
