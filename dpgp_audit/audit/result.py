@@ -492,7 +492,8 @@ def _positions_line(p: dict | None) -> str:
     if not p or "skipped" in p:
         return ""
     flat = (", flipping the target moved the release alike at every position, so the row "
-            "was moved between corners of the input box" if p.get("flat") else "")
+            "was moved between corners of the input box and out of a cluster of every input "
+            "at one corner" if p.get("flat") else "")
     return (f"; position search (row {p.get('row')} substituted): {len(p.get('pairs', []))} "
             f"pair(s) added{flat}, {p.get('calls')} coupled calls")
 

@@ -65,6 +65,19 @@ A sixth reads its noise scale off the groups' own sizes (a tenth hunt):
   grey-box auditor's group-size pairs
   (:func:`~dpgp_audit.audit.neighbours.group_size_pairs`) show the bug.
 
+A seventh leaks only where the other rows sit far from the release's own points (an
+eleventh hunt):
+
+* :class:`ReferenceMMD` — whole rows, sample only, the unbiased squared MMD between the
+  rows' inputs and a public reference sample (EQ kernel) plus Laplace noise; the target
+  is unused. ``within="unordered"`` (BUG, planted): the scale ``3/(nε)``, from a row moving
+  the within-sample term by 1/n "because it sits in n − 1 pairs" — the sum runs over
+  *ordered* pairs, so it moves by 2/n, and the cross term by 2/n more. The two extremes
+  meet only when every other row sits far from the reference and the one row lands on
+  it; around data spread over the reference the leak is hidden. ``within="ordered"``
+  (twin): the scale ``4/(nε)``, private for every pair. The corner-cluster moves of the
+  position search (:mod:`~dpgp_audit.audit.positions`) show the bug.
+
 Never use these mechanisms on data.
 """
 
@@ -94,7 +107,8 @@ from dpgp_audit.privacy.float_release import (
 __all__ = ["ArmGapLaplace", "ClippedMeanRelease", "GroupMeans", "KernelSumAtPoint",
            "MaxScaledLaplaceSum", "MinSizeLaplaceMean", "build_arm_gap", "build_clipped_mean",
            "build_group_means", "build_kernel_sum", "build_max_scaled", "build_min_size_mean",
-           "clipped_mean_data", "kernel_sum_true_epsilon", "true_epsilon"]
+           "clipped_mean_data", "kernel_sum_true_epsilon", "true_epsilon", "ReferenceMMD",
+           "build_reference_mmd"]
 
 
 # ----------------------------------------------------------------------------- the bound
@@ -524,5 +538,107 @@ def build_arm_gap(scale_for: str):  # noqa: ANN201 - a build function for the zo
 
     def build(data: Dataset, *, epsilon: float) -> ArmGapLaplace:
         return ArmGapLaplace(epsilon=epsilon, n_rows=data.n, scale_for=scale_for)
+
+    return build
+
+
+# ----------------------------------------------------------------------------- a reference sample
+@dataclass(frozen=True, eq=False)
+class ReferenceMMD:
+    """``MMD²_u(x, Z) + Lap(scale)``: inputs against a public reference ``Z``, whole rows.
+
+    With ``W = Σ_{i≠j} k(x_i, x_j) / (n(n−1))`` (ordered pairs), ``C = 2 mean_{i,m}
+    k(x_i, z_m)`` and the public ``R`` of ``Z`` alone, the statistic is ``W − C + R``.
+    Moving row j from x to x′ moves it by ``(2/n)[mean_{i≠j}(k(x′, x_i) − k(x, x_i))
+    − (k̄(x′) − k̄(x))]`` with ``k̄ = mean_m k(·, z_m)``: the first bracket lies in [−1, 1]
+    and the second in [−max k̄, max k̄], and both reach their ends together (the other rows
+    all at a point u = x far from ``Z``, x′ at the peak of k̄), so the sensitivity is
+    ``(2/n)(1 + max k̄)`` (a supremum, approached as u moves away). ``within`` sets the
+    scale: ``"unordered"`` (BUG) ``3/(nε)``, ``"ordered"`` (twin) ``4/(nε)``, at least the
+    sensitivity. Refuses another size than ``n_rows`` and fewer than two rows.
+    """
+
+    epsilon: float
+    n_rows: int
+    within: str = "unordered"
+    reference: tuple[float, ...] = tuple(np.linspace(4.0, 6.0, 11))
+    lengthscale: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_positive_int("n_rows", self.n_rows)
+        if self.n_rows < 2:
+            raise ValueError(f"n_rows: the unbiased MMD needs two rows or more, got {self.n_rows}")
+        if self.within not in ("unordered", "ordered"):
+            raise ValueError(f"within must be 'unordered' or 'ordered', got {self.within!r}")
+        # the statistic lies in [-2, 2]: the float-safety rule at its largest value
+        self.float_release().check_domain(2.0, [1.0], what="the statistic's range")
+
+    @property
+    def scale(self) -> float:
+        """The Laplace scale: ``3/(nε)`` (BUG) or ``4/(nε)`` (twin)."""
+        return (3.0 if self.within == "unordered" else 4.0) / (self.n_rows * self.epsilon)
+
+    def kernel(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The EQ kernel matrix of two 1-D point sets."""
+        a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+        return np.exp(-0.5 * (a[:, None] - b[None, :]) ** 2 / self.lengthscale**2)
+
+    def statistic(self, x: np.ndarray) -> float:
+        """``MMD²_u`` of the inputs ``x`` (n ≥ 2) against the reference."""
+        z = np.asarray(self.reference)
+        kxx, kzz = self.kernel(x, x), self.kernel(z, z)
+        n, m = x.size, z.size
+        return float((kxx.sum() - np.trace(kxx)) / (n * (n - 1)) - 2.0 * self.kernel(x, z).mean()
+                     + (kzz.sum() - np.trace(kzz)) / (m * (m - 1)))
+
+    def peak(self) -> float:
+        """``max_x k̄(x)``: a fine grid over the reference's span, then golden sections."""
+        z = np.asarray(self.reference)
+
+        def kbar(t: float) -> float:
+            return float(np.mean(np.exp(-0.5 * (t - z) ** 2 / self.lengthscale**2)))
+
+        grid = np.linspace(z.min() - 3 * self.lengthscale, z.max() + 3 * self.lengthscale, 4001)
+        i = int(np.argmax([kbar(t) for t in grid]))
+        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+        g = (math.sqrt(5.0) - 1.0) / 2.0
+        for _ in range(80):
+            a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+            lo, hi = (lo, b) if kbar(a) >= kbar(b) else (a, hi)
+        return kbar(0.5 * (lo + hi))
+
+    def true_epsilon(self) -> float:
+        """``(2/n)(1 + max k̄) / scale``: ``(2/3)(1 + max k̄)`` (BUG), ``(1 + max k̄)/2`` (twin)."""
+        return 2.0 * (1.0 + self.peak()) / (self.n_rows * self.scale)
+
+    def float_release(self) -> FloatRelease:
+        """The grid and float τ of :attr:`scale` (issue 20 §4)."""
+        return laplace_release([self.scale])
+
+    @property
+    def claim(self) -> PureDP:
+        """ε-DP under whole-row substitution (``|y| <= 1``, unused), with the float τ."""
+        return PureDP(epsilon=self.epsilon, relation=whole_rows(1.0),
+                      domain=PublicDomain(1.0), float_tv=self.float_release().tv)
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` releases, shape (n, 1), rounded to the grid of the scale (issue 20 §4)."""
+        data = check_dataset(data)
+        if data.n != self.n_rows or data.X.shape[1] != 1:
+            raise ValueError(f"built for {self.n_rows} rows of one input, got {data.n} of "
+                             f"{data.X.shape[1]}")
+        if np.any(np.abs(np.asarray(data.y)) > 1.0):
+            raise ValueError("y: targets outside |y| <= 1")
+        n = check_positive_int("n", n)
+        noise = laplace_noise_exact_uniform(self.scale, (n, 1), check_rng(rng))
+        return self.float_release().round(np.array([self.statistic(data.X[:, 0])]), noise)
+
+
+def build_reference_mmd(within: str):  # noqa: ANN201 - a build function for the zoo
+    """``build(data, epsilon)`` for :class:`ReferenceMMD` on the data's public size."""
+
+    def build(data: Dataset, *, epsilon: float) -> ReferenceMMD:
+        return ReferenceMMD(epsilon=epsilon, n_rows=data.n, within=within)
 
     return build

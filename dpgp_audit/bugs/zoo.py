@@ -173,6 +173,10 @@ def controls() -> tuple[Control, ...]:
                 "Control: difference of two x-groups' totals over the nominal size n/2, Laplace "
                 "noise for 4b/n (whole rows, sample only)",
                 pp.build_arm_gap("nominal"), default_dataset, dict(_PURE)),
+        Control("A.5/reference-mmd",
+                "Control: squared MMD of the inputs against a public reference sample, Laplace "
+                "noise for 4/n (whole rows, sample only)",
+                pp.build_reference_mmd("ordered"), default_dataset, dict(_PURE)),
         Control("A.5/mean-min-size",
                 f"Control: Laplace mean refusing fewer than {pp.MIN_ROWS} rows, noise for the "
                 "smallest size it accepts (whole rows, sample only)",
@@ -445,6 +449,14 @@ def _pair_blindspots() -> list[Bug]:
             pp.build_arm_gap("sizes"), default_dataset, dict(_PURE),
             "A.5/arm-gap-nominal", math.inf, "greybox", 0,
             bug_class="a noise scale read off group sizes (the smallest input groups)"),
+        Bug("planted/mmd-unordered-pairs", "A.5",
+            "squared MMD of the inputs against a public reference sample, its within-sample "
+            "term charged for unordered pairs (whole rows, sample only)",
+            pp.build_reference_mmd("unordered"), default_dataset, dict(_PURE),
+            "A.5/reference-mmd",
+            pp.build_reference_mmd("unordered")(default_dataset(), **_PURE).true_epsilon(),
+            "greybox", 0,
+            bug_class="other rows far from the release's reference (corner-cluster moves)"),
     ]
 
 

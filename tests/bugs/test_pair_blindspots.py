@@ -27,7 +27,8 @@ CASES = [("planted/laplace-max-scaled", "A.5/laplace-sum-declared-bound", "black
          ("planted/clipped-mean-half-swing", "A.5/clipped-mean", "sensitivity"),
          ("planted/kernel-sum-data-sensitivity", "A.5/kernel-sum-at-point", "greybox"),
          ("planted/mean-min-size-cohort-scale", "A.5/mean-min-size", "blackbox"),
-         ("planted/arm-gap-size-scale", "A.5/arm-gap-nominal", "greybox")]
+         ("planted/arm-gap-size-scale", "A.5/arm-gap-nominal", "greybox"),
+         ("planted/mmd-unordered-pairs", "A.5/reference-mmd", "greybox")]
 NEW_FAMILIES = ("base: ", "full swing: ", "tail count: ")  # the whole-dataset bases
 
 
@@ -201,3 +202,53 @@ def test_A9_the_arm_gap_is_found_only_at_the_smallest_groups(monkeypatch):
     for seed in (0, 1):
         report = audit_mechanism(mech, data, np.random.default_rng(seed))
         assert report.verdict is not Verdict.VIOLATION, report.table()
+
+
+def test_A5_the_reference_mmds_sensitivity_is_its_closed_form():
+    """One row moves the statistic by (2/n)[mean_i(k(x', x_i) - k(x, x_i)) - (kbar(x') -
+    kbar(x))]: a brute-force search over (x, x', u) with every other row at u never beats
+    (2/n)(1 + max kbar) and comes within 0.2 % of it; the statistic itself moves by exactly
+    that bracket on such a dataset; the bug's true eps is (2/3)(1 + max kbar), the twin's
+    (1 + max kbar)/2 <= 1."""
+    mech, data = get("planted/mmd-unordered-pairs").make()
+    z, ell, n = np.asarray(mech.reference), mech.lengthscale, data.n
+
+    def k(a, b):
+        return np.exp(-0.5 * (a - b) ** 2 / ell**2)
+
+    def kbar(t):
+        return k(np.asarray(t)[..., None], z).mean(axis=-1)
+
+    t = np.linspace(-20.0, 30.0, 201)
+    peak = float(kbar(np.linspace(z.min(), z.max(), 20001)).max())
+    assert mech.peak() == pytest.approx(peak, abs=1e-8)
+    x, xp, u = np.meshgrid(t, t, t, indexing="ij", sparse=True)
+    bracket = np.abs(k(xp, u) - k(x, u) - (kbar(xp) - kbar(x)))
+    assert bracket.max() <= 1 + peak + 1e-12 and bracket.max() > 0.998 * (1 + peak)
+    base = Dataset(np.full((n, 1), -20.0), data.y)
+    moved = base.with_row(3, np.array([5.0]), data.y[3])
+    change = mech.statistic(moved.X[:, 0]) - mech.statistic(base.X[:, 0])
+    expected = (2 / n) * (k(5.0, -20.0) - 1.0 - (kbar(5.0) - kbar(-20.0)))
+    assert change == pytest.approx(expected, rel=1e-9)
+    rows = {b.id: b for b in zoo.planted()}
+    assert rows["planted/mmd-unordered-pairs"].true_epsilon == pytest.approx(2 / 3 * (1 + peak))
+    twin, _ = get("A.5/reference-mmd").make()
+    assert twin.true_epsilon() == pytest.approx((1 + peak) / 2) and twin.true_epsilon() < 1
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_A9_the_reference_mmd_is_found_by_the_cluster_moves_alone(monkeypatch, seed):
+    """With the position search's corner-cluster moves the grey-box bound lies between the
+    claim and the true eps; without them the default path finds nothing (every generated
+    pair keeps most rows spread over the reference)."""
+    from dpgp_audit.audit import positions
+
+    mech, data = get("planted/mmd-unordered-pairs").make()
+    true = mech.true_epsilon()
+    report = audit_mechanism(mech, data, np.random.default_rng(seed))
+    gb = report.result("greybox")
+    assert gb.verdict is Verdict.VIOLATION and 1.0 < gb.estimate <= true
+    assert "every x at the corner" in gb.details["witness_label"]
+    monkeypatch.setattr(positions, "_cluster_moves", lambda out, *a, **k: out)
+    report = audit_mechanism(mech, data, np.random.default_rng(seed))
+    assert report.verdict is not Verdict.VIOLATION, report.table()

@@ -182,6 +182,9 @@ SENSITIVITY_NOT_APPLICABLE = {
     "A.5/arm-gap-nominal": "sample-only on purpose: the twin of "
                            "planted/arm-gap-size-scale, whose scale the grey-box survey "
                            "reads at the smallest input groups (test_pair_blindspots)",
+    "A.5/reference-mmd": "sample-only on purpose: the twin of planted/mmd-unordered-pairs, "
+                         "found by the position search's corner-cluster moves "
+                         "(test_pair_blindspots, test_positions)",
     "A.5/mean-min-size": "sample-only on purpose: the black-box twin of "
                          "planted/mean-min-size-cohort-scale, exposed at the smallest size "
                          "it accepts (test_pair_blindspots)",
