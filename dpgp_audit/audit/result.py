@@ -498,6 +498,16 @@ def _positions_line(p: dict | None) -> str:
             f"pair(s) added{flat}, {p.get('calls')} coupled calls")
 
 
+def _part_line(r: AuditResult) -> str:
+    """How much of the witness's release a part bound covers (``""`` for other bounds)."""
+    w = r.details.get("witness_coupling") or {}
+    if r.guarantee is not Guarantee.GREYBOX_PART or "outputs" not in w or "delta" not in w:
+        return ""
+    return (f"; the bound covers {len(w['outputs'])} of the witness's {len(w['delta'])} "
+            f"outputs, those affine in their noise (later steps of an iterative release and "
+            f"non-linear outputs are left out), so the whole release may leak more")
+
+
 def _group_sizes_line(g: dict | None) -> str:
     """The group-size step's part of the grey-box line (``""`` when it did not run)."""
     if not g or "skipped" in g:
@@ -618,7 +628,7 @@ def _extra_line(r: AuditResult) -> str:
                 + f"; {len(d.get('leads', []))} lead(s) handed on (exploratory)"
                 + _boundary_line(d.get("boundary"))
                 + _positions_line(d.get("positions"))
-                + _group_sizes_line(d.get("group_sizes"))
+                + _group_sizes_line(d.get("group_sizes")) + _part_line(r)
                 + (f"; the estimate is the bound search's ceiling "
                    f"({_fmt(float(d['estimate_at_ceiling']))}): the leak may be far larger"
                    if "estimate_at_ceiling" in d else "") + "; no alpha spent")

@@ -29,7 +29,7 @@ from dpgp_audit.audit.recording import (
     recording_pair,
     verify_log,
 )
-from dpgp_audit.audit.result import Guarantee, Verdict
+from dpgp_audit.audit.result import AuditReport, Guarantee, Verdict
 from dpgp_audit.dataset import Dataset
 from dpgp_audit.privacy.calibrate import analytic_gaussian_sigma
 from dpgp_audit.privacy.claims import ZCDP, ApproxDP, GaussianDP, PureDP, outputs_only
@@ -387,7 +387,6 @@ def test_a_scale_bound_at_the_search_ceiling_is_said_to_be_one():
     almost all its mass where the narrow side has next to none, so δ(ε) stays near 1 far
     beyond 512), and a round 512 does not read as a measurement."""
     from dpgp_audit.audit.greybox import BOUND_SEARCH_CEILING
-    from dpgp_audit.audit.result import AuditReport
 
     sv = _survey(Noisy(kind="scale-jump"))
     c = sv.couplings[0]
@@ -1680,6 +1679,8 @@ def test_A9_a_release_with_a_transformed_output_is_bounded_on_its_affine_part():
     assert 0.99 * true <= res.estimate <= true * (1 + 1e-9)
     assert res.details["witness_coupling"]["status"] == "additive-part"
     assert (res.details["part_bounded_pairs"], res.details["grid_bounded_pairs"]) == (1, 0)
+    line = AuditReport(mechanism="M", claim={}, inputs={}, results=(res,)).table()
+    assert "the bound covers 1 of the witness's 2 outputs, those affine in their noise" in line
     good = SignCountWithP(2.0)
     ok = audit_greybox(good, [pair], np.random.default_rng(0))
     assert ok.verdict is Verdict.NO_EVIDENCE and ok.guarantee is Guarantee.GREYBOX_PART
