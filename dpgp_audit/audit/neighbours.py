@@ -1244,8 +1244,21 @@ def on_labels(pairs: Sequence[NeighbourPair], relation: NeighbourRelation,
         if key in seen or swapped in seen:
             continue
         seen.add(key)
-        out.append(NeighbourPair(d0, d1, f"{p.label} (on the labels)") if moved else p)
+        out.append(NeighbourPair(d0, d1, f"{p.label} (on the labels: {_label_moves(d0, d1)})")
+                   if moved else p)
     return out
+
+
+def _label_moves(d0: Dataset, d1: Dataset, most: int = 2) -> str:
+    """The rows a pair moved onto the labels changes, as they are now (the generator's own
+    label names the targets it drew, such as ``y=-1``, which the labels replaced).
+    """
+    if d0.n != d1.n:
+        return f"{d0.n} rows against {d1.n}"
+    rows = np.flatnonzero(np.any(np.asarray(d0.X) != np.asarray(d1.X), axis=1)
+                          | (np.asarray(d0.y) != np.asarray(d1.y)))
+    text = [f"row {i} y={d0.y[i]:g} -> y={d1.y[i]:g}" for i in rows[:most]]
+    return ", ".join(text) + (f" and {rows.size - most} more" if rows.size > most else "")
 
 
 def label_pairs(data: Dataset, relation: NeighbourRelation, labels: Sequence[float], *,

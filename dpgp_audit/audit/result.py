@@ -461,6 +461,11 @@ def _support_reading_line(d: dict) -> str:
                 "categories are the values' magnitudes and parities, so the law of the "
                 "counts or indices released depends on the data beyond the claim (a count "
                 "or a choice released with too little noise), not float rounding")
+    if r.get("reading") == "discrete":
+        return (f"; witness by float support on a release of {r.get('distinct_values')} "
+                f"exact values in all ({tvs}): the categories are which values occur, so "
+                "the law of the values released (a selection, a grid point chosen by a "
+                "noisy scan) depends on the data beyond the claim, not float rounding")
     if r.get("reading") == "magnitudes":
         return (f"; witness by float support, whose categories differ mostly in their "
                 f"exponents ({tvs}): the values' law depends on the data, not only their "
@@ -607,7 +612,8 @@ def _extra_line(r: AuditResult) -> str:
     if r.auditor == "sensitivity":
         loc, glob = (_fmt(float(d.get(k, math.nan))) for k in ("local_sensitivity",
                                                                "global_searched"))
-        line = f"local at D: {loc}; searched globally: {glob}; {d.get('evaluations')} queries"
+        line = (f"largest found at D: {loc}; searched globally: {glob} (both lower bounds "
+                f"on the sensitivity, found by search); {d.get('evaluations')} queries")
         nn = d.get("noise_norm")
         if nn:  # the declared norm is smaller than the one the claim's usual noise needs
             line += (f"; in {nn['norm']}, the norm {nn['noise']} needs, a change reaches "

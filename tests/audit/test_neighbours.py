@@ -709,7 +709,8 @@ def test_on_labels_moves_to_the_nearest_label_and_drops_what_is_no_longer_a_pair
     far = NeighbourPair(data.with_target(0, 0.4), data.with_target(0, 1.6), "")  # 0 -> 2 > d
     out = on_labels([near, equal, far, near], rel, LABELS)
     assert len(out) == 1
-    assert out[0].d1.y[0] == 1.0 and out[0].label == "y[0] + 0.6 (on the labels)"
+    assert out[0].d1.y[0] == 1.0
+    assert out[0].label == "y[0] + 0.6 (on the labels: row 0 y=0 -> y=1)"  # as they are now
     # a pair and its swap are one pair to every auditor (each tests both orders)
     legal = NeighbourPair(data, data.with_target(0, 1.0), "y[0] -> 1")
     swapped = NeighbourPair(legal.d1, legal.d0, "y[0] 1 -> 0")

@@ -1234,7 +1234,9 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
         ``"atoms"`` (a point mass at a data-dependent value), ``"integers"`` (every output
         on both sides a whole number, a count or an index, so exponents and trailing zeros
         are the values' magnitudes and parities: their law depends on the data, not a
-        float-release leak), ``"grids"`` (the low bits separate the sides more than the
+        float-release leak), ``"discrete"`` (at most :data:`DISCRETE_VALUES` exact values
+        in all, each recurring, ``distinct_values``: a selection among grid points, whose
+        law depends on the data), ``"grids"`` (the low bits separate the sides more than the
         exponents, and each side lies on a coarse power-of-two grid of its own,
         ``grid_exponents``: a float-safe release whose grid, set by its noise scale, moved
         with the data, so the scale is read off the data), ``"low bits"`` (a support that
@@ -1261,6 +1263,8 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
         reading = "signed zeros"
     elif _integral(X0) and _integral(X1):  # counts: every value an atom, categories are
         reading = "integers"  # magnitudes and parities
+    elif (values := _few_values(X0, X1)) is not None:  # a selection of exact values: the
+        reading = "discrete"  # categories are which values occur
     elif atoms >= SUPPORT_ATOM_SHARE:
         reading = "atoms"
     elif tv_t < tv_e:
@@ -1272,7 +1276,27 @@ def float_support_reading(X0: np.ndarray, X1: np.ndarray) -> dict:
            "negative_zero_share": signed, "reading": reading}
     if reading == "grids":
         out["grid_exponents"] = list(grids)
+    if reading == "discrete":
+        out["distinct_values"] = values
     return out
+
+
+#: Most distinct values (both sides, coordinates pooled) of a release that
+#: :func:`float_support_reading` reads as ``"discrete"``, each recurring on average at least
+#: :data:`DISCRETE_REPEATS` times (a continuous law repeats no value).
+DISCRETE_VALUES = 64
+DISCRETE_REPEATS = 4
+
+
+def _few_values(X0: np.ndarray, X1: np.ndarray) -> int | None:
+    """The number of distinct values of a release of a few exact values (grid points, an
+    index times a step), or ``None``.
+    """
+    pooled = np.concatenate([np.asarray(X0, dtype=float).ravel(),
+                             np.asarray(X1, dtype=float).ravel()])
+    pooled = pooled[np.isfinite(pooled)]
+    k = int(np.unique(pooled).size)
+    return k if 0 < k <= DISCRETE_VALUES and DISCRETE_REPEATS * k <= pooled.size else None
 
 
 #: Least share of a coordinate's outputs whose lowest set bit is the grid's (an integer

@@ -237,6 +237,27 @@ def test_float_support_reading_separates_low_bits_from_magnitudes():
     assert r["reading"] == "atoms" and r["atom_share"] == 1.0  # 0 always, and never beside
 
 
+def test_float_support_reading_names_a_selection_among_a_few_exact_values():
+    """A median read off a noisy scan of 20 public half-unit times: both sides release the
+    same few values with data-dependent frequencies, so it is the values' law that moved,
+    not their float rounding (whole numbers stay "integers", a continuous law is never
+    read as discrete: it repeats no value)."""
+    from dpgp_audit.audit.blackbox.scores import float_support_reading
+
+    rng = np.random.default_rng(3)
+    times = 0.25 + 0.5 * np.arange(20)
+    p0 = np.exp(-0.5 * (np.arange(20) - 8.0) ** 2)
+    p1 = np.exp(-0.5 * (np.arange(20) - 9.0) ** 2)
+    X0 = rng.choice(times, size=(400, 1), p=p0 / p0.sum())
+    X1 = rng.choice(times, size=(400, 1), p=p1 / p1.sum())
+    r = float_support_reading(X0, X1)
+    assert r["reading"] == "discrete"
+    assert r["distinct_values"] == np.unique(np.concatenate([X0, X1])).size <= 20
+    assert float_support_reading(np.round(4 * X0), np.round(4 * X1))["reading"] == "integers"
+    cont = float_support_reading(rng.standard_normal((400, 1)), rng.standard_normal((400, 1)))
+    assert cont["reading"] != "discrete" and "distinct_values" not in cont
+
+
 def test_float_support_reading_names_a_zero_whose_sign_follows_the_data():
     """A noisy value floored at 0 with the zero written 0.0·m: -0.0 on the side of negative
     m (the share of draws at or below 0), +0.0 on the other; both sides hold the same
