@@ -25,7 +25,9 @@ positions differ only through the release, and the search
    such as a plain sum) or none moved (a release of the inputs alone), moves the row
    between corners of the box instead, its target kept (:func:`_swings`: a contrast or a
    cross moment of the inputs moves most between corners that the box's diagonal never
-   joins); otherwise refines the
+   joins), and out of a cluster of every input at one corner to each first-pass place
+   (:func:`_cluster_moves`: a statistic against public reference points moves most when
+   the other rows sit far from them and one row lands among them); otherwise refines the
    best :data:`REFINE_STARTS` of them, each in a region of its own (not within four
    compass steps of a better one), by a compass search (each coordinate moved by
    ``± step``; the step halved when no move helps), and
@@ -358,9 +360,9 @@ def _cluster_moves(out: PositionSearch, mechanism: Mechanism, data: Dataset, row
     of the box's diagonal, every input of D is placed there (targets kept), and row ``row``
     is moved from the corner to each of ``starts`` (the first pass's positions over the
     box), scored on the search's one seed; the best start of each corner is refined by
-    compass search, with :data:`CLUSTER_CALLS` more coupled calls in all. The best
-    ``max_pairs`` moves of distinct corners or places that move the release are kept,
-    after the corner swings' pairs.
+    compass search, with :data:`CLUSTER_CALLS` more coupled calls in all. The best move of
+    each corner, if it moves the release, is kept (at most ``max_pairs``, the larger
+    first), after the corner swings' pairs.
     """
     out.max_calls += CLUSTER_CALLS
     dim = lo.size
