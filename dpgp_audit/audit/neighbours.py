@@ -97,6 +97,7 @@ __all__ = [
     "NeighbourPair",
     "StructurePath",
     "adversarial_rows",
+    "changed_rows",
     "box_corner_pairs",
     "clip_inputs",
     "coverage_pairs",
@@ -166,6 +167,14 @@ class NeighbourPair:
         return cls(dataset_from_dict(d["d0"]), dataset_from_dict(d["d1"]), str(d["label"]))
 
 
+def changed_rows(d0: Dataset, d1: Dataset) -> np.ndarray:
+    """The indices of the rows (input or target) that differ between two datasets of one size
+    and width.
+    """
+    return np.flatnonzero(np.any(np.asarray(d0.X) != np.asarray(d1.X), axis=1)
+                          | (np.asarray(d0.y) != np.asarray(d1.y)))
+
+
 def is_neighbour(d0: Dataset, d1: Dataset, relation: NeighbourRelation,
                  *, atol: float = 1e-12) -> bool:
     """True when ``d0`` and ``d1`` are neighbours under ``relation``.
@@ -185,10 +194,10 @@ def is_neighbour(d0: Dataset, d1: Dataset, relation: NeighbourRelation,
         diff = np.abs(d0.y - d1.y)
         return int(np.count_nonzero(diff > 0)) <= 1 and float(diff.max(initial=0.0)) <= \
             relation.d + atol
-    rows = np.any(d0.X != d1.X, axis=1) | (d0.y != d1.y)
+    rows = changed_rows(d0, d1)
     in_bound = (np.all(np.abs(d0.y) <= relation.d + atol)
                 and np.all(np.abs(d1.y) <= relation.d + atol))
-    return int(np.count_nonzero(rows)) <= 1 and bool(in_bound)
+    return rows.size <= 1 and bool(in_bound)
 
 
 def adversarial_rows(data: Dataset, k: int, rng: np.random.Generator) -> list[int]:
@@ -1255,8 +1264,7 @@ def _label_moves(d0: Dataset, d1: Dataset, most: int = 2) -> str:
     """
     if d0.n != d1.n:
         return f"{d0.n} rows against {d1.n}"
-    rows = np.flatnonzero(np.any(np.asarray(d0.X) != np.asarray(d1.X), axis=1)
-                          | (np.asarray(d0.y) != np.asarray(d1.y)))
+    rows = changed_rows(d0, d1)
     text = [f"row {i} y={d0.y[i]:g} -> y={d1.y[i]:g}" for i in rows[:most]]
     return ", ".join(text) + (f" and {rows.size - most} more" if rows.size > most else "")
 

@@ -367,7 +367,7 @@ def _cluster_moves(out: PositionSearch, mechanism: Mechanism, data: Dataset, row
     out.max_calls += CLUSTER_CALLS
     dim = lo.size
     step = 0.5 * (hi - lo) / START_POINTS ** (1.0 / dim)
-    found: list[tuple[float, np.ndarray, np.ndarray]] = []
+    found: list[tuple[float, np.ndarray, Dataset, np.ndarray]] = []
     for corner in (lo, hi):
         base = Dataset(np.tile(corner, (data.n, 1)), data.y)
         seen: dict[bytes, float] = {}
@@ -388,12 +388,11 @@ def _cluster_moves(out: PositionSearch, mechanism: Mechanism, data: Dataset, row
         s, k = max(first, key=lambda t: (t[0], -t[1]))
         if s > 0:
             s, x = _compass(starts[k], s, step, lo, hi, score, out)
-            found.append((s, corner, x))
+            found.append((s, corner, base, x))
     kept = 0
-    for s, corner, x in sorted(found, key=lambda t: -t[0]):
+    for s, corner, base, x in sorted(found, key=lambda t: -t[0]):
         if kept >= max_pairs:
             break
-        base = Dataset(np.tile(corner, (data.n, 1)), data.y)
         where = [", ".join(f"{v:.4g}" for v in p) for p in (corner, x)]
         out.best.append({"x": [float(v) for v in corner], "x_to": [float(v) for v in x],
                          "score": s, "cluster": True})

@@ -49,6 +49,7 @@ from scipy import optimize
 from dpgp_audit._validation import check_rng
 from dpgp_audit.audit.neighbours import (
     NeighbourPair,
+    changed_rows,
     clip_inputs,
     full_swing_pairs,
     label_pairs,
@@ -449,10 +450,9 @@ def _optimise(search: _Search, data: Dataset, relation: NeighbourRelation,
     # Rows to optimise: those of the best pairs found so far, then random.
     cand = []
     if search.best_pair is not None:
-        diff = np.flatnonzero(np.any(search.best_pair.d0.X != search.best_pair.d1.X, axis=1)
-                              | (search.best_pair.d0.y != search.best_pair.d1.y))
-        if search.best_pair.d0.n == data.n:
-            cand += [int(i) for i in diff]
+        best = search.best_pair
+        if best.d0.n == data.n and best.d1.n == data.n:
+            cand += [int(i) for i in changed_rows(best.d0, best.d1)]
     cand += [int(i) for i in rng.permutation(data.n)]
     chosen = list(dict.fromkeys(cand))[:rows]
     per_row = max(8, budget // max(1, len(chosen)))
