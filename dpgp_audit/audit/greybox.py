@@ -117,6 +117,7 @@ __all__ = [
     "couple_pairs",
     "coupled_shift",
     "decode_kit_laplace",
+    "kit_laplace_runs",
     "fit_affine",
     "fit_grid",
     "fit_precision",
@@ -303,6 +304,13 @@ def decode_kit_laplace(draws: Sequence[Draw]) -> list[Draw]:
     arithmetic, not an estimate; integer draws it rejects are kept as they are (so the
     release stays "not additive").
     """
+    return [d for _, _, d in kit_laplace_runs(draws)]
+
+
+def kit_laplace_runs(draws: Sequence[Draw]) -> list[tuple[int, int, Draw]]:
+    """:func:`decode_kit_laplace`'s draws, each with the span ``[start, stop)`` of ``draws``
+    it stands for (one draw for a draw kept as it is, the sampler's run for a decoded one).
+    """
     # Each draw's integer words once, and where the run of integer draws of one stream
     # that starts at each draw ends (right to left): a start the replay rejects then costs
     # only the draws the replay reads, not the whole run (a discrete Gaussian sampler makes
@@ -317,7 +325,7 @@ def decode_kit_laplace(draws: Sequence[Draw]) -> list[Draw]:
             end[j] = end[j + 1]
         else:
             end[j] = j + 1
-    out: list[Draw] = []
+    out: list[tuple[int, int, Draw]] = []
     i = 0
     while i < len(draws):
         d = draws[i]
@@ -325,11 +333,12 @@ def decode_kit_laplace(draws: Sequence[Draw]) -> list[Draw]:
             got = decode_laplace_exact_uniform(_Run(words, i, end[i]))
             if not isinstance(got, str):
                 values, used = got
-                out.append(Draw(d.stream, "laplace", {"loc": 0.0, "scale": 1.0,
-                                                      "size": values.shape}, values))
+                out.append((i, i + used, Draw(d.stream, "laplace",
+                                              {"loc": 0.0, "scale": 1.0,
+                                               "size": values.shape}, values)))
                 i += used
                 continue
-        out.append(d)
+        out.append((i, i + 1, d))
         i += 1
     return out
 
@@ -2005,6 +2014,8 @@ class CouplingSurvey:
     positions: dict | None = None
     #: the group-size pairs surveyed (:func:`~dpgp_audit.audit.boundary.with_group_sizes`)
     group_sizes: dict | None = None
+    #: what the path analysis of iterative releases did (:mod:`~dpgp_audit.audit.paths`)
+    paths: dict | None = None
 
     def extended(self, other: CouplingSurvey, boundary: dict | None = None) -> CouplingSurvey:
         """One survey: these pairs, then ``other``'s (their indices shifted)."""
@@ -2042,7 +2053,7 @@ class CouplingSurvey:
         exact = [c for _, c in ranked if not math.isnan(c.estimate)
                  and c.status in ("additive", "no-noise", "one-side-no-noise")]
         bounded = [c for _, c in ranked if not math.isnan(c.estimate)
-                   and c.status in ("additive-grid", "additive-part")]
+                   and c.status in ("additive-grid", "additive-part", "iterative")]
         statuses: dict[str, int] = {}
         for c in self.couplings:
             statuses[c.status] = statuses.get(c.status, 0) + 1
@@ -2067,6 +2078,8 @@ class CouplingSurvey:
             details["positions"] = self.positions
         if self.group_sizes is not None:
             details["group_sizes"] = self.group_sizes
+        if self.paths is not None:
+            details["paths"] = self.paths
         if self.reproducible is False:  # said only when it is not: the runner reports it
             details["reproducible"] = False
         if _data_unread(self.couplings):  # said only when so: the runner reports it
@@ -2076,8 +2089,9 @@ class CouplingSurvey:
             verdict, estimate = Verdict.VIOLATION, top.estimate
             guarantee = {"additive-grid": Guarantee.GREYBOX_GRID,
                          "unequal-scale": Guarantee.GREYBOX_SCALE,
-                         "additive-part": Guarantee.GREYBOX_PART}.get(top.status,
-                                                                      Guarantee.GREYBOX_EXACT)
+                         "additive-part": Guarantee.GREYBOX_PART,
+                         "iterative": Guarantee.GREYBOX_PATH}.get(top.status,
+                                                                  Guarantee.GREYBOX_EXACT)
         elif exact:
             top = max(exact, key=lambda c: c.estimate)
             verdict, guarantee, estimate = Verdict.NO_EVIDENCE, Guarantee.GREYBOX_EXACT, \
@@ -2085,8 +2099,9 @@ class CouplingSurvey:
         elif bounded:
             top = max(bounded, key=lambda c: c.estimate)
             verdict, estimate = Verdict.NO_EVIDENCE, top.estimate
-            guarantee = Guarantee.GREYBOX_PART if top.status == "additive-part" \
-                else Guarantee.GREYBOX_GRID
+            guarantee = {"additive-part": Guarantee.GREYBOX_PART,
+                         "iterative": Guarantee.GREYBOX_PATH}.get(top.status,
+                                                                  Guarantee.GREYBOX_GRID)
         else:
             top = ranked[0][1] if ranked else None
             verdict, guarantee, estimate = Verdict.INCONCLUSIVE, Guarantee.GREYBOX_LEAD, \
@@ -2098,6 +2113,8 @@ class CouplingSurvey:
         details["exact_pairs"] = len(exact)
         details["grid_bounded_pairs"] = sum(c.status == "additive-grid" for c in bounded)
         details["part_bounded_pairs"] = sum(c.status == "additive-part" for c in bounded)
+        if self.paths is not None:
+            details["path_bounded_pairs"] = sum(c.status == "iterative" for c in bounded)
         if (verdict is Verdict.VIOLATION and top.status == "unequal-scale"
                 and quantity == "epsilon" and estimate >= BOUND_SEARCH_CEILING):
             details["estimate_at_ceiling"] = BOUND_SEARCH_CEILING

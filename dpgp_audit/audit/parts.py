@@ -408,6 +408,7 @@ class GreyBoxPart(AuditorPart):
         """
         from dpgp_audit.audit.boundary import with_boundaries, with_group_sizes
         from dpgp_audit.audit.greybox import couple_pairs
+        from dpgp_audit.audit.paths import with_paths
         from dpgp_audit.audit.positions import with_positions
 
         rng = context.rngs[self.name]
@@ -425,7 +426,18 @@ class GreyBoxPart(AuditorPart):
         survey, added = with_group_sizes(context.mechanism, survey, context.data,
                                          context.relation, rng, labels=context.settings.labels)
         context.pairs.extend(added)
+        survey = with_paths(context.mechanism, survey, rng)
         return survey.result()
+
+
+def _path_lead(context: AuditContext) -> tuple[NeighbourPair, int, int] | None:
+    """The pair, order and calls per analysis of A.9's path lead under δ > 0, if any."""
+    res = context.result_of(GreyBoxPart.name)
+    lead = None if res is None else (res.details.get("paths") or {}).get("lead")
+    if not lead:
+        return None
+    pair = next((p for p in context.pairs if p.label == lead["label"]), None)
+    return None if pair is None else (pair, int(lead["order"]), int(lead["calls"]))
 
 
 def _coupled_scores(context: AuditContext) -> dict[int, float | None] | None:
@@ -821,9 +833,47 @@ class BlackBoxPart(AuditorPart):
                          pairs=settings.n_pairs)
 
     def run(self, context: AuditContext) -> AuditResult | str:
-        """Explore, then confirm (sequential or fixed, by ``settings.mode``)."""
-        return _explore_and_confirm(context, self.allowance(context.settings), gdp=False,
-                                    rng=context.rngs[self.name])
+        """Explore, then confirm (sequential or fixed, by ``settings.mode``).
+
+        When A.9's path analysis handed on an iterative release's lead (a claim with
+        δ > 0, :mod:`~dpgp_audit.audit.paths`), half of this part's α goes first to a Monte
+        Carlo test of that pair's privacy loss along fresh paths
+        (:func:`~dpgp_audit.audit.paths.certify_lead`), the other half to the usual audit.
+        The split is fixed before either draws, from the survey's own runs, so the two
+        tests' errors add up to at most α.
+        """
+        rng = context.rngs[self.name]
+        lead = _path_lead(context)
+        if lead is None:
+            return _explore_and_confirm(context, self.allowance(context.settings), gdp=False,
+                                        rng=rng)
+        from dpgp_audit.audit.paths import certify_lead, certify_rows
+
+        pair, order, calls = lead
+        rows = certify_rows(self.allowance(context.settings).draws, calls)
+        if not rows:  # too few draws for the runs one analysis needs: the sampled audit
+            res = _explore_and_confirm(context, self.allowance(context.settings), gdp=False,
+                                       rng=rng)
+            if isinstance(res, AuditResult):
+                res.details["path_certification"] = {"label": pair.label, "skipped": (
+                    f"{calls} calls of sample() per analysis do not fit this part's draws")}
+            return res
+        half = context.alpha_share / 2
+        seed = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
+        cert = certify_lead(context.mechanism, pair, order, seed, half, context.claim, n=rows)
+        if cert["violation"]:
+            return AuditResult(
+                auditor=self.name, verdict=Verdict.VIOLATION, guarantee=Guarantee.PATH_MONTE_CARLO,
+                estimate=float(cert["epsilon_lower"]), claimed=float(cert["epsilon_claim"]),
+                quantity="epsilon", alpha=context.alpha_share,
+                details={"mode": "paths", "path_certification": cert,
+                         "witness": pair.as_dict(), "witness_label": pair.label,
+                         "alpha_per_test": half})
+        res = _explore_and_confirm(dataclasses.replace(context, alpha_share=half),
+                                   self.allowance(context.settings), gdp=False, rng=rng)
+        if isinstance(res, AuditResult):
+            res.details["path_certification"] = cert
+        return res
 
 
 class GdpFitPart(AuditorPart):

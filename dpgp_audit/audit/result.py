@@ -74,6 +74,15 @@ class Guarantee(StrEnum):
                     "the noise drawn from the handed generator (exactly or up to a grid), the "
                     "other outputs left out (a part of a release is a post-processing of it); "
                     "no alpha spent")
+    GREYBOX_PATH = ("a lower bound for the witness pair: the exact privacy loss along paths "
+                    "sampled from M(D), each step verified affine in its own noise once the "
+                    "released prefix is fixed and D' reproducing the release from the noise "
+                    "solved for it; under a pure epsilon claim the largest loss seen bounds "
+                    "epsilon from below; no alpha spent")
+    PATH_MONTE_CARLO = ("lower bound on epsilon, valid with confidence 1 - alpha given the noise "
+                        "structure the grey-box path analysis recorded (each step affine in its "
+                        "own noise once the released prefix is fixed): exact Clopper-Pearson "
+                        "bound on the privacy loss along fresh paths of the witness pair")
     GREYBOX_LEAD = ("exploratory (grey-box coupling): leads and a pair ranking only, no "
                     "guarantee; the white-box and black-box auditors certify")
 
@@ -513,6 +522,30 @@ def _part_line(r: AuditResult) -> str:
             f"non-linear outputs are left out), so the whole release may leak more")
 
 
+def _paths_line(p: dict | None) -> str:
+    """The path analysis's part of the grey-box line (``""``: not run, or not iterative)."""
+    if not p:
+        return ""
+    rows = p.get("analysed") or []
+    if not rows:
+        if p.get("out_of_scope", True):
+            return ""
+        return (f"; path analysis of {p.get('pairs')} pair(s) (an iterative release?) "
+                f"bounded nothing: {p.get('reason')}")
+    if "kl" in rows[0]:  # a claim with delta > 0: the mean loss, a lead at most
+        top = max(rows, key=lambda r: r["kl"])
+        return (f"; path analysis of an iterative release ({top['steps']} steps): "
+                f"{len(rows)} pair(s), {p.get('calls')} calls, mean privacy loss (a point "
+                f"estimate of KL) up to {_fmt(float(top['kl']))} against "
+                f"{_fmt(float(top['kl_allowed']))} for a Gaussian release meeting the claim"
+                + ("; the largest is handed to the black-box part's path Monte Carlo"
+                   if p.get("lead") else ""))
+    top = max(rows, key=lambda r: r["largest_loss"])
+    return (f"; path analysis of an iterative release ({top['steps']} steps): "
+            f"{len(rows)} pair(s), {p.get('calls')} calls, largest privacy loss on a sampled "
+            f"path {_fmt(float(top['largest_loss']))}")
+
+
 def _group_sizes_line(g: dict | None) -> str:
     """The group-size step's part of the grey-box line (``""`` when it did not run)."""
     if not g or "skipped" in g:
@@ -571,6 +604,25 @@ def _evidence_text(ev: dict | None) -> str:
             "while their wealth grew)")
 
 
+def _path_certification_text(c: dict, *, certified: bool) -> str:
+    """The path Monte Carlo's part of the black-box line (A.9's lead under delta > 0)."""
+    if "skipped" in c:
+        return (f"the grey-box's iterative lead ({c['label']}) was not tested by Monte Carlo: "
+                f"{c['skipped']}")
+    if "reason" in c:
+        return (f"the grey-box's iterative lead ({c['label']}) was to be tested by Monte Carlo "
+                f"over {c['paths']} paths at alpha {_fmt(float(c['alpha']))}, but the path "
+                f"analysis failed on them ({c['reason']})")
+    head = (f"privacy loss along {c['paths']} fresh paths of the grey-box's iterative lead "
+            f"({c['label']}, {c['order']}): {c['count']} of them beyond eps "
+            f"{_fmt(float(c['epsilon_claim']))}, so delta >= {_fmt(float(c['delta_lower']))} "
+            f"there (exact Clopper-Pearson at alpha {_fmt(float(c['alpha']))}) against "
+            f"{_fmt(float(c['delta_claim']))}")
+    if certified:
+        return head + " (half of this part's alpha; the sampled audit was not needed)"
+    return head + ": not certified, so the sampled audit ran with the other half of alpha"
+
+
 def _extra_line(r: AuditResult) -> str:
     d = r.details
     if r.auditor == "blackbox" and d.get("mode") == "sequential":
@@ -585,7 +637,11 @@ def _extra_line(r: AuditResult) -> str:
                 + _evidence_text(d.get("evidence"))
                 + (f"; witness score: {d['score']}" if d.get("score") else "")
                 + (STOPPED_NOTE if d.get("stopped") == "violation" else "")
-                + _unbet_pairs_hint(r))
+                + _unbet_pairs_hint(r)
+                + ("; " + _path_certification_text(d["path_certification"], certified=False)
+                   if "path_certification" in d else ""))
+    if r.auditor == "blackbox" and d.get("mode") == "paths":
+        return _path_certification_text(d["path_certification"], certified=True)
     if r.auditor == "blackbox":
         ceiling = _fmt(d.get("epsilon_ceiling", math.nan))
         return (f"eps ceiling with {d.get('n_cert', '?')} certification samples/side: "
@@ -635,6 +691,7 @@ def _extra_line(r: AuditResult) -> str:
                 + _boundary_line(d.get("boundary"))
                 + _positions_line(d.get("positions"))
                 + _group_sizes_line(d.get("group_sizes")) + _part_line(r)
+                + _paths_line(d.get("paths"))
                 + (f"; the estimate is the bound search's ceiling "
                    f"({_fmt(float(d['estimate_at_ceiling']))}): the leak may be far larger"
                    if "estimate_at_ceiling" in d else "") + "; no alpha spent")

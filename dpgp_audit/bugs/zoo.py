@@ -20,7 +20,8 @@ wrong: :mod:`~dpgp_audit.bugs.calibration` (noise scale, norm and calibration sl
 structural edges), :mod:`~dpgp_audit.bugs.rounding` (float rounding, caught by A.7),
 :mod:`~dpgp_audit.bugs.float_support` (textbook float samplers, A.7's float-support test),
 :mod:`~dpgp_audit.bugs.pair_blindspots` (bugs only whole-dataset pairs expose: the declared
-bound, structural bases, the full swing),
+bound, structural bases, the full swing), :mod:`~dpgp_audit.bugs.iterative` (a release of
+noisy steps, each read from the last),
 :mod:`~dpgp_audit.bugs.s18` and :mod:`~dpgp_audit.bugs.s21` (the papers' own pitfalls),
 :mod:`~dpgp_audit.bugs.statdp` (the field's own benchmark: StatDP's and DP-Sniper's
 algorithms at ε₀ = 0.1).
@@ -122,6 +123,7 @@ def controls() -> tuple[Control, ...]:
     """The zoo's correct twins (``A.5/<name>``), sorted by ID."""
     from dpgp_audit.bugs import blindspots as pb
     from dpgp_audit.bugs import calibration as pl
+    from dpgp_audit.bugs import iterative as it
     from dpgp_audit.bugs import pair_blindspots as pp
     from dpgp_audit.bugs import postprocessing as pq
     from dpgp_audit.bugs import statdp as sd
@@ -177,6 +179,10 @@ def controls() -> tuple[Control, ...]:
                 "Control: squared MMD of the inputs against a public reference sample, Laplace "
                 "noise for 4/n (whole rows, sample only)",
                 pp.build_reference_mmd("ordered"), default_dataset, dict(_PURE)),
+        Control("A.5/noisy-descent",
+                "Control: noisy gradient descent on a penalised squared loss, every iterate "
+                "released, Laplace noise for eps/T per step (outputs only)",
+                it.build_penalised_descent("linear"), default_dataset, dict(_PURE)),
         Control("A.5/mean-min-size",
                 f"Control: Laplace mean refusing fewer than {pp.MIN_ROWS} rows, noise for the "
                 "smallest size it accepts (whole rows, sample only)",
@@ -199,7 +205,8 @@ def controls() -> tuple[Control, ...]:
 def planted() -> tuple[Bug, ...]:
     """Every planted bug, in the order of the auditing lab's table (controls last)."""
     return tuple(_calibration() + _papers() + _rounding() + _float_support() + _blindspots()
-                 + _pair_blindspots() + _postprocessing() + _statdp() + _negative_controls())
+                 + _pair_blindspots() + _iterative() + _postprocessing() + _statdp()
+                 + _negative_controls())
 
 
 def get(bug_id: str) -> Bug:
@@ -457,6 +464,23 @@ def _pair_blindspots() -> list[Bug]:
             pp.build_reference_mmd("unordered")(default_dataset(), **_PURE).true_epsilon(),
             "greybox", 0,
             bug_class="other rows far from the release's reference (corner-cluster moves)"),
+    ]
+
+
+def _iterative() -> list[Bug]:
+    """An iterative release, each step read from the last (the thirteenth hunt)."""
+    from dpgp_audit.bugs import iterative as it
+    from dpgp_audit.datasets.default import default_dataset
+
+    return [
+        Bug("planted/descent-root-t-budget", "A.5",
+            "noisy gradient descent releasing every iterate, eps/sqrt(T) per step under a "
+            "pure claim (outputs only)",
+            it.build_penalised_descent("root"), default_dataset, dict(_PURE),
+            "A.5/noisy-descent",
+            it.build_penalised_descent("root")(default_dataset(), **_PURE).true_epsilon(),
+            "greybox", 0,
+            bug_class="an iterative release, each step read from the last (path analysis)"),
     ]
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "NORMAL_LAW_TV",
     "TAIL_SDS",
     "FloatRelease",
+    "encode_laplace_exact_uniform",
     "float_delta_budget",
     "float_safe_release",
     "factored_gaussian_release",
@@ -452,6 +453,33 @@ def decode_laplace_exact_uniform(draws: Sequence[tuple[int, int, np.ndarray]]
     if sign.size != size:
         return f"the sign draw holds {sign.size} values, the uniforms {size}"
     return _signed_log(u.reshape(sign.shape), sign), pos
+
+
+def encode_laplace_exact_uniform(values: object) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
+    """Integer words that make :func:`laplace_noise_exact_uniform` return ``values`` (scale 1).
+
+    The inverse of :func:`decode_laplace_exact_uniform`, for the grey-box path analysis
+    (catalogue A.9), which hands a mechanism chosen noise through its generator
+    (:mod:`~dpgp_audit.audit.paths`). Each value t becomes U* = the double nearest
+    exp(−|t|) and a sign; returns the three draws the sampler makes when every exponent
+    closes in its first 32-bit word — the exponent words (one set bit, giving U*'s
+    exponent), the 52-bit mantissas and the sign bits — each flat, in the values' order.
+    The sampler then returns S · ln U*, within a few ulps of t (the words stand for a
+    double, not a real). A reason string when some |t| is beyond about 21.5 (U* below
+    2⁻³¹ needs a second exponent word) or not finite.
+    """
+    t = np.asarray(values, dtype=float).ravel()
+    if not np.all(np.isfinite(t)):
+        return "a value to encode is not finite"
+    u = np.minimum(np.exp(-np.abs(t)), np.nextafter(1.0, 0.0))
+    if np.any(u < 2.0**-31):
+        return "a value to encode needs more than one exponent word (|t| > 21.4)"
+    _, e2 = np.frexp(u)  # u = f · 2^e2, f in [1/2, 1): exponent e = 1 − e2 >= 1
+    e = (1 - e2).astype(np.int64)
+    exponent_words = np.left_shift(np.int64(1), 32 - e)  # e − 1 leading zeros of 32
+    mantissas = ((np.ldexp(u, e.astype(np.int32)) - 1.0) * 2.0**52).astype(np.int64)
+    signs = (t < 0).astype(np.int64)  # S = +1 (sign bit 1) gives S · ln U* < 0
+    return exponent_words, mantissas, signs
 
 
 @dataclass(frozen=True)

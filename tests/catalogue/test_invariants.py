@@ -185,6 +185,9 @@ SENSITIVITY_NOT_APPLICABLE = {
     "A.5/reference-mmd": "sample-only on purpose: the twin of planted/mmd-unordered-pairs, "
                          "found by the position search's corner-cluster moves "
                          "(test_pair_blindspots, test_positions)",
+    "A.5/noisy-descent": "sample-only on purpose: the twin of planted/descent-root-t-budget, "
+                         "an iterative release the grey-box path analysis follows step by "
+                         "step (test_iterative, test_paths)",
     "A.5/mean-min-size": "sample-only on purpose: the black-box twin of "
                          "planted/mean-min-size-cohort-scale, exposed at the smallest size "
                          "it accepts (test_pair_blindspots)",

@@ -19,6 +19,7 @@ from scipy import stats
 from dpgp_audit.privacy.float_release import (
     GRID_BITS,
     decode_laplace_exact_uniform,
+    encode_laplace_exact_uniform,
     float_safe_release,
     gaussian_release,
     gaussian_tv_bound,
@@ -278,3 +279,43 @@ def test_laplace_noise_takes_one_scale_per_coordinate():
     x = laplace_noise_exact_uniform(np.array([1.0, 100.0]), (5000, 2), rng)
     ratio = np.median(np.abs(x[:, 1])) / np.median(np.abs(x[:, 0]))
     assert 80 < ratio < 125
+
+
+class _Words(np.random.Generator):
+    """A generator that answers the sampler's integer draws from a list (test-only)."""
+
+    def __init__(self, words: list[np.ndarray]) -> None:
+        super().__init__(np.random.PCG64(0))
+        self.words = list(words)
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        w = self.words.pop(0)
+        assert w.size == int(np.prod(size)), "the sampler asked for another size"
+        return np.asarray(w, dtype=dtype).reshape(size)
+
+
+@settings(max_examples=100, deadline=None)
+@given(t=st.lists(st.floats(-21.0, 21.0), min_size=1, max_size=8))
+def test_A9_encoded_words_make_the_sampler_return_the_values(t):
+    """The path analysis's encoder inverts the sampler: fed its words, the kit's exact
+    Laplace sampler returns S · ln U* with U* the double nearest exp(−|t|) — within a few
+    ulps of t (U* is a double, not a real) — and the decoder reads back the same values."""
+    t = np.array(t)
+    words = encode_laplace_exact_uniform(t)
+    assert not isinstance(words, str)
+    g = _Words(list(words))
+    x = laplace_noise_exact_uniform(1.0, (t.size,), g)
+    assert not g.words  # one exponent round, the mantissas, the signs: nothing left over
+    u = np.minimum(np.exp(-np.abs(t)), np.nextafter(1.0, 0.0))
+    expected = np.where(t < 0, 1.0, -1.0) * np.log(u)
+    assert np.array_equal(x, expected)
+    assert np.all(np.abs(x - t) <= 4 * 2.0**-52 * np.maximum(np.abs(t), 1.0))
+    got, used = decode_laplace_exact_uniform([(0, 2**32, words[0]), (0, 2**52, words[1]),
+                                              (0, 2, words[2])])
+    assert used == 3 and np.array_equal(got, x)
+
+
+def test_A9_encoder_refuses_values_a_single_exponent_word_cannot_hold():
+    assert isinstance(encode_laplace_exact_uniform([22.0]), str)
+    assert isinstance(encode_laplace_exact_uniform([math.nan]), str)
+    assert not isinstance(encode_laplace_exact_uniform([21.4]), str)
