@@ -150,6 +150,32 @@ def test_A9_path_analysis_says_why_a_release_lacks_its_structure(kwargs, reason)
     assert isinstance(got, str) and reason in got
 
 
+class LoopedMean(SmoothedMean):
+    """The same release, one release at a time (a loop over releases, a draw per step)."""
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        y = self.claim.domain.targets(data.y)
+        out = np.empty((n, STEPS))
+        for i in range(n):
+            r = 0.0
+            for t in range(STEPS):
+                r = float(self.location(np.array(r), y)) + rng.laplace(0.0, self.b)
+                out[i, t] = r
+        return out
+
+
+def test_A9_path_losses_follow_a_loop_over_releases():
+    mech, (d0, d1) = LoopedMean(), _pair()
+    ss = np.random.SeedSequence(6)
+    got = path_losses(mech, d0, d1, ss, n=16)
+    assert not isinstance(got, str), got
+    out = _replay(mech, d0, got.n, ss)
+    v = out - mech.location(_previous(out), d0.y)
+    shift = float(np.mean(d0.y) - np.mean(d1.y))
+    np.testing.assert_allclose(got.losses, np.sum(np.abs(v + shift) - np.abs(v), axis=1)
+                               / mech.b, rtol=1e-9, atol=1e-12)
+
+
 class GaussianSteps(SmoothedMean):
     """The same steps with Gaussian noise under a GDP claim: per-step sd ``sigma``."""
 
