@@ -2050,9 +2050,10 @@ class CouplingSurvey:
         ranked = self.ranked()
         violations = [c for _, c in ranked if c.finding == "violation"]
         leads = [c for _, c in ranked if c.finding == "lead"]
-        exact = [c for _, c in ranked if not math.isnan(c.estimate)
+        # a finding a second seed did not reproduce is a lead: its number is no estimate
+        exact = [c for _, c in ranked if not math.isnan(c.estimate) and c.finding != "lead"
                  and c.status in ("additive", "no-noise", "one-side-no-noise")]
-        bounded = [c for _, c in ranked if not math.isnan(c.estimate)
+        bounded = [c for _, c in ranked if not math.isnan(c.estimate) and c.finding != "lead"
                    and c.status in ("additive-grid", "additive-part", "iterative")]
         statuses: dict[str, int] = {}
         for c in self.couplings:

@@ -430,6 +430,10 @@ class GreyBoxPart(AuditorPart):
         return survey.result()
 
 
+#: The share of the black-box part's α its Monte Carlo test of A.9's path lead takes.
+CERTIFY_SHARE = 0.25
+
+
 def _path_lead(context: AuditContext) -> tuple[NeighbourPair, int, int] | None:
     """The pair, order and calls per analysis of A.9's path lead under δ > 0, if any."""
     res = context.result_of(GreyBoxPart.name)
@@ -836,9 +840,10 @@ class BlackBoxPart(AuditorPart):
         """Explore, then confirm (sequential or fixed, by ``settings.mode``).
 
         When A.9's path analysis handed on an iterative release's lead (a claim with
-        δ > 0, :mod:`~dpgp_audit.audit.paths`), half of this part's α goes first to a Monte
-        Carlo test of that pair's privacy loss along fresh paths
-        (:func:`~dpgp_audit.audit.paths.certify_lead`), the other half to the usual audit.
+        δ > 0, :mod:`~dpgp_audit.audit.paths`), a quarter of this part's α goes first to a
+        Monte Carlo test of that pair's privacy loss along fresh paths
+        (:func:`~dpgp_audit.audit.paths.certify_lead`), the rest to the usual audit: a
+        quarter keeps a single path beyond the claim's ε at δ ≈ 10⁻⁵ from deciding alone.
         The split is fixed before either draws, from the survey's own runs, so the two
         tests' errors add up to at most α.
         """
@@ -858,9 +863,9 @@ class BlackBoxPart(AuditorPart):
                 res.details["path_certification"] = {"label": pair.label, "skipped": (
                     f"{calls} calls of sample() per analysis do not fit this part's draws")}
             return res
-        half = context.alpha_share / 2
+        share = context.alpha_share * CERTIFY_SHARE
         seed = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
-        cert = certify_lead(context.mechanism, pair, order, seed, half, context.claim, n=rows)
+        cert = certify_lead(context.mechanism, pair, order, seed, share, context.claim, n=rows)
         if cert["violation"]:
             return AuditResult(
                 auditor=self.name, verdict=Verdict.VIOLATION, guarantee=Guarantee.PATH_MONTE_CARLO,
@@ -868,8 +873,9 @@ class BlackBoxPart(AuditorPart):
                 quantity="epsilon", alpha=context.alpha_share,
                 details={"mode": "paths", "path_certification": cert,
                          "witness": pair.as_dict(), "witness_label": pair.label,
-                         "alpha_per_test": half})
-        res = _explore_and_confirm(dataclasses.replace(context, alpha_share=half),
+                         "alpha_per_test": share})
+        res = _explore_and_confirm(dataclasses.replace(context,
+                                                       alpha_share=context.alpha_share - share),
                                    self.allowance(context.settings), gdp=False, rng=rng)
         if isinstance(res, AuditResult):
             res.details["path_certification"] = cert

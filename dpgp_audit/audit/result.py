@@ -619,8 +619,8 @@ def _path_certification_text(c: dict, *, certified: bool) -> str:
             f"there (exact Clopper-Pearson at alpha {_fmt(float(c['alpha']))}) against "
             f"{_fmt(float(c['delta_claim']))}")
     if certified:
-        return head + " (half of this part's alpha; the sampled audit was not needed)"
-    return head + ": not certified, so the sampled audit ran with the other half of alpha"
+        return head + " (a quarter of this part's alpha; the sampled audit was not needed)"
+    return head + ": not certified, so the sampled audit ran with the rest of alpha"
 
 
 def _extra_line(r: AuditResult) -> str:

@@ -1634,6 +1634,26 @@ def test_beside_a_pilot_the_findings_keep_their_own_order():
     assert all(math.isfinite(s) for s in scores[1:])
 
 
+def test_a_bound_a_second_seed_did_not_reproduce_is_no_estimate():
+    """A part bound beyond the claim that a second seed did not reproduce is demoted to a
+    lead; the result's estimate is then another pair's bound, never that number beside
+    NO_EVIDENCE (a helper read 1.448 against a claim of 1 as an unexplained pass)."""
+    from dpgp_audit.audit.greybox import CouplingSurvey, PairCoupling
+
+    pairs = tuple(NeighbourPair(BASE, BASE.with_target(i, 2.0), f"y[{i}]") for i in range(2))
+    couplings = (
+        PairCoupling(0, "y[0]", "additive-part", finding="lead", score=1.448, estimate=1.448),
+        PairCoupling(1, "y[1]", "additive-part", score=0.7, estimate=0.7),
+    )
+    res = CouplingSurvey(pairs, couplings, PureDP(epsilon=1.0, relation=outputs_only(2.0)),
+                         releases=16).result()
+    assert res.verdict is Verdict.NO_EVIDENCE and res.estimate == pytest.approx(0.7)
+    alone = CouplingSurvey(pairs[:1], couplings[:1], PureDP(epsilon=1.0,
+                                                            relation=outputs_only(2.0)),
+                           releases=8).result()
+    assert alone.verdict is Verdict.INCONCLUSIVE and math.isnan(alone.estimate)
+
+
 # --------------------------------------------------------------------------- part of a release
 @dataclass(frozen=True)
 class SignCountWithP:

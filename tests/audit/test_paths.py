@@ -139,6 +139,21 @@ def test_A9_rounded_path_losses_bound_the_cell_losses_from_below(seed):
     assert np.all(got.losses >= expected - 0.05)
 
 
+class ShownInKelvin(SmoothedMean):
+    """The rounded release shown with a public offset (273.15 + r): the grid is still
+    there, but the outputs' low bits no longer show it (a second hunt's false alarm, 1.0025
+    against a true 1, before the maps' checks were measured against the noise's effect)."""
+
+    def sample(self, data: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+        return 273.15 + super().sample(data, n, rng)
+
+
+def test_A9_a_grid_hidden_by_an_offset_is_refused_not_read_as_continuous():
+    for seed in range(1, 6):
+        got = path_losses(ShownInKelvin(rounded=True), *_pair(), np.random.SeedSequence(seed))
+        assert isinstance(got, str) and "not affine" in got, got
+
+
 @pytest.mark.parametrize(("kwargs", "reason"), [
     ({"final_only": True}, "one step"),
     ({"hidden": True}, "reads what the rounding dropped"),
@@ -219,7 +234,7 @@ def test_A9_default_path_certifies_an_iterative_gdp_bug_and_not_its_twin(seed):
     bb = report.result("blackbox")
     assert bb.verdict is Verdict.VIOLATION, report.table()
     assert bb.guarantee is Guarantee.PATH_MONTE_CARLO
-    assert bb.details["alpha_per_test"] == pytest.approx(bb.alpha / 2)
+    assert bb.details["alpha_per_test"] == pytest.approx(bb.alpha / 4)
     assert bb.estimate <= gdp_epsilon(bb.details["path_certification"]["delta_claim"],
                                       math.sqrt(STEPS))
     assert "fresh paths" in report.table() and "path analysis" in report.table()
