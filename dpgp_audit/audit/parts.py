@@ -848,36 +848,37 @@ class BlackBoxPart(AuditorPart):
         tests' errors add up to at most α.
         """
         rng = context.rngs[self.name]
+        allowance = self.allowance(context.settings)
         lead = _path_lead(context)
-        if lead is None:
-            return _explore_and_confirm(context, self.allowance(context.settings), gdp=False,
-                                        rng=rng)
-        from dpgp_audit.audit.paths import certify_lead, certify_rows
+        cert, share = None, 0.0
+        if lead is not None:
+            from dpgp_audit.audit.paths import CERTIFY_MIN_ROWS, certify_lead, certify_rows
 
-        pair, order, calls = lead
-        rows = certify_rows(self.allowance(context.settings).draws, calls)
-        if not rows:  # too few draws for the runs one analysis needs: the sampled audit
-            res = _explore_and_confirm(context, self.allowance(context.settings), gdp=False,
-                                       rng=rng)
-            if isinstance(res, AuditResult):
-                res.details["path_certification"] = {"label": pair.label, "skipped": (
-                    f"{calls} calls of sample() per analysis do not fit this part's draws")}
-            return res
-        share = context.alpha_share * CERTIFY_SHARE
-        seed = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
-        cert = certify_lead(context.mechanism, pair, order, seed, share, context.claim, n=rows)
-        if cert["violation"]:
-            return AuditResult(
-                auditor=self.name, verdict=Verdict.VIOLATION, guarantee=Guarantee.PATH_MONTE_CARLO,
-                estimate=float(cert["epsilon_lower"]), claimed=float(cert["epsilon_claim"]),
-                quantity="epsilon", alpha=context.alpha_share,
-                details={"mode": "paths", "path_certification": cert,
-                         "witness": pair.as_dict(), "witness_label": pair.label,
-                         "alpha_per_test": share})
-        res = _explore_and_confirm(dataclasses.replace(context,
-                                                       alpha_share=context.alpha_share - share),
-                                   self.allowance(context.settings), gdp=False, rng=rng)
-        if isinstance(res, AuditResult):
+            pair, order, calls = lead
+            rows = certify_rows(allowance.draws, calls)
+            if not rows:  # the sampled audit alone, with all of α
+                cert = {"label": pair.label, "skipped": (
+                    f"one path analysis makes {calls} calls of sample(), and {allowance.draws} "
+                    f"draws per side afford fewer than {CERTIFY_MIN_ROWS} paths")}
+            else:
+                share = context.alpha_share * CERTIFY_SHARE
+                seed = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4)])
+                cert = certify_lead(context.mechanism, pair, order, seed, share, context.claim,
+                                    n=rows)
+                if cert["violation"]:
+                    return AuditResult(
+                        auditor=self.name, verdict=Verdict.VIOLATION,
+                        guarantee=Guarantee.PATH_MONTE_CARLO,
+                        estimate=float(cert["epsilon_lower"]),
+                        claimed=float(cert["epsilon_claim"]), quantity="epsilon",
+                        alpha=context.alpha_share,
+                        details={"mode": "paths", "path_certification": cert,
+                                 "witness": pair.as_dict(), "witness_label": pair.label,
+                                 "alpha_per_test": share})
+        if share:
+            context = dataclasses.replace(context, alpha_share=context.alpha_share - share)
+        res = _explore_and_confirm(context, allowance, gdp=False, rng=rng)
+        if cert is not None and isinstance(res, AuditResult):
             res.details["path_certification"] = cert
         return res
 

@@ -15,7 +15,14 @@ import pytest
 from scipy import stats
 
 from dpgp_audit import Dataset, GaussianDP, PublicDomain, PureDP, outputs_only
-from dpgp_audit.audit.paths import InjectingGenerator, certify_lead, path_losses
+from dpgp_audit.audit.paths import (
+    CERTIFY_MIN_ROWS,
+    CERTIFY_ROWS,
+    InjectingGenerator,
+    certify_lead,
+    certify_rows,
+    path_losses,
+)
 from dpgp_audit.audit.result import Guarantee, Verdict
 from dpgp_audit.audit.runner import audit_mechanism
 from dpgp_audit.privacy.float_release import laplace_noise_exact_uniform, laplace_release
@@ -220,6 +227,14 @@ def test_A9_a_path_monte_carlo_refutes_a_gdp_claim_with_a_valid_bound():
     twin = GaussianSteps(sigma=math.sqrt(STEPS) * DELTA_Q)  # exactly 1-GDP
     cert = certify_lead(twin, _Pair(d0, d1), 0, np.random.SeedSequence(4), 0.025, twin.claim)
     assert not cert["violation"] and cert["epsilon_lower"] <= cert["epsilon_claim"]
+
+
+def test_A9_the_monte_carlo_fits_in_the_black_box_parts_draws():
+    """2n draws (its two pairs) over the calls one analysis makes, capped; none below the
+    fewest worth a test (make audit's 12 000-draw caps against a 300-call analysis)."""
+    assert certify_rows(200_000, 300) == 400_000 // 300
+    assert certify_rows(10**7, 10) == CERTIFY_ROWS
+    assert certify_rows(12_000, 300) == 0 and 24_000 // 300 < CERTIFY_MIN_ROWS
 
 
 class _Pair:
