@@ -64,7 +64,8 @@ from dpgp_audit.privacy.float_release import (
 __all__ = ["CELL_BINS", "CONTRAST", "FEATURE_BINS", "FORMS", "HIST_BINS", "PTR_LABELS",
            "PTR_THRESHOLD", "SKETCH", "SLOPES", "SUPPRESS_BELOW", "TRIM", "MutantSpec",
            "SampleOnly", "box_rows", "build_form", "cell_counts",
-           "classical_sigma_without_the_2", "contrast_sum", "cross_moment", "data_range_counts",
+           "classical_sigma_without_the_2", "clipped_gradient", "contrast_sum", "cross_moment",
+           "data_range_counts",
            "feature_histograms", "feature_inputs", "fitted_lengthscale", "gp_fit_weights",
            "gp_log_marginal_likelihood", "gp_posterior_sd_sigmas", "half_sums",
            "kernel_vector_bound", "median_rank_utility", "mode_margin", "mutants",
@@ -474,6 +475,7 @@ def mutants(data: Dataset) -> list[MutantSpec]:  # noqa: PLR0915 - one flat list
     out.extend(_float_and_step_mutants(data))
     out.extend(_input_corner_mutants())
     out.extend(_order_statistic_mutants())
+    out.extend(_iterative_mutants())
     return out
 
 
@@ -1578,3 +1580,69 @@ def _order_statistic_mutants() -> list[MutantSpec]:
                               _safe(checked, lambda d, s=sens: _sigma(s)),
                               {"query": checked, "norm": L2(), "bound": sens}, data))
     return out
+
+
+#: Steps, clip and step size of the gradient-descent mutants.
+DESCENT_STEPS, DESCENT_CLIP, DESCENT_RATE = 4, 0.5, 0.5
+
+
+def clipped_gradient(data: Dataset, theta: np.ndarray) -> np.ndarray:
+    """``mean_i clip(θ − y_i, −c, c)`` per release: the squared loss's gradient, clipped
+    per example (a change of one target moves it by at most 2c/n).
+    """
+    y = np.asarray(data.y, dtype=float)
+    return np.clip(theta - y[None, :], -DESCENT_CLIP, DESCENT_CLIP).mean(axis=1, keepdims=True)
+
+
+def _iterative_mutants() -> list[MutantSpec]:
+    """A thirteenth hunt (29 Nov 2026): gradient descent releasing every iterate.
+
+    ``DESCENT_STEPS`` steps of ``θ ← θ − η (ĝ(θ) + σ z)`` from θ = 0 on the default data,
+    with ĝ the per-example clipped gradient (sensitivity Δ = 2c/n under outputs-only
+    substitution, |y| <= 1), each iterate released on the public grid of ησ and read back
+    for the next step. Each step is a Gaussian mechanism of μ_t ≤ Δ/σ whatever the path, so
+    the release is √T·Δ/σ-GDP (adaptive composition of Gaussian mechanisms).
+
+    * Each step noised for the whole (ε, δ): μ = √T · μ(ε, δ) = 2 μ(ε, δ), ε(δ) ≈ 2.6
+      against 1 (the bug); its model declares one step's gradient, so the sensitivity
+      checker finds its bound right.
+
+    Control: σ for the composition, μ(ε, δ)/√T per step: exactly the claim.
+    """
+    from dpgp_audit.datasets.default import default_dataset
+    from dpgp_audit.privacy.gdp import gdp_mu
+
+    claim = ApproxDP(epsilon=_EPS, delta=_DELTA, relation=outputs_only(2.0),
+                     domain=PublicDomain(1.0))
+    data = default_dataset()
+    sens = 2.0 * DESCENT_CLIP / data.n
+    mu = gdp_mu(_EPS, _DELTA)
+
+    def descent(sigma: float) -> Callable[[Dataset, int, np.random.Generator], np.ndarray]:
+        grid = release_grid(DESCENT_RATE * sigma)
+
+        def draw(d: Dataset, n: int, rng: np.random.Generator) -> np.ndarray:
+            d = _checked(claim, d)
+            theta = np.zeros((n, 1))
+            out = np.empty((n, DESCENT_STEPS))
+            for t in range(DESCENT_STEPS):
+                step = theta - DESCENT_RATE * clipped_gradient(d, theta)
+                theta = round_to_grid(step, -DESCENT_RATE * sigma * rng.standard_normal(
+                    (n, 1)), grid)
+                out[:, t] = theta[:, 0]
+            return out
+        return draw
+
+    def first_gradient(d: Dataset) -> np.ndarray:
+        return clipped_gradient(_checked(claim, d), np.zeros((1, 1)))[0]
+
+    model = {"query": first_gradient, "norm": L2(), "bound": sens}
+    return [
+        MutantSpec("descent-steps-full-budget", "noisy gradient descent releasing its "
+                   f"{DESCENT_STEPS} iterates, each step noised for the whole (eps, delta)",
+                   False, claim, descent(sens / mu), model, data),
+        MutantSpec("control-descent-composed", "looks wrong: every iterate released, each "
+                   "step noised for mu(eps, delta)/sqrt(T) - Gaussian steps compose to the "
+                   "claim exactly", True, claim, descent(sens * math.sqrt(DESCENT_STEPS) / mu),
+                   model, data),
+    ]
