@@ -126,6 +126,7 @@ __all__ = [
     "grid_mu_lower",
     "noise_design",
     "output_grid",
+    "value_grid",
     "rank_pairs_by_coupling",
     "same_structure",
 ]
@@ -831,6 +832,18 @@ def _design_key(des: NoiseDesign) -> tuple:
 
 
 # --------------------------------------------------------------------------- grid-additive
+def value_grid(values: np.ndarray) -> np.ndarray:
+    """Per value, the largest power of two it is a multiple of (``inf`` for a zero, ``nan``
+    for a value that is not finite).
+    """
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values)
+    bits = lowest_set_bits(np.where(finite, values, 0.0))
+    grid = np.where(bits == NO_SET_BIT, np.inf,
+                    np.ldexp(1.0, np.minimum(bits, 1023).astype(np.int32)))
+    return np.where(finite, grid, np.nan)
+
+
 def output_grid(out: np.ndarray) -> np.ndarray:
     """Per column of ``out``, the largest power of two of which every value is a multiple.
 
@@ -838,12 +851,7 @@ def output_grid(out: np.ndarray) -> np.ndarray:
     to a power-of-two grid Λ (privacy/float_release.py) gives at least Λ here; the
     largest such power is what the outputs themselves show.
     """
-    out = np.atleast_2d(np.asarray(out, dtype=float))
-    finite = np.all(np.isfinite(out), axis=0)
-    top = lowest_set_bits(np.where(np.isfinite(out), out, 0.0)).min(axis=0)
-    grid = np.where(top == NO_SET_BIT, np.inf,
-                    np.ldexp(1.0, np.minimum(top, 1023).astype(np.int32)))
-    return np.where(finite, grid, np.nan)
+    return value_grid(np.atleast_2d(np.asarray(out, dtype=float))).min(axis=0)
 
 
 def _sym_sqrt(cov: np.ndarray) -> np.ndarray:

@@ -353,15 +353,6 @@ def _shifted(W: Sequence[np.ndarray], steps: Sequence[int], delta: np.ndarray
     return out
 
 
-def _value_grid(values: np.ndarray) -> np.ndarray:
-    """Per value, the largest power of two it is a multiple of (``inf`` for zero)."""
-    from dpgp_audit.privacy.float_release import NO_SET_BIT, lowest_set_bits
-
-    bits = lowest_set_bits(values)
-    return np.where(bits == NO_SET_BIT, np.inf,
-                    np.ldexp(1.0, np.minimum(bits, 1023).astype(np.int32)))
-
-
 def _float_slack(*arrays: np.ndarray) -> np.ndarray:
     """Eight float spacings at the largest of the values: the round-off of a few operations."""
     return 8.0 * np.spacing(np.max([np.abs(a) for a in arrays], axis=0))
@@ -387,8 +378,10 @@ def _jacobians(run: _Runner, data: Dataset, W: list[np.ndarray], base: np.ndarra
     a release rounded to a grid keeps one grid for the step, and m + 2 values on it show
     that grid, or a multiple of it with probability 2^−(m+2).
     """
+    from dpgp_audit.audit.greybox import value_grid
+
     n, m = base.shape[0], sd.size
-    seen = _value_grid(base[:, cols])
+    seen = value_grid(base[:, cols])
     here = np.concatenate([W[s] for s in steps], axis=1)
     h = _toward_zero(here, sd)  # (n, m): each value moved toward 0 and past it
     blocks = []
@@ -397,7 +390,7 @@ def _jacobians(run: _Runner, data: Dataset, W: list[np.ndarray], base: np.ndarra
         delta[:, r] = h[:, r]
         out, _, _ = run(data, _shifted(W, steps, delta))
         blocks.append((out[:, cols] - base[:, cols]) / h[:, [r]])
-        seen = np.minimum(seen, _value_grid(out[:, cols]))
+        seen = np.minimum(seen, value_grid(out[:, cols]))
     J = np.stack(blocks, axis=2)
     # check: a combined perturbation is predicted by the map (the step is affine in it)
     u = h * np.where((np.arange(n)[:, None] + np.arange(m)[None, :]) % 2, 0.7, 0.4)
@@ -409,7 +402,7 @@ def _jacobians(run: _Runner, data: Dataset, W: list[np.ndarray], base: np.ndarra
     if np.any(np.abs(out[:, cols] - pred) > LINEAR_RTOL * moved + 2.0 * grid[:, cols]
               + _float_slack(out[:, cols], base[:, cols])):
         raise _Bail("a step is not affine in its own noise once the released prefix is fixed")
-    return J, np.minimum(seen, _value_grid(out[:, cols]))
+    return J, np.minimum(seen, value_grid(out[:, cols]))
 
 
 def _toward_zero(values: np.ndarray, size: np.ndarray) -> np.ndarray:
@@ -518,7 +511,7 @@ def _path_losses(mechanism: Mechanism, d0: Dataset, d1: Dataset, seed: np.random
 def _solve(run: _Runner, d0: Dataset, d1: Dataset, out0: np.ndarray, units0: list[_Unit],
            layout: _Layout, n: int) -> PathLosses | str:
     """:func:`path_losses` once the D run is recorded and its steps laid out."""
-    from dpgp_audit.audit.greybox import output_grid
+    from dpgp_audit.audit.greybox import output_grid, value_grid
 
     W = layout.values(units0)
     try:
@@ -554,7 +547,7 @@ def _solve(run: _Runner, d0: Dataset, d1: Dataset, out0: np.ndarray, units0: lis
         rounded = bool(np.any(rounded_col))
         # each rounded value is a multiple of its grid: its lowest set bit bounds the grid
         # from above (the tolerance of the map's check; the cells are measured below)
-        grid = np.where(rounded_col[None, :], _value_grid(out0), 0.0)
+        grid = np.where(rounded_col[None, :], value_grid(out0), 0.0)
         probe = ROUNDED_PROBE if rounded else 1.0
         # D′: solve step by step for the noise that gives D's outputs
         V = [w.copy() for w in W]
@@ -775,7 +768,7 @@ def with_paths(mechanism: Mechanism, survey: object, rng: np.random.Generator) -
                     and not info["analysed"]:
                 break  # the release is not of the kind analysed, whatever the pair
             continue
-        order, best = max(got, key=lambda g: g[1].worst())
+        _, best = max(got, key=lambda g: g[1].worst())
         worst = best.worst()
         row = {"label": pair.label, "paths": sum(r.n for _, r in got), "steps": best.steps,
                "largest_loss": worst}
